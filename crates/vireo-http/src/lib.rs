@@ -1,0 +1,57 @@
+//! # vireo-http
+//!
+//! Vireo's HTTP/1.1 server engine: bytes in, bytes out, sockets and threads. It knows HTTP/1.1
+//! (RFC 9112, RFC 9110) and nothing about routes; the `vireo` framework builds on it.
+//!
+//! - **Sans-I/O protocol core** ([`proto`]): request heads are parsed with `httparse` and
+//!   validated strictly; bodies are framed by `Content-Length` or a strict chunked decoder;
+//!   responses are encoded from pre-rendered parts.
+//! - **Thread per core**: each worker runs a single-threaded Tokio runtime, accepts from a shared
+//!   listening socket and serves its connections; nothing is shared between workers but the
+//!   service.
+//! - **Batched I/O**: a worker reads what a connection has, answers every complete request in it
+//!   (pipelining), and writes all the responses at once.
+//! - **Safe defaults** ([`Limits`]): every limit and timeout is on; a malformed request gets a
+//!   precise 4xx/5xx and the connection closes; a panicking service costs one 500.
+//! - **Graceful shutdown** ([`ShutdownHandle`], SIGTERM/SIGINT): stop accepting, close idle
+//!   connections, finish requests in progress, return.
+//!
+//! ## Example
+//!
+//! ```
+//! use vireo_http::{service_fn, Response, Server};
+//! use std::io::{Read, Write};
+//!
+//! let server = Server::bind("127.0.0.1:0")?
+//!     .workers(1)
+//!     .spawn(service_fn(|_req| Response::text("Hello, World!")))?;
+//!
+//! let mut client = std::net::TcpStream::connect(server.addr())?;
+//! client.write_all(b"GET / HTTP/1.1\r\nHost: example\r\nConnection: close\r\n\r\n")?;
+//! let mut reply = String::new();
+//! client.read_to_string(&mut reply)?;
+//! assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"));
+//! assert!(reply.ends_with("\r\n\r\nHello, World!"));
+//! server.shutdown()?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! ## Limits and defaults
+//!
+#![doc = include_str!("../../../docs/LIMITS.md")]
+
+pub mod limits;
+pub mod proto;
+mod request;
+mod response;
+mod server;
+mod service;
+
+pub use limits::Limits;
+pub use request::{BodyError, Head, Request, RequestBody};
+pub use response::{Body, BodyStream, BoxError, Response};
+pub use server::{RunningServer, Server, ShutdownHandle, DEFAULT_MAX_BLOCKING_THREADS};
+pub use service::{service_fn, spawn_blocking, Service, ServiceFn};
+
+pub use bytes;
+pub use http;

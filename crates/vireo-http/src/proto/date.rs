@@ -1,0 +1,38 @@
+//! The `Date` field, formatted at most once per second per thread.
+//!
+//! Formatting an IMF-fixdate costs more than the rest of a small response head, so each worker
+//! keeps the rendered value and a ticker task re-renders it every second ([`refresh`]). A thread
+//! without a ticker renders it on first use.
+
+use std::cell::Cell;
+use std::time::SystemTime;
+
+/// Length of an IMF-fixdate such as `Sun, 06 Nov 1994 08:49:37 GMT`.
+pub const DATE_LEN: usize = 29;
+
+thread_local! {
+    static CACHED: Cell<Option<[u8; DATE_LEN]>> = const { Cell::new(None) };
+}
+
+fn render() -> [u8; DATE_LEN] {
+    let text = httpdate::fmt_http_date(SystemTime::now());
+    let mut bytes = [0u8; DATE_LEN];
+    bytes.copy_from_slice(&text.as_bytes()[..DATE_LEN]);
+    bytes
+}
+
+/// Re-render this thread's cached date from the clock.
+pub fn refresh() {
+    CACHED.with(|cell| cell.set(Some(render())));
+}
+
+/// This thread's cached date, rendered now if it never was.
+pub fn current() -> [u8; DATE_LEN] {
+    CACHED.with(|cell| {
+        cell.get().unwrap_or_else(|| {
+            let date = render();
+            cell.set(Some(date));
+            date
+        })
+    })
+}

@@ -1,0 +1,119 @@
+//! Encoding a response head (RFC 9112 §4, §6): status line, fields, framing and `Date`.
+
+use http::{header, HeaderMap, StatusCode};
+
+/// How the body after a head is framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// No body may follow: 1xx, 204 and 304 (RFC 9110 §6.4.1).
+    NoBody,
+    /// `Content-Length: n`. For a HEAD request the length is sent and the body is not.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// The body runs until the connection closes: streaming to an HTTP/1.0 client.
+    UntilClose,
+}
+
+/// What the `Connection` field of a response says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Connection {
+    /// Nothing: HTTP/1.1's default, keep-alive.
+    Default,
+    /// `Connection: keep-alive`, for an HTTP/1.0 client that asked for it.
+    KeepAlive,
+    /// `Connection: close`: this is the last response on the connection.
+    Close,
+}
+
+/// Append a response head to `out`.
+///
+/// Framing fields set by the caller (`Content-Length`, `Transfer-Encoding`, `Connection`) are
+/// ignored: framing is decided here from `framing` and `connection`, so a handler cannot desync
+/// the connection.
+///
+/// ```
+/// use vireo_http::proto::{encode_head, Connection, Framing};
+/// let mut out = Vec::new();
+/// let date = b"Sun, 06 Nov 1994 08:49:37 GMT";
+/// encode_head(&mut out, http::StatusCode::OK, &http::HeaderMap::new(), Framing::Length(2), Connection::Close, date);
+/// assert_eq!(out, b"HTTP/1.1 200 OK\r\ndate: Sun, 06 Nov 1994 08:49:37 GMT\r\ncontent-length: 2\r\nconnection: close\r\n\r\n");
+/// ```
+pub fn encode_head(
+    out: &mut Vec<u8>,
+    status: StatusCode,
+    headers: &HeaderMap,
+    framing: Framing,
+    connection: Connection,
+    date: &[u8],
+) {
+    status_line(out, status);
+    out.extend_from_slice(b"date: ");
+    out.extend_from_slice(date);
+    out.extend_from_slice(b"\r\n");
+    match framing {
+        Framing::Length(n) => {
+            out.extend_from_slice(b"content-length: ");
+            out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
+        Framing::NoBody | Framing::UntilClose => {}
+    }
+    for (name, value) in headers {
+        if is_framing_field(name) {
+            continue;
+        }
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    match connection {
+        Connection::Default => {}
+        Connection::KeepAlive => out.extend_from_slice(b"connection: keep-alive\r\n"),
+        Connection::Close => out.extend_from_slice(b"connection: close\r\n"),
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+fn is_framing_field(name: &header::HeaderName) -> bool {
+    name == header::CONTENT_LENGTH
+        || name == header::TRANSFER_ENCODING
+        || name == header::CONNECTION
+}
+
+/// Whether a response with this status may carry a body (RFC 9110 §6.4.1).
+pub fn status_allows_body(status: StatusCode) -> bool {
+    !(status.is_informational()
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED)
+}
+
+/// Pre-rendered status lines for the statuses servers send most; others are built.
+fn status_line(out: &mut Vec<u8>, status: StatusCode) {
+    let line: &[u8] = match status.as_u16() {
+        200 => b"HTTP/1.1 200 OK\r\n",
+        201 => b"HTTP/1.1 201 Created\r\n",
+        204 => b"HTTP/1.1 204 No Content\r\n",
+        301 => b"HTTP/1.1 301 Moved Permanently\r\n",
+        302 => b"HTTP/1.1 302 Found\r\n",
+        304 => b"HTTP/1.1 304 Not Modified\r\n",
+        400 => b"HTTP/1.1 400 Bad Request\r\n",
+        404 => b"HTTP/1.1 404 Not Found\r\n",
+        405 => b"HTTP/1.1 405 Method Not Allowed\r\n",
+        500 => b"HTTP/1.1 500 Internal Server Error\r\n",
+        _ => {
+            out.extend_from_slice(b"HTTP/1.1 ");
+            out.extend_from_slice(status.as_str().as_bytes());
+            out.push(b' ');
+            out.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
+            out.extend_from_slice(b"\r\n");
+            return;
+        }
+    };
+    out.extend_from_slice(line);
+}
+
+/// The interim response sent when a handler first reads a body the client is holding back.
+pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";

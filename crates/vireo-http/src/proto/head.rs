@@ -1,0 +1,440 @@
+//! Parsing and validating a request head (RFC 9112 §2–§7, RFC 9110 §7.2, §10.1.1).
+//!
+//! [`parse_head`] is a pure function: bytes in, a filled [`RequestHead`] or a [`ProtoError`] out.
+//! The head is copied into the `RequestHead`, which owns its bytes so that a handler can keep it
+//! while the connection reads the body; the copy reuses the head's buffers, so a pooled
+//! `RequestHead` parses without allocating.
+
+use super::ProtoError;
+use crate::Limits;
+use http::{Method, Version};
+use std::ops::Range;
+
+/// How the body of a request is framed (RFC 9112 §6.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    /// No body: neither `Content-Length` nor `Transfer-Encoding`.
+    Empty,
+    /// `Content-Length: n`.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+}
+
+type Span = Range<u32>;
+
+/// A parsed request head: method, target, version and header fields.
+///
+/// Header names and values are kept as received; look them up with [`RequestHead::header`],
+/// which ignores ASCII case as RFC 9110 §5.1 requires.
+#[derive(Debug, Clone)]
+pub struct RequestHead {
+    raw: Vec<u8>,
+    method: Method,
+    version: Version,
+    target: Span,
+    path: Span,
+    headers: Vec<(Span, Span)>,
+    body: BodyKind,
+    keep_alive: bool,
+    expect_continue: bool,
+}
+
+impl Default for RequestHead {
+    fn default() -> Self {
+        RequestHead {
+            raw: Vec::new(),
+            method: Method::GET,
+            version: Version::HTTP_11,
+            target: 0..0,
+            path: 0..0,
+            headers: Vec::new(),
+            body: BodyKind::Empty,
+            keep_alive: true,
+            expect_continue: false,
+        }
+    }
+}
+
+impl RequestHead {
+    /// The request method.
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// `HTTP/1.0` or `HTTP/1.1`.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// The request target exactly as received: `/a?b`, `http://host/a?b` or `*`.
+    pub fn target(&self) -> &str {
+        self.str_at(&self.target)
+    }
+
+    /// The path and query of the target (for absolute-form, the part after the authority).
+    pub fn path_and_query(&self) -> &str {
+        self.str_at(&self.path)
+    }
+
+    /// The path of the target, without the query.
+    pub fn path(&self) -> &str {
+        let pq = self.path_and_query();
+        match memchr::memchr(b'?', pq.as_bytes()) {
+            Some(q) => &pq[..q],
+            None => pq,
+        }
+    }
+
+    /// The query string after `?`, if there is one.
+    pub fn query(&self) -> Option<&str> {
+        let pq = self.path_and_query();
+        memchr::memchr(b'?', pq.as_bytes()).map(|q| &pq[q + 1..])
+    }
+
+    /// The first value of the named header field, compared without ASCII case.
+    pub fn header(&self, name: &str) -> Option<&[u8]> {
+        self.headers()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+    }
+
+    /// Every header field, in the order received.
+    pub fn headers(&self) -> impl ExactSizeIterator<Item = (&str, &[u8])> + '_ {
+        self.headers
+            .iter()
+            .map(|(n, v)| (self.str_at(n), &self.raw[v.start as usize..v.end as usize]))
+    }
+
+    /// How the body is framed.
+    pub fn body_kind(&self) -> BodyKind {
+        self.body
+    }
+
+    /// Whether the client asked to keep the connection open after this request.
+    pub fn keep_alive(&self) -> bool {
+        self.keep_alive
+    }
+
+    /// Whether the client sent `Expect: 100-continue` on an HTTP/1.1 request.
+    pub fn expects_continue(&self) -> bool {
+        self.expect_continue
+    }
+
+    fn str_at(&self, span: &Span) -> &str {
+        // Every span stored is a target or a header name, which httparse has checked to be
+        // visible ASCII, so this conversion cannot fail.
+        std::str::from_utf8(&self.raw[span.start as usize..span.end as usize]).unwrap_or("")
+    }
+}
+
+/// Headers httparse can hold on the stack. Configured limits above it parse into a heap array.
+const STACK_HEADERS: usize = 128;
+
+/// Parse one request head from the start of `buf` into `head`.
+///
+/// Returns `Ok(Some(n))` with the length of the head when it is complete, `Ok(None)` when more
+/// bytes are needed, and an error when the bytes can never become a valid request (including when
+/// they already exceed a limit).
+///
+/// ```
+/// use vireo_http::proto::{parse_head, RequestHead, BodyKind};
+/// let mut head = RequestHead::default();
+/// let bytes = b"POST /users?x=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello";
+/// let n = parse_head(bytes, &vireo_http::Limits::default(), &mut head).unwrap().unwrap();
+/// assert_eq!(&bytes[n..], b"hello");
+/// assert_eq!(head.path(), "/users");
+/// assert_eq!(head.query(), Some("x=1"));
+/// assert_eq!(head.body_kind(), BodyKind::Length(5));
+/// ```
+pub fn parse_head(
+    buf: &[u8],
+    limits: &Limits,
+    head: &mut RequestHead,
+) -> Result<Option<usize>, ProtoError> {
+    let mut stack = [httparse::EMPTY_HEADER; STACK_HEADERS];
+    let mut heap;
+    let fields: &mut [httparse::Header<'_>] = if limits.max_headers <= STACK_HEADERS {
+        &mut stack[..limits.max_headers]
+    } else {
+        heap = vec![httparse::EMPTY_HEADER; limits.max_headers];
+        &mut heap
+    };
+    let mut req = httparse::Request::new(fields);
+    let len = match req.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return check_partial(buf, limits).map(|()| None),
+        Err(e) => return Err(map_httparse_error(e, buf)),
+    };
+    if len > limits.max_head_size {
+        return Err(oversized_head(buf, limits));
+    }
+    if req.path.map_or(0, str::len) > limits.max_target_len {
+        return Err(ProtoError::UriTooLong);
+    }
+    fill(head, buf, len, &req)?;
+    if matches!(head.body, BodyKind::Length(n) if n > limits.max_body_size) {
+        return Err(ProtoError::PayloadTooLarge);
+    }
+    Ok(Some(len))
+}
+
+fn fill(
+    head: &mut RequestHead,
+    buf: &[u8],
+    len: usize,
+    req: &httparse::Request<'_, '_>,
+) -> Result<(), ProtoError> {
+    let base = buf.as_ptr() as usize;
+    let span = |s: &[u8]| -> Span {
+        let start = (s.as_ptr() as usize - base) as u32;
+        start..start + s.len() as u32
+    };
+    let method = req.method.unwrap_or_default();
+    let target = req.path.unwrap_or_default();
+    head.method = parse_method(method)?;
+    head.version = if req.version == Some(0) {
+        Version::HTTP_10
+    } else {
+        Version::HTTP_11
+    };
+    head.target = span(target.as_bytes());
+    head.path = span(target_path(&head.method, target)?.as_bytes());
+    head.headers.clear();
+    head.headers.extend(
+        req.headers
+            .iter()
+            .map(|h| (span(h.name.as_bytes()), span(h.value))),
+    );
+    head.raw.clear();
+    head.raw.extend_from_slice(&buf[..len]);
+    validate_fields(head, req.headers)
+}
+
+fn parse_method(method: &str) -> Result<Method, ProtoError> {
+    let method = Method::from_bytes(method.as_bytes())
+        .map_err(|_| ProtoError::BadRequest("invalid method"))?;
+    if method == Method::CONNECT {
+        return Err(ProtoError::UnsupportedMethod);
+    }
+    Ok(method)
+}
+
+/// The path-and-query part of a target in origin-, absolute- or asterisk-form (RFC 9112 §3.2).
+fn target_path<'a>(method: &Method, target: &'a str) -> Result<&'a str, ProtoError> {
+    if target.starts_with('/') {
+        return Ok(target);
+    }
+    if target == "*" {
+        return if *method == Method::OPTIONS {
+            Ok(target)
+        } else {
+            Err(ProtoError::BadRequest("asterisk-form is only for OPTIONS"))
+        };
+    }
+    let rest = strip_prefix_ignore_case(target, "http://")
+        .or_else(|| strip_prefix_ignore_case(target, "https://"))
+        .ok_or(ProtoError::BadRequest("invalid request target"))?;
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    if authority_end == 0 {
+        return Err(ProtoError::BadRequest(
+            "absolute-form target without a host",
+        ));
+    }
+    match &rest[authority_end..] {
+        "" => Ok("/"),
+        path if path.starts_with('/') => Ok(path),
+        _ => Err(ProtoError::BadRequest(
+            "absolute-form target without a path",
+        )),
+    }
+}
+
+fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &s[prefix.len()..])
+}
+
+/// The framing and connection rules of RFC 9112 §6 and §9, and RFC 9110 §7.2 and §10.1.1.
+fn validate_fields(
+    head: &mut RequestHead,
+    fields: &[httparse::Header<'_>],
+) -> Result<(), ProtoError> {
+    let http11 = head.version == Version::HTTP_11;
+    let mut hosts = 0;
+    let mut content_length = None;
+    let mut chunked = false;
+    let mut transfer_encoding = false;
+    let mut close = false;
+    let mut keep_alive = false;
+    let mut expect_continue = false;
+    for field in fields {
+        let name = field.name;
+        let value = field.value;
+        if name.eq_ignore_ascii_case("host") {
+            hosts += 1;
+            if !valid_host(value) {
+                return Err(ProtoError::BadRequest("invalid Host"));
+            }
+        } else if name.eq_ignore_ascii_case("content-length") {
+            if content_length.is_some() {
+                return Err(ProtoError::BadRequest("repeated Content-Length"));
+            }
+            content_length = Some(parse_content_length(value)?);
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            if !http11 {
+                return Err(ProtoError::BadRequest("Transfer-Encoding in HTTP/1.0"));
+            }
+            transfer_encoding = true;
+            for coding in list_items(value) {
+                if chunked {
+                    // Only the last coding may be chunked, and only once (RFC 9112 §6.1).
+                    return Err(ProtoError::BadRequest("chunked is not the final coding"));
+                }
+                if coding.eq_ignore_ascii_case(b"chunked") {
+                    chunked = true;
+                } else if coding.is_empty() {
+                    return Err(ProtoError::BadRequest("empty transfer coding"));
+                } else {
+                    return Err(ProtoError::UnsupportedTransferCoding);
+                }
+            }
+        } else if name.eq_ignore_ascii_case("connection") {
+            for option in list_items(value) {
+                close |= option.eq_ignore_ascii_case(b"close");
+                keep_alive |= option.eq_ignore_ascii_case(b"keep-alive");
+            }
+        } else if name.eq_ignore_ascii_case("expect") {
+            if value.eq_ignore_ascii_case(b"100-continue") {
+                // An HTTP/1.0 client cannot understand 100 Continue (RFC 9110 §10.1.1).
+                expect_continue = http11;
+            } else {
+                return Err(ProtoError::ExpectationFailed);
+            }
+        }
+    }
+    if http11 && hosts != 1 {
+        return Err(ProtoError::BadRequest(if hosts == 0 {
+            "missing Host"
+        } else {
+            "repeated Host"
+        }));
+    }
+    if hosts > 1 {
+        return Err(ProtoError::BadRequest("repeated Host"));
+    }
+    head.body = match (transfer_encoding, content_length) {
+        (true, Some(_)) => {
+            return Err(ProtoError::BadRequest(
+                "both Content-Length and Transfer-Encoding",
+            ))
+        }
+        (true, None) if chunked => BodyKind::Chunked,
+        (true, None) => return Err(ProtoError::BadRequest("empty Transfer-Encoding")),
+        (false, Some(0)) | (false, None) => BodyKind::Empty,
+        (false, Some(n)) => BodyKind::Length(n),
+    };
+    head.keep_alive = !close && (http11 || keep_alive);
+    head.expect_continue = expect_continue && head.body != BodyKind::Empty;
+    Ok(())
+}
+
+/// The elements of a comma-separated list (RFC 9110 §5.6.1), with optional whitespace trimmed.
+fn list_items(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value.split(|&b| b == b',').map(|item| item.trim_ascii())
+}
+
+/// `Content-Length = 1*DIGIT` (RFC 9110 §8.6): no sign, no list, no whitespace inside.
+fn parse_content_length(value: &[u8]) -> Result<u64, ProtoError> {
+    const MALFORMED: ProtoError = ProtoError::BadRequest("malformed Content-Length");
+    if value.is_empty() || value.len() > 19 {
+        return Err(MALFORMED);
+    }
+    value.iter().try_fold(0u64, |n, &b| {
+        if b.is_ascii_digit() {
+            Ok(n * 10 + u64::from(b - b'0'))
+        } else {
+            Err(MALFORMED)
+        }
+    })
+}
+
+/// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2): reg-name, IPv4 or a bracketed IP literal.
+fn valid_host(value: &[u8]) -> bool {
+    value.iter().all(|&b| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'%'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'['
+                    | b']'
+            )
+    })
+}
+
+fn map_httparse_error(err: httparse::Error, buf: &[u8]) -> ProtoError {
+    match err {
+        httparse::Error::TooManyHeaders => ProtoError::HeadTooLarge,
+        httparse::Error::Version if is_other_http_version(buf) => ProtoError::VersionNotSupported,
+        httparse::Error::Version => ProtoError::BadRequest("invalid HTTP version"),
+        httparse::Error::HeaderName => ProtoError::BadRequest("invalid header name"),
+        httparse::Error::HeaderValue => ProtoError::BadRequest("invalid header value"),
+        httparse::Error::NewLine => ProtoError::BadRequest("invalid line ending"),
+        httparse::Error::Token => ProtoError::BadRequest("invalid token in request line"),
+        _ => ProtoError::BadRequest("malformed request"),
+    }
+}
+
+/// Whether the request line ends in a well-formed `HTTP/x.y` other than 1.0 or 1.1.
+fn is_other_http_version(buf: &[u8]) -> bool {
+    let start = buf
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(0);
+    let line = &buf[start..];
+    let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let version = line.rsplit(|&b| b == b' ').next().unwrap_or_default();
+    matches!(version, [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
+        if major.is_ascii_digit() && minor.is_ascii_digit())
+}
+
+/// A partial head is refused as soon as it can no longer fit the limits.
+fn check_partial(buf: &[u8], limits: &Limits) -> Result<(), ProtoError> {
+    // A method, a space, the target, a space and `HTTP/1.1`: anything longer than the longest
+    // request line the limits allow, with no line end yet, has an oversized target.
+    const REQUEST_LINE_OVERHEAD: usize = 64;
+    let line_end = memchr::memchr(b'\n', buf);
+    if line_end.is_none() && buf.len() > limits.max_target_len + REQUEST_LINE_OVERHEAD {
+        return Err(ProtoError::UriTooLong);
+    }
+    if buf.len() >= limits.max_head_size {
+        return Err(oversized_head(buf, limits));
+    }
+    Ok(())
+}
+
+fn oversized_head(buf: &[u8], limits: &Limits) -> ProtoError {
+    let line = memchr::memchr(b'\n', buf).map_or(buf, |end| &buf[..end]);
+    if line.len() > limits.max_target_len {
+        ProtoError::UriTooLong
+    } else {
+        ProtoError::HeadTooLarge
+    }
+}

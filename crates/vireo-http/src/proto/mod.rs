@@ -1,0 +1,16 @@
+//! The sans-I/O protocol core: pure functions over bytes.
+//!
+//! Nothing here touches a socket, a clock (except the cached `Date`) or a runtime, which is what
+//! makes it table-testable and fuzzable: [`parse_head`] reads a request head,
+//! [`ChunkedDecoder`] frames a chunked body, [`encode_head`] and [`encode_chunk`] write responses.
+
+mod chunked;
+pub mod date;
+mod encode;
+mod error;
+mod head;
+
+pub use chunked::{encode_chunk, ChunkedDecoder, Decoded, LAST_CHUNK};
+pub use encode::{encode_head, status_allows_body, Connection, Framing, CONTINUE};
+pub use error::ProtoError;
+pub use head::{parse_head, BodyKind, RequestHead};

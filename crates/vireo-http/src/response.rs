@@ -1,0 +1,234 @@
+//! The response a service returns: status, header fields and a body.
+
+use bytes::Bytes;
+use futures_core::Stream;
+use http::{HeaderMap, HeaderValue, StatusCode};
+use std::cell::RefCell;
+use std::fmt;
+use std::pin::Pin;
+
+/// The error a streaming body may end with. The connection is then closed without the final
+/// chunk, so the client sees the body is incomplete.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A stream of body chunks, sent with chunked encoding as each is produced.
+pub type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, BoxError>> + Send>>;
+
+/// A response body.
+pub enum Body {
+    /// No body.
+    Empty,
+    /// Bytes known at compile time: sent without copying or counting references.
+    Static(&'static [u8]),
+    /// Bytes held in memory.
+    Bytes(Bytes),
+    /// Chunks produced over time; each is written when it is produced, and the next is not
+    /// asked for until the client has taken the last, so a slow reader holds back the producer.
+    Stream(BodyStream),
+}
+
+impl Body {
+    /// The body's length, when it is known before sending.
+    pub fn len(&self) -> Option<u64> {
+        match self {
+            Body::Empty => Some(0),
+            Body::Static(b) => Some(b.len() as u64),
+            Body::Bytes(b) => Some(b.len() as u64),
+            Body::Stream(_) => None,
+        }
+    }
+
+    /// Whether the body is known to be empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
+    /// A streaming body from any stream of byte chunks.
+    pub fn stream<S, B, E>(stream: S) -> Body
+    where
+        S: Stream<Item = Result<B, E>> + Send + 'static,
+        B: Into<Bytes>,
+        E: Into<BoxError>,
+    {
+        Body::Stream(Box::pin(MapChunks(stream)))
+    }
+}
+
+struct MapChunks<S>(S);
+
+impl<S, B, E> Stream for MapChunks<S>
+where
+    S: Stream<Item = Result<B, E>>,
+    B: Into<Bytes>,
+    E: Into<BoxError>,
+{
+    type Item = Result<Bytes, BoxError>;
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        // SAFETY: `MapChunks` is a plain wrapper with no Drop and no other field; `self.0` is
+        // never moved out of the pinned `MapChunks`, so projecting the pin to it is sound.
+        let inner = unsafe { self.map_unchecked_mut(|s| &mut s.0) };
+        inner
+            .poll_next(cx)
+            .map(|item| item.map(|r| r.map(Into::into).map_err(Into::into)))
+    }
+}
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Body::Empty => f.write_str("Body::Empty"),
+            Body::Static(b) => write!(f, "Body::Static({} bytes)", b.len()),
+            Body::Bytes(b) => write!(f, "Body::Bytes({} bytes)", b.len()),
+            Body::Stream(_) => f.write_str("Body::Stream"),
+        }
+    }
+}
+
+impl From<&'static str> for Body {
+    fn from(s: &'static str) -> Self {
+        Body::Static(s.as_bytes())
+    }
+}
+
+impl From<&'static [u8]> for Body {
+    fn from(b: &'static [u8]) -> Self {
+        Body::Static(b)
+    }
+}
+
+impl From<String> for Body {
+    fn from(s: String) -> Self {
+        Body::Bytes(Bytes::from(s))
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(v: Vec<u8>) -> Self {
+        Body::Bytes(Bytes::from(v))
+    }
+}
+
+impl From<Bytes> for Body {
+    fn from(b: Bytes) -> Self {
+        Body::Bytes(b)
+    }
+}
+
+/// Header maps kept per thread: a response takes a cleared map here and gives it back when it
+/// is dropped, so building a response with a few headers does not allocate once warm.
+const HEADER_MAP_POOL_SIZE: usize = 64;
+
+thread_local! {
+    static HEADER_MAPS: RefCell<Vec<HeaderMap>> = const { RefCell::new(Vec::new()) };
+}
+
+fn pooled_header_map() -> HeaderMap {
+    HEADER_MAPS
+        .try_with(|pool| pool.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// An HTTP response.
+///
+/// ```
+/// use vireo_http::{Response, Body};
+/// use http::{header, StatusCode};
+/// let mut res = Response::new(StatusCode::CREATED, "made");
+/// res.headers_mut().insert(header::CONTENT_TYPE, "text/plain".parse().unwrap());
+/// assert_eq!(res.status(), StatusCode::CREATED);
+/// assert_eq!(res.body().len(), Some(4));
+/// ```
+pub struct Response {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Body,
+}
+
+impl Response {
+    /// A response with this status and body, and no header fields.
+    pub fn new(status: StatusCode, body: impl Into<Body>) -> Self {
+        Response {
+            status,
+            headers: pooled_header_map(),
+            body: body.into(),
+        }
+    }
+
+    /// `200 OK` with a `text/plain; charset=utf-8` body.
+    pub fn text(body: impl Into<Body>) -> Self {
+        let mut res = Response::new(StatusCode::OK, body);
+        res.headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        res
+    }
+
+    /// The status code.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// Change the status code.
+    pub fn set_status(&mut self, status: StatusCode) {
+        self.status = status;
+    }
+
+    /// The header fields.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The header fields, to change.
+    pub fn headers_mut(&mut self) -> &mut HeaderMap {
+        &mut self.headers
+    }
+
+    /// The body.
+    pub fn body(&self) -> &Body {
+        &self.body
+    }
+
+    /// Replace the body.
+    pub fn set_body(&mut self, body: impl Into<Body>) {
+        self.body = body.into();
+    }
+
+    /// Take the body out, leaving [`Body::Empty`].
+    pub fn take_body(&mut self) -> Body {
+        std::mem::replace(&mut self.body, Body::Empty)
+    }
+}
+
+impl Drop for Response {
+    fn drop(&mut self) {
+        let mut headers = std::mem::take(&mut self.headers);
+        if headers.capacity() == 0 {
+            return;
+        }
+        headers.clear();
+        // During thread teardown the pool may be gone; the map is then simply freed.
+        let _ = HEADER_MAPS.try_with(|pool| {
+            let mut pool = pool.borrow_mut();
+            if pool.len() < HEADER_MAP_POOL_SIZE {
+                pool.push(headers);
+            }
+        });
+    }
+}
+
+impl fmt::Debug for Response {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Response")
+            .field("status", &self.status)
+            .field("headers", &self.headers)
+            .field("body", &self.body)
+            .finish()
+    }
+}

@@ -1,0 +1,419 @@
+//! The connection state machine: read a batch, parse every complete request in it, call the
+//! service for each in order, encode the responses into one buffer, write once.
+
+use super::buffers::{give_write_buffer, take_write_buffer, Head, ReadBuf};
+use super::io::{clear_read_readiness, flush, linger_close, write_all};
+use super::worker::Worker;
+use crate::proto::{
+    date, encode_chunk, encode_head, parse_head, status_allows_body, Connection, Framing,
+    ProtoError, LAST_CHUNK,
+};
+use crate::request::{BodyProgress, Continue, ReadState, Request, RequestBody};
+use crate::response::{Body, Response};
+use crate::service::Service;
+use http::{Method, StatusCode, Version};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::{pin, Pin};
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+/// Bodies a handler left unread are read and discarded up to this size so the connection can
+/// be kept alive; a larger remainder is cheaper to drop with the connection.
+const MAX_DRAIN: u64 = 64 * 1024;
+
+/// Response bodies up to this size are copied into the batch's output buffer; larger ones are
+/// written from their own memory after the buffer is flushed.
+const COPY_BODY_MAX: usize = 16 * 1024;
+
+/// How a connection ends.
+enum End {
+    /// Close now: the peer is gone, or timed out while idle.
+    Quietly,
+    /// Close after a final response, lingering so the client reads it.
+    Linger,
+}
+
+pub(crate) async fn serve_connection<S: Service>(
+    stream: TcpStream,
+    remote: SocketAddr,
+    worker: Rc<Worker<S>>,
+) {
+    let _open = worker.track_connection();
+    let mut read: Option<ReadState> = None;
+    let mut out = Vec::new();
+    let end = run(&stream, remote, &worker, &mut read, &mut out).await;
+    if let Some(state) = read {
+        state.buf.give_back();
+    }
+    if out.capacity() > 0 {
+        give_write_buffer(out);
+    }
+    if let End::Linger = end {
+        linger_close(stream).await;
+    }
+}
+
+async fn run<S: Service>(
+    stream: &TcpStream,
+    remote: SocketAddr,
+    worker: &Worker<S>,
+    read: &mut Option<ReadState>,
+    out: &mut Vec<u8>,
+) -> End {
+    let limits = &worker.limits;
+    let stall = limits.keep_alive_timeout;
+    let mut batch = 0;
+    loop {
+        let mut head = Head::take();
+        let head_len = match next_head(stream, worker, read, out, &mut head).await {
+            Ok(Some(len)) => len,
+            Ok(None) => return End::Quietly,
+            Err(error) => {
+                tracing::debug!(%remote, %error, "refused a request");
+                return refuse(stream, out, error, stall).await;
+            }
+        };
+        batch += 1;
+        let state = read
+            .as_mut()
+            .expect("a head was parsed from the read buffer");
+        state.buf.consume(head_len);
+        state.start_body(head.body_kind(), head.expects_continue(), limits);
+        let reply = ReplyTo {
+            version: head.version(),
+            is_head: head.method() == Method::HEAD,
+            keep_alive: head.keep_alive(),
+        };
+        if head.expects_continue() && !out.is_empty() {
+            // The interim 100 must follow every earlier response on the wire.
+            if flush(stream, out, stall).await.is_err() {
+                return End::Quietly;
+            }
+        }
+        let request = Request::new(head, RequestBody::new(stream, state), remote);
+        let (response, panicked) = call(&*worker.service, request, stream, out, stall).await;
+        let mut close = panicked || !reply.keep_alive || worker.is_shutting_down();
+        if !close && !drain_body(stream, state).await {
+            close = true;
+        }
+        if let Err(()) = write_response(stream, out, response, reply, close, stall).await {
+            return End::Quietly;
+        }
+        if close {
+            return match flush(stream, out, stall).await {
+                Ok(()) => End::Linger,
+                Err(_) => End::Quietly,
+            };
+        }
+        if batch >= limits.max_pipeline_batch || out.len() >= limits.max_buffered_output {
+            batch = 0;
+            if flush(stream, out, stall).await.is_err() {
+                return End::Quietly;
+            }
+        }
+    }
+}
+
+/// What a response must match in the request it answers.
+#[derive(Clone, Copy)]
+struct ReplyTo {
+    version: Version,
+    is_head: bool,
+    keep_alive: bool,
+}
+
+/// Wait for and parse the next request head. Pending output is written before waiting for
+/// input, and buffers are given back while the connection is idle.
+async fn next_head<S: Service>(
+    stream: &TcpStream,
+    worker: &Worker<S>,
+    read: &mut Option<ReadState>,
+    out: &mut Vec<u8>,
+    head: &mut Head,
+) -> Result<Option<usize>, ProtoError> {
+    let limits = &worker.limits;
+    let mut head_deadline = None;
+    loop {
+        if let Some(state) = read.as_ref().filter(|s| !s.buf.is_empty()) {
+            if let Some(len) = parse_head(state.buf.data(), limits, head)? {
+                return Ok(Some(len));
+            }
+            head_deadline.get_or_insert_with(|| Instant::now() + limits.head_timeout);
+        }
+        if !out.is_empty() && flush(stream, out, limits.keep_alive_timeout).await.is_err() {
+            return Ok(None);
+        }
+        if read.as_ref().is_some_and(|state| state.buf.is_empty()) {
+            // Between requests: go idle without holding a buffer.
+            read.take().expect("checked above").buf.give_back();
+            give_write_buffer(std::mem::take(out));
+        }
+        let state = match read {
+            Some(state) => state,
+            None => {
+                if !worker.wait_readable(stream).await {
+                    return Ok(None);
+                }
+                read.insert(ReadState::new(ReadBuf::take(), limits.keep_alive_timeout))
+            }
+        };
+        let spare = state.buf.spare(limits.max_head_size);
+        let room = spare.len();
+        let received = match head_deadline {
+            None => stream.try_read(spare),
+            Some(deadline) => {
+                match tokio::time::timeout_at(deadline, read_some(stream, spare)).await {
+                    Ok(result) => result,
+                    Err(_) => return Ok(None),
+                }
+            }
+        };
+        match received {
+            Ok(0) => return Ok(None),
+            Ok(n) => {
+                state.buf.filled(n);
+                if n < room {
+                    clear_read_readiness(stream);
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => return Ok(None),
+        }
+        if out.capacity() == 0 {
+            *out = take_write_buffer();
+        }
+    }
+}
+
+async fn read_some(stream: &TcpStream, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        stream.readable().await?;
+        match stream.try_read(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            other => return other,
+        }
+    }
+}
+
+/// Call the service, catching a panic in it. If the service does not answer at once, the
+/// responses already encoded are written while it works.
+async fn call<S: Service>(
+    service: &S,
+    request: Request<'_>,
+    stream: &TcpStream,
+    out: &mut Vec<u8>,
+    stall: std::time::Duration,
+) -> (Response, bool) {
+    let future = match catch_unwind(AssertUnwindSafe(|| service.call(request))) {
+        Ok(future) => future,
+        Err(panic) => return (panic_response(panic), true),
+    };
+    let mut future = pin!(CatchUnwind(future));
+    let first = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
+    let result = match first {
+        Poll::Ready(result) => result,
+        Poll::Pending => {
+            if !out.is_empty() {
+                // The client reads earlier answers while this one is being made; a failed
+                // write shows up again, and ends the connection, when this response is written.
+                let _ = flush(stream, out, stall).await;
+            }
+            future.await
+        }
+    };
+    match result {
+        Ok(response) => (response, false),
+        Err(panic) => (panic_response(panic), true),
+    }
+}
+
+fn panic_response(panic: Box<dyn std::any::Any + Send>) -> Response {
+    let message = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a non-string payload");
+    tracing::error!(panic = message, "a service panicked; answering 500");
+    Response::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
+}
+
+/// A future that turns a panic while it is polled into an error.
+struct CatchUnwind<F>(F);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = std::thread::Result<F::Output>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // SAFETY: `CatchUnwind` has no Drop and no other field, and never moves `self.0` out
+        // of the pin, so projecting the pin to it is sound.
+        let inner = unsafe { self.map_unchecked_mut(|s| &mut s.0) };
+        match catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+/// Read and discard what the service left of the body, so the next request can be parsed.
+/// `false` when the connection must close instead.
+async fn drain_body(stream: &TcpStream, state: &mut ReadState) -> bool {
+    match state.body {
+        BodyProgress::Done => return true,
+        BodyProgress::Failed => return false,
+        _ if state.expect == Continue::Expected => {
+            // The client is still waiting for leave to send: closing is the only safe answer.
+            return false;
+        }
+        _ => {}
+    }
+    state.limit = state.received + MAX_DRAIN;
+    let mut body = RequestBody::new(stream, state);
+    loop {
+        match body.chunk().await {
+            Ok(Some(_)) => {}
+            Ok(None) => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Encode a response into `out`, writing its body directly when it is large or streamed.
+async fn write_response(
+    stream: &TcpStream,
+    out: &mut Vec<u8>,
+    mut response: Response,
+    reply: ReplyTo,
+    close: bool,
+    stall: std::time::Duration,
+) -> Result<(), ()> {
+    let status = response.status();
+    let body = response.take_body();
+    let http10 = reply.version == Version::HTTP_10;
+    let framing = match body.len() {
+        _ if !status_allows_body(status) => Framing::NoBody,
+        Some(len) => Framing::Length(len),
+        None if http10 => Framing::UntilClose,
+        None => Framing::Chunked,
+    };
+    let close = close || framing == Framing::UntilClose || response_asks_close(&response);
+    let connection = if close {
+        Connection::Close
+    } else if http10 {
+        Connection::KeepAlive
+    } else {
+        Connection::Default
+    };
+    let date = date::current();
+    encode_head(out, status, response.headers(), framing, connection, &date);
+    if reply.is_head || framing == Framing::NoBody {
+        return Ok(());
+    }
+    match body {
+        Body::Empty => Ok(()),
+        Body::Static(bytes) => write_bytes(stream, out, bytes, stall).await,
+        Body::Bytes(bytes) => write_bytes(stream, out, &bytes, stall).await,
+        Body::Stream(stream_body) => write_stream(stream, out, stream_body, framing, stall).await,
+    }
+}
+
+fn response_asks_close(response: &Response) -> bool {
+    response
+        .headers()
+        .get_all(http::header::CONNECTION)
+        .iter()
+        .any(|v| {
+            v.as_bytes()
+                .split(|&b| b == b',')
+                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
+        })
+}
+
+async fn write_bytes(
+    stream: &TcpStream,
+    out: &mut Vec<u8>,
+    bytes: &[u8],
+    stall: std::time::Duration,
+) -> Result<(), ()> {
+    if bytes.len() <= COPY_BODY_MAX {
+        out.extend_from_slice(bytes);
+        return Ok(());
+    }
+    flush(stream, out, stall).await.map_err(drop)?;
+    write_all(stream, bytes, stall).await.map_err(drop)
+}
+
+/// Send each chunk as soon as the stream yields it. The next chunk is not polled until the last
+/// is written, so a slow reader holds back the producer instead of filling memory.
+async fn write_stream(
+    stream: &TcpStream,
+    out: &mut Vec<u8>,
+    mut body: crate::response::BodyStream,
+    framing: Framing,
+    stall: std::time::Duration,
+) -> Result<(), ()> {
+    flush(stream, out, stall).await.map_err(drop)?;
+    let chunked = framing == Framing::Chunked;
+    while let Some(item) = std::future::poll_fn(|cx| body.as_mut().poll_next(cx)).await {
+        let chunk = item.map_err(|error| {
+            tracing::debug!(%error, "a streamed body failed; closing without its last chunk");
+        })?;
+        if chunked {
+            encode_chunk(out, &chunk);
+            flush(stream, out, stall).await.map_err(drop)?;
+        } else {
+            write_all(stream, &chunk, stall).await.map_err(drop)?;
+        }
+    }
+    if chunked {
+        out.extend_from_slice(LAST_CHUNK);
+    }
+    Ok(())
+}
+
+/// Answer a request the protocol layer refused, then close.
+async fn refuse(
+    stream: &TcpStream,
+    out: &mut Vec<u8>,
+    error: ProtoError,
+    stall: std::time::Duration,
+) -> End {
+    let status = error.status();
+    let reason = status.canonical_reason().unwrap_or("Error").as_bytes();
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    let date = date::current();
+    encode_head(
+        out,
+        status,
+        &headers,
+        Framing::Length(reason.len() as u64),
+        Connection::Close,
+        &date,
+    );
+    out.extend_from_slice(reason);
+    match flush(stream, out, stall).await {
+        Ok(()) => End::Linger,
+        Err(_) => End::Quietly,
+    }
+}
+
+impl ReadState {
+    fn new(buf: ReadBuf, stall_timeout: std::time::Duration) -> Self {
+        ReadState {
+            buf,
+            body: BodyProgress::Done,
+            expect: Continue::NotExpected,
+            limit: 0,
+            received: 0,
+            stall_timeout,
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! The only code that waits on a socket: reads and writes with stall timeouts, and closing.
+
+use std::io::{self, ErrorKind};
+use std::time::Duration;
+use tokio::net::TcpStream;
+
+/// How long a closing connection keeps reading (and discarding) what the client still sends,
+/// so that the client reads our last response instead of losing it to a reset.
+const LINGER_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// The most bytes discarded while lingering before closing anyway.
+const LINGER_MAX_BYTES: usize = 64 * 1024;
+
+/// Read what is available into `buf`, waiting at most `timeout` for something to arrive.
+/// `Ok(None)` means the wait timed out; `Ok(Some(0))` means the peer closed.
+pub(crate) async fn read_with_timeout(
+    stream: &TcpStream,
+    buf: &mut [u8],
+    timeout: Duration,
+) -> io::Result<Option<usize>> {
+    loop {
+        match stream.try_read(buf) {
+            Ok(n) => return Ok(Some(n)),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+        match tokio::time::timeout(timeout, stream.readable()).await {
+            Ok(ready) => ready?,
+            Err(_) => return Ok(None),
+        }
+    }
+}
+
+/// Write all of `data`, failing if the peer takes nothing for `stall_timeout`.
+pub(crate) async fn write_all(
+    stream: &TcpStream,
+    mut data: &[u8],
+    stall_timeout: Duration,
+) -> io::Result<()> {
+    while !data.is_empty() {
+        match stream.try_write(data) {
+            Ok(n) => data = &data[n..],
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                match tokio::time::timeout(stall_timeout, stream.writable()).await {
+                    Ok(ready) => ready?,
+                    Err(_) => return Err(ErrorKind::TimedOut.into()),
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Write and empty `buf`.
+pub(crate) async fn flush(
+    stream: &TcpStream,
+    buf: &mut Vec<u8>,
+    stall_timeout: Duration,
+) -> io::Result<()> {
+    let result = write_all(stream, buf, stall_timeout).await;
+    buf.clear();
+    result
+}
+
+/// Mark the socket as drained without a syscall. Called after a read returned less than the
+/// room it had: the kernel's receive queue was empty at that moment, and with edge-triggered
+/// readiness any later arrival raises a new event, so the `try_read` that would only return
+/// `WouldBlock` can be skipped.
+pub(crate) fn clear_read_readiness(stream: &TcpStream) {
+    let _ = stream.try_io(tokio::io::Interest::READABLE, || {
+        Err::<(), _>(io::Error::from(ErrorKind::WouldBlock))
+    });
+}
+
+/// Close after a final response: send FIN, then read and discard what the client still sends
+/// for a moment, so the response is not destroyed by a reset (RFC 9112 §9.6).
+pub(crate) async fn linger_close(stream: TcpStream) {
+    if socket2::SockRef::from(&stream)
+        .shutdown(std::net::Shutdown::Write)
+        .is_err()
+    {
+        return;
+    }
+    let mut scratch = [0u8; 4096];
+    let mut discarded = 0;
+    let deadline = tokio::time::Instant::now() + LINGER_TIMEOUT;
+    while discarded < LINGER_MAX_BYTES {
+        let read = tokio::time::timeout_at(deadline, async {
+            loop {
+                match stream.try_read(&mut scratch) {
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                        stream.readable().await?;
+                    }
+                    other => return other,
+                }
+            }
+        });
+        match read.await {
+            Ok(Ok(n)) if n > 0 => discarded += n,
+            _ => return,
+        }
+    }
+}

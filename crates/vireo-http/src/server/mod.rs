@@ -1,0 +1,289 @@
+//! Listening, workers and shutdown: the part of the engine that owns threads and sockets.
+
+pub(crate) mod buffers;
+mod conn;
+pub(crate) mod io;
+mod shutdown;
+mod worker;
+
+pub use shutdown::ShutdownHandle;
+
+use crate::service::Service;
+use crate::{limits::DEFAULT_SHUTDOWN_TIMEOUT, Limits};
+use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+use worker::Worker;
+
+/// Pending connections the kernel queues before accepting. Large enough for a burst of
+/// hundreds of benchmark connections arriving at once.
+const LISTEN_BACKLOG: i32 = 4096;
+
+/// Most threads running blocking work at once, across all workers. Blocking work beyond it
+/// waits for a thread, so a flood of slow handlers cannot exhaust memory with stacks.
+pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 256;
+
+/// How long an idle blocking thread lingers before exiting, so the pool shrinks after a burst.
+const BLOCKING_THREAD_KEEP_ALIVE: Duration = Duration::from_secs(10);
+
+/// How long the runtime waits, after the shutdown bound, for blocking work that is still running.
+const BLOCKING_SHUTDOWN_GRACE: Duration = Duration::from_millis(100);
+
+/// An HTTP/1.1 server: a listening socket and the settings to serve it with.
+///
+/// ```no_run
+/// use vireo_http::{service_fn, Response, Server};
+/// Server::bind("127.0.0.1:8080")?
+///     .serve(service_fn(|_req| Response::text("Hello, World!")))
+/// # ; Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    workers: usize,
+    limits: Limits,
+    shutdown_timeout: Duration,
+    max_blocking_threads: usize,
+    handle_signals: bool,
+    handle: ShutdownHandle,
+}
+
+impl Server {
+    /// Bind a listening socket to `addr`. Port 0 picks a free port: see [`Server::local_addr`].
+    pub fn bind(addr: impl ToSocketAddrs) -> std::io::Result<Server> {
+        let addr = addr
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "no address"))?;
+        let socket = socket2::Socket::new(
+            socket2::Domain::for_address(addr),
+            socket2::Type::STREAM,
+            Some(socket2::Protocol::TCP),
+        )?;
+        socket.set_reuse_address(true)?;
+        socket.bind(&addr.into())?;
+        socket.listen(LISTEN_BACKLOG)?;
+        Ok(Server::from_listener(socket.into()))
+    }
+
+    /// Serve an already bound listener.
+    pub fn from_listener(listener: TcpListener) -> Server {
+        Server {
+            listener,
+            workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            limits: Limits::default(),
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+            max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
+            handle_signals: false,
+            handle: ShutdownHandle::default(),
+        }
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Worker threads, each with its own single-threaded runtime (default: one per core).
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = workers.max(1);
+        self
+    }
+
+    /// The limits and timeouts to enforce (default: [`Limits::default`]).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// How long a graceful shutdown waits for requests in progress (default 30 s).
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Most threads running blocking work at once (default
+    /// [`DEFAULT_MAX_BLOCKING_THREADS`]).
+    pub fn max_blocking_threads(mut self, threads: usize) -> Self {
+        self.max_blocking_threads = threads.max(1);
+        self
+    }
+
+    /// Start a graceful shutdown on SIGTERM or SIGINT (default: off for the engine; the
+    /// framework turns it on).
+    pub fn handle_signals(mut self, on: bool) -> Self {
+        self.handle_signals = on;
+        self
+    }
+
+    /// A handle that shuts this server down gracefully.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        self.handle.clone()
+    }
+
+    /// Serve until shut down, then return once every worker has finished.
+    pub fn serve<S: Service>(self, service: S) -> std::io::Result<()> {
+        self.listener.set_nonblocking(true)?;
+        let service = Arc::new(service);
+        let blocking_per_worker = self.max_blocking_threads.div_ceil(self.workers);
+        let mut threads = Vec::with_capacity(self.workers);
+        for id in 0..self.workers {
+            let listener = self.listener.try_clone()?;
+            let service = service.clone();
+            let limits = self.limits.clone();
+            let handle = self.handle.clone();
+            let shutdown_timeout = self.shutdown_timeout;
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("vireo-worker-{id}"))
+                    .spawn(move || {
+                        run_worker(
+                            listener,
+                            service,
+                            limits,
+                            &handle,
+                            shutdown_timeout,
+                            blocking_per_worker,
+                        )
+                    })?,
+            );
+        }
+        drop(self.listener);
+        let signals = if self.handle_signals {
+            Some(spawn_signal_listener(self.handle.clone())?)
+        } else {
+            None
+        };
+        let mut result = Ok(());
+        for thread in threads {
+            let outcome = thread
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("a worker thread panicked")));
+            if outcome.is_err() {
+                // One worker failing to start stops them all.
+                self.handle.shutdown();
+                result = result.and(outcome);
+            }
+        }
+        self.handle.shutdown();
+        if let Some(signals) = signals {
+            let _ = signals.join();
+        }
+        result
+    }
+
+    /// Serve on background threads; for tests and for embedding. The returned value knows the
+    /// address and shuts the server down when asked.
+    pub fn spawn<S: Service>(self, service: S) -> std::io::Result<RunningServer> {
+        let addr = self.local_addr()?;
+        let handle = self.shutdown_handle();
+        let thread = std::thread::Builder::new()
+            .name("vireo-server".into())
+            .spawn(move || self.serve(service))?;
+        Ok(RunningServer {
+            addr,
+            handle,
+            thread: Some(thread),
+        })
+    }
+}
+
+/// A server started with [`Server::spawn`]. Dropping it shuts the server down and waits.
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    handle: ShutdownHandle,
+    thread: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl RunningServer {
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// A handle that shuts it down gracefully.
+    pub fn shutdown_handle(&self) -> ShutdownHandle {
+        self.handle.clone()
+    }
+
+    /// Shut down gracefully and wait for the server to finish.
+    pub fn shutdown(mut self) -> std::io::Result<()> {
+        self.handle.shutdown();
+        self.join()
+    }
+
+    /// Wait for the server to finish (after a shutdown from elsewhere).
+    pub fn join(&mut self) -> std::io::Result<()> {
+        match self.thread.take() {
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|_| Err(std::io::Error::other("the server thread panicked"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        self.handle.shutdown();
+        let _ = self.join();
+    }
+}
+
+fn run_worker<S: Service>(
+    listener: TcpListener,
+    service: Arc<S>,
+    limits: Limits,
+    stop: &ShutdownHandle,
+    shutdown_timeout: Duration,
+    max_blocking_threads: usize,
+) -> std::io::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .max_blocking_threads(max_blocking_threads)
+        .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE)
+        .build()?;
+    let local = tokio::task::LocalSet::new();
+    let result = local.block_on(&runtime, async {
+        let listener = tokio::net::TcpListener::from_std(listener)?;
+        let worker = Rc::new(Worker::new(service, limits));
+        let ticker = tokio::task::spawn_local(worker::refresh_date());
+        worker.accept_loop(listener, stop).await;
+        worker.drain(shutdown_timeout).await;
+        ticker.abort();
+        Ok(())
+    });
+    drop(local);
+    runtime.shutdown_timeout(BLOCKING_SHUTDOWN_GRACE);
+    result
+}
+
+/// A thread that turns SIGTERM or SIGINT into a graceful shutdown, and ends with the server.
+fn spawn_signal_listener(handle: ShutdownHandle) -> std::io::Result<JoinHandle<()>> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (mut term, mut int) = {
+        let _guard = runtime.enter();
+        (
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::interrupt())?,
+        )
+    };
+    std::thread::Builder::new()
+        .name("vireo-signals".into())
+        .spawn(move || {
+            runtime.block_on(async {
+                tokio::select! {
+                    _ = term.recv() => tracing::info!("SIGTERM: shutting down gracefully"),
+                    _ = int.recv() => tracing::info!("SIGINT: shutting down gracefully"),
+                    _ = handle.wait() => {}
+                }
+            });
+            handle.shutdown();
+        })
+}

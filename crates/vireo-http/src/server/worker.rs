@@ -1,0 +1,173 @@
+//! One worker: a single-threaded runtime that accepts connections and serves them.
+
+use super::conn::serve_connection;
+use super::shutdown::ShutdownHandle;
+use crate::proto::date;
+use crate::service::Service;
+use crate::Limits;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+/// How long accepting pauses after the process runs out of descriptors or memory, unless a
+/// connection closes first. Long enough not to spin, short enough to recover promptly.
+const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
+
+/// Connections accepted in a row before the accept loop lets the worker's connections run, so
+/// a flood of new connections cannot starve the ones already open.
+const MAX_ACCEPTS_PER_WAKEUP: usize = 64;
+
+/// How often the cached `Date` is re-rendered.
+const DATE_REFRESH: Duration = Duration::from_secs(1);
+
+/// What every connection of a worker shares.
+pub(crate) struct Worker<S> {
+    pub(crate) service: Arc<S>,
+    pub(crate) limits: Limits,
+    shutting_down: Cell<bool>,
+    shutdown_begun: Notify,
+    open: Cell<usize>,
+    closed: Notify,
+}
+
+impl<S: Service> Worker<S> {
+    pub(crate) fn new(service: Arc<S>, limits: Limits) -> Self {
+        Worker {
+            service,
+            limits,
+            shutting_down: Cell::new(false),
+            shutdown_begun: Notify::new(),
+            open: Cell::new(0),
+            closed: Notify::new(),
+        }
+    }
+
+    pub(crate) fn is_shutting_down(&self) -> bool {
+        self.shutting_down.get()
+    }
+
+    /// Count a connection as open until the returned guard is dropped.
+    pub(crate) fn track_connection(self: &Rc<Self>) -> OpenConnection<S> {
+        self.open.set(self.open.get() + 1);
+        OpenConnection(self.clone())
+    }
+
+    /// Wait until an idle connection has bytes to read. `false` if it should close instead: the
+    /// keep-alive timeout passed, the server is shutting down, or the socket failed.
+    pub(crate) async fn wait_readable(&self, stream: &TcpStream) -> bool {
+        let shutdown = self.shutdown_begun.notified();
+        let mut shutdown = std::pin::pin!(shutdown);
+        shutdown.as_mut().enable();
+        if self.is_shutting_down() {
+            return false;
+        }
+        tokio::select! {
+            biased;
+            ready = stream.readable() => ready.is_ok(),
+            _ = tokio::time::sleep(self.limits.keep_alive_timeout) => false,
+            _ = shutdown => false,
+        }
+    }
+
+    /// Accept connections until shutdown is requested.
+    pub(crate) async fn accept_loop(self: &Rc<Self>, listener: TcpListener, stop: &ShutdownHandle) {
+        let mut exhausted_logged = false;
+        loop {
+            while self.open.get() >= self.limits.max_connections_per_worker {
+                if !self.wait_for_close(None, stop).await {
+                    return;
+                }
+            }
+            for _ in 0..MAX_ACCEPTS_PER_WAKEUP {
+                let accepted = tokio::select! {
+                    biased;
+                    _ = stop.wait() => return,
+                    accepted = listener.accept() => accepted,
+                };
+                match accepted {
+                    Ok((stream, remote)) => {
+                        exhausted_logged = false;
+                        // Responses are written whole, once per batch: Nagle's delay would only
+                        // hold back the last segment of each.
+                        let _ = stream.set_nodelay(true);
+                        tokio::task::spawn_local(serve_connection(stream, remote, self.clone()));
+                    }
+                    Err(error) if is_resource_exhaustion(&error) => {
+                        if !exhausted_logged {
+                            tracing::warn!(%error, "accept failed; pausing until a connection closes");
+                            exhausted_logged = true;
+                        }
+                        if !self.wait_for_close(Some(ACCEPT_BACKOFF), stop).await {
+                            return;
+                        }
+                    }
+                    Err(error) => tracing::debug!(%error, "accept failed"),
+                }
+            }
+            tokio::task::yield_now().await;
+        }
+    }
+
+    /// Wait until a connection closes (or `limit` passes). `false` if shutdown was requested.
+    async fn wait_for_close(&self, limit: Option<Duration>, stop: &ShutdownHandle) -> bool {
+        let closed = self.closed.notified();
+        let sleep = tokio::time::sleep(limit.unwrap_or(Duration::MAX / 4));
+        tokio::select! {
+            _ = stop.wait() => false,
+            _ = closed => true,
+            _ = sleep => true,
+        }
+    }
+
+    /// Close idle connections, let the others finish, and wait up to `timeout` for all to end.
+    pub(crate) async fn drain(&self, timeout: Duration) {
+        self.shutting_down.set(true);
+        self.shutdown_begun.notify_waiters();
+        let all_closed = async {
+            loop {
+                let closed = self.closed.notified();
+                let mut closed = std::pin::pin!(closed);
+                closed.as_mut().enable();
+                if self.open.get() == 0 {
+                    return;
+                }
+                closed.await;
+            }
+        };
+        if tokio::time::timeout(timeout, all_closed).await.is_err() {
+            tracing::warn!(
+                open = self.open.get(),
+                "shutdown timeout passed with connections still open; dropping them"
+            );
+        }
+    }
+}
+
+/// Keeps a worker's count of open connections right, however the connection ends.
+pub(crate) struct OpenConnection<S>(Rc<Worker<S>>);
+
+impl<S> Drop for OpenConnection<S> {
+    fn drop(&mut self) {
+        self.0.open.set(self.0.open.get() - 1);
+        self.0.closed.notify_waiters();
+    }
+}
+
+fn is_resource_exhaustion(error: &std::io::Error) -> bool {
+    matches!(
+        error.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    )
+}
+
+/// Re-render the cached `Date` every second for as long as the worker runs.
+pub(crate) async fn refresh_date() {
+    let mut tick = tokio::time::interval(DATE_REFRESH);
+    loop {
+        tick.tick().await;
+        date::refresh();
+    }
+}
