@@ -72,9 +72,13 @@ impl RequestHead {
         self.str_at(&self.target)
     }
 
-    /// The path and query of the target (for absolute-form, the part after the authority).
+    /// The path and query of the target (for absolute-form, the part after the authority,
+    /// `/` when that is empty).
     pub fn path_and_query(&self) -> &str {
-        self.str_at(&self.path)
+        match self.str_at(&self.path) {
+            "" => "/",
+            path => path,
+        }
     }
 
     /// The path of the target, without the query.
@@ -220,7 +224,8 @@ fn parse_method(method: &str) -> Result<Method, ProtoError> {
     Ok(method)
 }
 
-/// The path-and-query part of a target in origin-, absolute- or asterisk-form (RFC 9112 §3.2).
+/// The path-and-query part of a target in origin-, absolute- or asterisk-form (RFC 9112 §3.2);
+/// empty for an absolute-form target with no path, which means `/`.
 fn target_path<'a>(method: &Method, target: &'a str) -> Result<&'a str, ProtoError> {
     if target.starts_with('/') {
         return Ok(target);
@@ -242,8 +247,7 @@ fn target_path<'a>(method: &Method, target: &'a str) -> Result<&'a str, ProtoErr
         ));
     }
     match &rest[authority_end..] {
-        "" => Ok("/"),
-        path if path.starts_with('/') => Ok(path),
+        path if path.is_empty() || path.starts_with('/') => Ok(path),
         _ => Err(ProtoError::BadRequest(
             "absolute-form target without a path",
         )),

@@ -3,7 +3,7 @@
 
 use super::buffers::{give_write_buffer, take_write_buffer, Head, ReadBuf};
 use super::io::{clear_read_readiness, flush, linger_close, write_all};
-use super::worker::Worker;
+use super::worker::{OpenConnection, Worker};
 use crate::proto::{
     date, encode_chunk, encode_head, parse_head, status_allows_body, Connection, Framing,
     ProtoError, LAST_CHUNK,
@@ -16,7 +16,6 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::{pin, Pin};
-use std::rc::Rc;
 use std::task::{Context, Poll};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
@@ -40,9 +39,8 @@ enum End {
 pub(crate) async fn serve_connection<S: Service>(
     stream: TcpStream,
     remote: SocketAddr,
-    worker: Rc<Worker<S>>,
+    worker: OpenConnection<S>,
 ) {
-    let _open = worker.track_connection();
     let mut read: Option<ReadState> = None;
     let mut out = Vec::new();
     let end = run(&stream, remote, &worker, &mut read, &mut out).await;

@@ -76,12 +76,12 @@ impl<S: Service> Worker<S> {
     pub(crate) async fn accept_loop(self: &Rc<Self>, listener: TcpListener, stop: &ShutdownHandle) {
         let mut exhausted_logged = false;
         loop {
-            while self.open.get() >= self.limits.max_connections_per_worker {
-                if !self.wait_for_close(None, stop).await {
-                    return;
-                }
-            }
             for _ in 0..MAX_ACCEPTS_PER_WAKEUP {
+                while self.open.get() >= self.limits.max_connections_per_worker {
+                    if !self.wait_for_close(None, stop).await {
+                        return;
+                    }
+                }
                 let accepted = tokio::select! {
                     biased;
                     _ = stop.wait() => return,
@@ -93,7 +93,11 @@ impl<S: Service> Worker<S> {
                         // Responses are written whole, once per batch: Nagle's delay would only
                         // hold back the last segment of each.
                         let _ = stream.set_nodelay(true);
-                        tokio::task::spawn_local(serve_connection(stream, remote, self.clone()));
+                        tokio::task::spawn_local(serve_connection(
+                            stream,
+                            remote,
+                            self.track_connection(),
+                        ));
                     }
                     Err(error) if is_resource_exhaustion(&error) => {
                         if !exhausted_logged {
@@ -146,8 +150,16 @@ impl<S: Service> Worker<S> {
     }
 }
 
-/// Keeps a worker's count of open connections right, however the connection ends.
+/// Keeps a worker's count of open connections right, however the connection ends. Counted
+/// from the accept, before the connection's task first runs, so the cap holds within a burst.
 pub(crate) struct OpenConnection<S>(Rc<Worker<S>>);
+
+impl<S> std::ops::Deref for OpenConnection<S> {
+    type Target = Worker<S>;
+    fn deref(&self) -> &Worker<S> {
+        &self.0
+    }
+}
 
 impl<S> Drop for OpenConnection<S> {
     fn drop(&mut self) {

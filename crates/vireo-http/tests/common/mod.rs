@@ -1,0 +1,208 @@
+//! A test service and a raw-socket client for the engine's integration tests.
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+use vireo_http::{Limits, Request, Response, RunningServer, Server, Service};
+
+/// Routes: `/echo` echoes the body, `/stream?n` streams n chunks, `/panic` panics, `/slow` waits
+/// 300 ms, `/blocking` sleeps 300 ms on the blocking pool, `/count` reads the body chunk by
+/// chunk and answers its length; anything else answers its method and path.
+pub struct TestService;
+
+impl Service for TestService {
+    async fn call(&self, mut req: Request<'_>) -> Response {
+        let path = req.head().path().to_owned();
+        match path.as_str() {
+            "/echo" => match req.body().to_bytes().await {
+                Ok(body) => Response::new(http::StatusCode::OK, body),
+                Err(error) => Response::new(error.status(), error.to_string()),
+            },
+            "/count" => {
+                let mut total = 0;
+                loop {
+                    match req.body().chunk().await {
+                        Ok(Some(chunk)) => total += chunk.len(),
+                        Ok(None) => break Response::text(total.to_string()),
+                        Err(error) => break Response::new(error.status(), error.to_string()),
+                    }
+                }
+            }
+            "/stream" => {
+                let n: usize = req.head().query().and_then(|q| q.parse().ok()).unwrap_or(3);
+                let chunks = (0..n).map(|k| Ok::<_, std::io::Error>(format!("chunk {k}\n")));
+                Response::new(http::StatusCode::OK, vireo_http::Body::stream(Iter(chunks)))
+            }
+            "/panic" => panic!("the test handler panics"),
+            "/slow" => {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                Response::text("slow done")
+            }
+            "/blocking" => {
+                vireo_http::spawn_blocking(|| std::thread::sleep(Duration::from_millis(300))).await;
+                Response::text("blocking done")
+            }
+            _ => Response::text(format!(
+                "{} {}",
+                req.head().method(),
+                req.head().path_and_query()
+            )),
+        }
+    }
+}
+
+/// A `Stream` over an iterator, for the streaming route.
+struct Iter<I>(I);
+
+impl<I: Iterator + Unpin> futures_core::Stream for Iter<I> {
+    type Item = I::Item;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<I::Item>> {
+        std::task::Poll::Ready(self.0.next())
+    }
+}
+
+pub fn serve(limits: Limits) -> RunningServer {
+    Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .limits(limits)
+        .shutdown_timeout(Duration::from_secs(5))
+        .spawn(TestService)
+        .unwrap()
+}
+
+pub fn connect(server: &RunningServer) -> TcpStream {
+    let stream = TcpStream::connect(server.addr()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream
+}
+
+/// A response as read off the wire.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn text(&self) -> &str {
+        std::str::from_utf8(&self.body).unwrap()
+    }
+}
+
+/// Reads responses from a stream, keeping bytes that belong to the next one.
+pub struct Reader {
+    pub stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Reader {
+    pub fn new(stream: TcpStream) -> Self {
+        Reader {
+            stream,
+            buf: Vec::new(),
+        }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).unwrap();
+    }
+
+    fn fill(&mut self) -> bool {
+        let mut chunk = [0u8; 16 * 1024];
+        match self.stream.read(&mut chunk) {
+            Ok(0) | Err(_) => false,
+            Ok(n) => {
+                self.buf.extend_from_slice(&chunk[..n]);
+                true
+            }
+        }
+    }
+
+    /// The next response, or `None` if the connection closed first. `head_request` says the
+    /// response has no body whatever its framing fields say.
+    pub fn response(&mut self, head_request: bool) -> Option<Reply> {
+        let (status, headers, head_len) = loop {
+            let mut fields = [httparse::EMPTY_HEADER; 64];
+            let mut parsed = httparse::Response::new(&mut fields);
+            if let Ok(httparse::Status::Complete(len)) = parsed.parse(&self.buf) {
+                let headers = parsed
+                    .headers
+                    .iter()
+                    .map(|h| {
+                        (
+                            h.name.to_owned(),
+                            String::from_utf8_lossy(h.value).into_owned(),
+                        )
+                    })
+                    .collect::<Vec<_>>();
+                break (parsed.code.unwrap(), headers, len);
+            }
+            if !self.fill() {
+                return None;
+            }
+        };
+        self.buf.drain(..head_len);
+        let mut reply = Reply {
+            status,
+            headers,
+            body: Vec::new(),
+        };
+        if head_request || status == 204 || status == 304 || status < 200 {
+            return Some(reply);
+        }
+        if let Some(len) = reply.header("content-length") {
+            let len: usize = len.parse().unwrap();
+            while self.buf.len() < len {
+                if !self.fill() {
+                    return None;
+                }
+            }
+            reply.body = self.buf.drain(..len).collect();
+        } else if reply.header("transfer-encoding") == Some("chunked") {
+            let mut decoder = vireo_http::proto::ChunkedDecoder::new(1 << 20);
+            while !decoder.is_done() {
+                if self.buf.is_empty() && !self.fill() {
+                    return None;
+                }
+                let step = decoder.decode(&self.buf).unwrap();
+                if let Some(data) = step.data {
+                    reply.body.extend_from_slice(&self.buf[data]);
+                }
+                self.buf.drain(..step.consumed);
+            }
+        } else {
+            while self.fill() {}
+            reply.body = std::mem::take(&mut self.buf);
+        }
+        Some(reply)
+    }
+
+    /// Whether the server has closed the connection (reading gives EOF or a reset), with
+    /// nothing more sent before.
+    pub fn is_closed(&mut self) -> bool {
+        !self.fill() && self.buf.is_empty()
+    }
+}
+
+/// Send one request on a fresh connection and read one response.
+pub fn exchange(server: &RunningServer, request: &[u8]) -> (Option<Reply>, Reader) {
+    let mut reader = Reader::new(connect(server));
+    reader.send(request);
+    let reply = reader.response(request.starts_with(b"HEAD"));
+    (reply, reader)
+}
