@@ -148,6 +148,7 @@ pub struct Response {
     status: StatusCode,
     headers: HeaderMap,
     body: Body,
+    extensions: http::Extensions,
 }
 
 impl Response {
@@ -157,6 +158,7 @@ impl Response {
             status,
             headers: pooled_header_map(),
             body: body.into(),
+            extensions: http::Extensions::new(),
         }
     }
 
@@ -188,6 +190,17 @@ impl Response {
     /// The header fields, to change.
     pub fn headers_mut(&mut self) -> &mut HeaderMap {
         &mut self.headers
+    }
+
+    /// Typed values attached to the response for the layers it passes through on its way out
+    /// (the framework keeps the error a response was made from here). Never sent.
+    pub fn extensions(&self) -> &http::Extensions {
+        &self.extensions
+    }
+
+    /// Typed values attached to the response, to change.
+    pub fn extensions_mut(&mut self) -> &mut http::Extensions {
+        &mut self.extensions
     }
 
     /// The body.

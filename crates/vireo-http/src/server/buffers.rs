@@ -4,7 +4,7 @@
 //! arrive and gives it back when it goes idle again. A worker serving thousands of idle
 //! connections therefore needs buffers only for the few that are active.
 
-use crate::proto::RequestHead;
+use crate::proto::{parse_head, ProtoError, RequestHead};
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
 
@@ -132,6 +132,16 @@ pub struct Head(Option<Box<RequestHead>>);
 impl Head {
     pub(crate) fn take() -> Head {
         Head(Some(take_from(&HEADS, Box::default)))
+    }
+
+    /// Parse a complete request head from `bytes`, as the server would; for building requests
+    /// outside a connection, such as in a test client. Returns the head and its length.
+    pub fn parse(bytes: &[u8], limits: &crate::Limits) -> Result<(Head, usize), ProtoError> {
+        let mut head = Head::take();
+        match parse_head(bytes, limits, &mut head)? {
+            Some(len) => Ok((head, len)),
+            None => Err(ProtoError::BadRequest("incomplete request head")),
+        }
     }
 }
 

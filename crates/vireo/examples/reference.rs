@@ -1,0 +1,176 @@
+//! The reference app: the routes every benchmark and conformance check drives.
+//!
+//! ```text
+//! cargo run --release -p vireo --example reference -- --addr 127.0.0.1:8080 [--workers N]
+//! ```
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /` | `Hello, World!` |
+//! | `GET /json` | `{"message":"Hello, World!"}` |
+//! | `GET /users/:id` | `User: {id}`, through two app-wide middlewares that each store a value |
+//! | `GET /favicon.ico` | 204, empty |
+//! | `POST /echo` | the request body exactly, with its `Content-Type` |
+//! | `GET /compute` | the sum of i*i for i in 0..1000, computed per request |
+//! | `GET /sleep?ms=N` | a blocking handler: sleeps N ms on the blocking pool |
+//! | `GET /async?ms=N` | an async handler: awaits a timer of N ms |
+//! | `GET /stream?chunks=N` | N chunks `chunk K\n`, each written as it is made |
+//! | `GET /panic` | panics: the client gets a 500, the server goes on |
+
+use std::time::Duration;
+use vireo::http::{header, HeaderValue, StatusCode};
+use vireo::{
+    blocking, stream_iter, App, Error, IntoResponse, Json, Next, Request, Response, Server,
+};
+
+/// The most a client may ask `/sleep` or `/async` to wait, so a request cannot hold a thread
+/// or a connection for long.
+const MAX_WAIT_MS: u64 = 10_000;
+
+/// The most chunks `/stream` sends.
+const MAX_CHUNKS: usize = 100_000;
+
+/// Set by the first middleware, read by `/users/:id`.
+#[derive(Clone)]
+struct First(&'static str);
+
+/// Set by the second middleware, read by `/users/:id`.
+#[derive(Clone)]
+struct Second(u32);
+
+#[derive(serde::Serialize)]
+struct Message {
+    message: &'static str,
+}
+
+fn app() -> App {
+    let mut app = App::new();
+    app.r#use(|mut req: Request, next: Next| {
+        req.set(First("first"));
+        next.run(req)
+    });
+    app.r#use(|mut req: Request, next: Next| {
+        req.set(Second(2));
+        next.run(req)
+    });
+    app.get("/", |_req| "Hello, World!");
+    app.get("/json", |_req| {
+        Json(Message {
+            message: "Hello, World!",
+        })
+    });
+    app.get("/users/:id", users);
+    app.get("/favicon.ico", |_req| StatusCode::NO_CONTENT);
+    app.post("/echo", echo);
+    app.get("/compute", |_req| compute().to_string());
+    app.get("/sleep", blocking(sleep));
+    app.get("/async", wait);
+    app.get("/stream", stream);
+    app.get("/panic", |_req| -> &'static str {
+        panic!("the /panic route panics on purpose")
+    });
+    app
+}
+
+fn users(req: Request) -> Result<String, Error> {
+    let (Some(First(first)), Some(Second(second))) = (req.get::<First>(), req.get::<Second>())
+    else {
+        return Err(Error::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "middleware did not run",
+        ));
+    };
+    debug_assert_eq!((*first, *second), ("first", 2));
+    Ok(format!("User: {}", req.param("id").unwrap_or_default()))
+}
+
+fn echo(req: Request) -> Result<Response, Error> {
+    let mut res = Response::new(StatusCode::OK, req.body()?.clone());
+    let content_type = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .cloned()
+        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    res.headers_mut().insert(header::CONTENT_TYPE, content_type);
+    Ok(res)
+}
+
+fn compute() -> u64 {
+    // `black_box` keeps the compiler from folding the loop into a constant: the point of the
+    // route is to do the work on every request.
+    (0..std::hint::black_box(1000u64)).map(|i| i * i).sum()
+}
+
+fn wait_ms(req: &Request) -> Result<u64, Error> {
+    let ms: u64 = req
+        .query_param("ms")
+        .ok_or_else(|| Error::bad_request("missing ?ms=N"))?
+        .parse()
+        .map_err(|_| Error::bad_request("ms must be a whole number of milliseconds"))?;
+    if ms > MAX_WAIT_MS {
+        return Err(Error::bad_request(format!(
+            "ms must be at most {MAX_WAIT_MS}"
+        )));
+    }
+    Ok(ms)
+}
+
+fn sleep(req: Request) -> Result<String, Error> {
+    let ms = wait_ms(&req)?;
+    std::thread::sleep(Duration::from_millis(ms));
+    Ok(format!("slept {ms}"))
+}
+
+async fn wait(req: Request) -> Result<String, Error> {
+    let ms = wait_ms(&req)?;
+    if ms > 0 {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
+    Ok(format!("waited {ms}"))
+}
+
+fn stream(req: Request) -> Result<impl IntoResponse, Error> {
+    let chunks: usize = req
+        .query_param("chunks")
+        .map_or(Ok(10), |n| n.parse())
+        .map_err(|_| Error::bad_request("chunks must be a whole number"))?;
+    if chunks > MAX_CHUNKS {
+        return Err(Error::bad_request(format!(
+            "chunks must be at most {MAX_CHUNKS}"
+        )));
+    }
+    let body = stream_iter((0..chunks).map(|k| format!("chunk {k}\n")));
+    let mut res = Response::new(StatusCode::OK, body);
+    res.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    Ok(res)
+}
+
+fn main() -> std::io::Result<()> {
+    let mut addr = String::from("127.0.0.1:8080");
+    let mut workers = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        match (flag.as_str(), args.next()) {
+            ("--addr", Some(value)) => addr = value,
+            ("--workers", Some(value)) => match value.parse::<usize>() {
+                Ok(n) if n > 0 => workers = Some(n),
+                _ => usage("--workers takes a positive number"),
+            },
+            _ => usage(&format!("unknown argument `{flag}`")),
+        }
+    }
+    let mut server = Server::bind(&addr)?;
+    if let Some(workers) = workers {
+        server = server.workers(workers);
+    }
+    println!("listening on {}", server.local_addr()?);
+    app().serve(server)
+}
+
+fn usage(problem: &str) -> ! {
+    eprintln!("{problem}\nusage: reference [--addr HOST:PORT] [--workers N]");
+    std::process::exit(2);
+}

@@ -1,0 +1,234 @@
+//! The application: routes, middleware, state and error handling, served by the engine.
+
+use crate::error::{Error, ErrorMarker};
+use crate::middleware::{Chain, End, Next};
+use crate::request::{BodyRequest, Request};
+use crate::response::IntoResponse;
+use crate::router::Router;
+use bytes::Bytes;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+use tokio::sync::oneshot;
+use vireo_http::proto::BodyKind;
+use vireo_http::{Limits, Response, Server};
+
+type ErrorHandler = dyn Fn(&Error) -> Response + Send + Sync;
+
+/// A web application: a [`Router`] (every routing method is available on `App` through it)
+/// plus app-wide state, a central error handler and limits.
+///
+/// ```
+/// use vireo::{App, Json, Request};
+/// let mut app = App::new();
+/// app.get("/", |_req| "Hello, World!");
+/// app.get("/users/:id", |req: Request| format!("User: {}", req.param("id").unwrap()));
+/// app.get("/json", |_req| async { Json(serde_json::json!({"message": "Hello, World!"})) });
+///
+/// let client = vireo::TestClient::new(app);
+/// assert_eq!(client.get("/users/7").send().text(), "User: 7");
+/// ```
+pub struct App {
+    router: Router,
+    state: http::Extensions,
+    error_handler: Option<Arc<ErrorHandler>>,
+    limits: Limits,
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("router", &self.router)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for App {
+    fn default() -> Self {
+        App::new()
+    }
+}
+
+impl Deref for App {
+    type Target = Router;
+    fn deref(&self) -> &Router {
+        &self.router
+    }
+}
+
+impl DerefMut for App {
+    fn deref_mut(&mut self) -> &mut Router {
+        &mut self.router
+    }
+}
+
+impl App {
+    /// An app with no routes and the engine's default limits.
+    pub fn new() -> Self {
+        App {
+            router: Router::new(),
+            state: http::Extensions::new(),
+            error_handler: None,
+            limits: Limits::default(),
+        }
+    }
+
+    /// Share a value with every handler, read with [`Request::state`].
+    pub fn state<T: Send + Sync + 'static>(&mut self, value: T) -> &mut Self {
+        self.state.insert(Arc::new(value));
+        self
+    }
+
+    /// Reshape every error response (rejections, 404, 405, handler errors) in one place.
+    ///
+    /// ```
+    /// use vireo::{App, Json};
+    /// let mut app = App::new();
+    /// app.on_error(|err| {
+    ///     let body = serde_json::json!({"error": err.message(), "status": err.status().as_u16()});
+    ///     (err.status(), Json(body))
+    /// });
+    /// let client = vireo::TestClient::new(app);
+    /// assert_eq!(client.get("/missing").send().text(), r#"{"error":"Not Found","status":404}"#);
+    /// ```
+    pub fn on_error<F, R>(&mut self, handler: F) -> &mut Self
+    where
+        F: Fn(&Error) -> R + Send + Sync + 'static,
+        R: IntoResponse,
+    {
+        self.error_handler = Some(Arc::new(move |error| handler(error).into_response()));
+        self
+    }
+
+    /// The engine limits to serve with (default [`Limits::default`]). Their `max_body_size` is
+    /// also the default body limit of every route.
+    pub fn limits(&mut self, limits: Limits) -> &mut Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Compile the routes into a service the engine can run.
+    pub fn into_service(self) -> AppService {
+        let mut limits = self.limits;
+        let default_body_limit = limits.max_body_size;
+        if let Some(hint) = self.router.body_limit_hint() {
+            limits.max_body_size = limits.max_body_size.max(hint);
+        }
+        let (layers, routes) = self.router.compile();
+        AppService(Arc::new(Compiled {
+            chain: Arc::new(Chain {
+                layers,
+                end: End::Router(Arc::new(routes)),
+            }),
+            state: Arc::new(self.state),
+            error_handler: self.error_handler,
+            default_body_limit,
+            limits,
+        }))
+    }
+
+    /// Serve on `server` until SIGTERM, SIGINT or a shutdown through its handle; returns after a
+    /// graceful shutdown.
+    ///
+    /// ```no_run
+    /// let mut app = vireo::App::new();
+    /// app.get("/", |_req| "Hello, World!");
+    /// let server = vireo::Server::bind("127.0.0.1:8080")?;
+    /// println!("listening on http://{}", server.local_addr()?);
+    /// app.serve(server)
+    /// # ; Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn serve(self, server: Server) -> std::io::Result<()> {
+        let service = self.into_service();
+        let limits = service.0.limits.clone();
+        server.limits(limits).handle_signals(true).serve(service)
+    }
+
+    /// Bind `addr` and serve, as [`App::serve`].
+    pub fn listen(self, addr: impl std::net::ToSocketAddrs) -> std::io::Result<()> {
+        self.serve(Server::bind(addr)?)
+    }
+}
+
+struct Compiled {
+    chain: Arc<Chain>,
+    state: Arc<http::Extensions>,
+    error_handler: Option<Arc<ErrorHandler>>,
+    default_body_limit: u64,
+    limits: Limits,
+}
+
+/// A compiled [`App`], ready for the engine ([`vireo_http::Service`]) or the test client.
+#[derive(Clone)]
+pub struct AppService(Arc<Compiled>);
+
+impl std::fmt::Debug for AppService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AppService")
+    }
+}
+
+impl AppService {
+    /// The engine limits this app asks for.
+    pub fn limits(&self) -> &Limits {
+        &self.0.limits
+    }
+
+    pub(crate) fn request(
+        &self,
+        head: vireo_http::Head,
+        pending_body: Option<oneshot::Sender<BodyRequest>>,
+        ready_body: Bytes,
+        remote: Option<std::net::SocketAddr>,
+    ) -> Request {
+        Request::new(
+            head,
+            pending_body,
+            ready_body,
+            self.0.default_body_limit,
+            self.0.state.clone(),
+            remote,
+        )
+    }
+
+    /// Run a request through the app-wide middleware, the router and the handler, then the
+    /// error handler.
+    pub(crate) async fn respond(&self, req: Request) -> Response {
+        let response = Next::start(self.0.chain.clone()).run(req).await;
+        match &self.0.error_handler {
+            Some(handler) => match response.extensions().get::<ErrorMarker>() {
+                Some(ErrorMarker(error)) => handler(error),
+                None => response,
+            },
+            None => response,
+        }
+    }
+}
+
+impl vireo_http::Service for AppService {
+    async fn call(&self, req: vireo_http::Request<'_>) -> Response {
+        let remote = Some(req.remote_addr());
+        let (head, mut body) = req.into_parts();
+        if head.body_kind() == BodyKind::Empty {
+            return self
+                .respond(self.request(head, None, Bytes::new(), remote))
+                .await;
+        }
+        // The handler side asks for the body when it needs it; meanwhile the body stays on
+        // the connection, so a request refused before that never reads it.
+        let (ask, asked) = oneshot::channel::<BodyRequest>();
+        let respond = self.respond(self.request(head, Some(ask), Bytes::new(), remote));
+        let serve_body = async {
+            if let Ok(BodyRequest { limit, reply }) = asked.await {
+                body.set_limit(limit);
+                let _ = reply.send(body.to_bytes().await);
+            }
+            std::future::pending::<()>().await
+        };
+        tokio::select! {
+            biased;
+            response = respond => response,
+            () = serve_body => unreachable!("serving the body never finishes on its own"),
+        }
+    }
+}

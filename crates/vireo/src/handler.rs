@@ -1,0 +1,208 @@
+//! One handler shape: a function of the request, sync, async or marked blocking.
+
+use crate::response::IntoResponse;
+use crate::Request;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use vireo_http::Response;
+
+/// The response of a handler, or of the rest of a middleware chain: ready at once for sync
+/// handlers (no allocation), or a boxed future for async and blocking ones.
+#[must_use = "a Reply does nothing unless awaited"]
+pub struct Reply(ReplyState);
+
+enum ReplyState {
+    Ready(Option<Response>),
+    Pending(Pin<Box<dyn Future<Output = Response>>>),
+}
+
+impl Reply {
+    /// A reply that is already made.
+    pub fn ready(response: Response) -> Self {
+        Reply(ReplyState::Ready(Some(response)))
+    }
+
+    /// A reply still being made.
+    pub fn pending(future: impl Future<Output = Response> + 'static) -> Self {
+        Reply(ReplyState::Pending(Box::pin(future)))
+    }
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            ReplyState::Ready(_) => f.write_str("Reply::Ready"),
+            ReplyState::Pending(_) => f.write_str("Reply::Pending"),
+        }
+    }
+}
+
+impl Future for Reply {
+    type Output = Response;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        match &mut self.0 {
+            ReplyState::Ready(response) => Poll::Ready(
+                response
+                    .take()
+                    .expect("a Reply is not polled after it completes"),
+            ),
+            ReplyState::Pending(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
+/// A handler with its type erased, as the router stores it. Public only so [`Handler`] can
+/// name it; not meant to be implemented outside this crate.
+#[doc(hidden)]
+pub trait Endpoint: Send + Sync + 'static {
+    /// Answer one request.
+    fn call(&self, req: Request) -> Reply;
+}
+
+/// A function that answers requests. Implemented for:
+///
+/// - `Fn(Request) -> R` where `R:` [`IntoResponse`]: a sync handler, run on the worker. Right
+///   for anything that does not block: it costs no allocation.
+/// - `Fn(Request) -> impl Future<Output = R>`: an async handler, run on the worker.
+/// - [`blocking`]`(Fn(Request) -> R)`: a blocking handler, run on the engine's bounded blocking
+///   pool so the worker goes on serving other connections.
+///
+/// The body is read before the handler runs, so every handler sees it with
+/// [`Request::body`], [`Request::json`] and friends.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Vireo handler",
+    label = "expected `Fn(Request) -> impl IntoResponse`, or an async fn of `Request`",
+    note = "a handler takes `vireo::Request` by value and returns text, bytes, `Json`, `Response`, `(StatusCode, _)` or `Result<_, _>` of those, or a future of one; blocking work goes in `vireo::blocking(...)`"
+)]
+pub trait Handler<Marker>: Send + Sync + 'static {
+    #[doc(hidden)]
+    fn into_endpoint(self) -> Arc<dyn Endpoint>;
+}
+
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct IsSync;
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct IsAsync;
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct IsBlocking;
+
+struct SyncFn<F>(Arc<F>);
+
+impl<F, R> Endpoint for SyncFn<F>
+where
+    F: Fn(Request) -> R + Send + Sync + 'static,
+    R: IntoResponse + 'static,
+{
+    fn call(&self, mut req: Request) -> Reply {
+        if req.body().is_ok() {
+            return Reply::ready((self.0)(req).into_response());
+        }
+        let f = self.0.clone();
+        Reply::pending(async move {
+            if let Err(error) = req.load_body().await {
+                return error.into_response();
+            }
+            f(req).into_response()
+        })
+    }
+}
+
+impl<F, R> Handler<(IsSync, R)> for F
+where
+    F: Fn(Request) -> R + Send + Sync + 'static,
+    R: IntoResponse + 'static,
+{
+    fn into_endpoint(self) -> Arc<dyn Endpoint> {
+        Arc::new(SyncFn(Arc::new(self)))
+    }
+}
+
+struct AsyncFn<F>(Arc<F>);
+
+impl<F, Fut> Endpoint for AsyncFn<F>
+where
+    F: Fn(Request) -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: IntoResponse,
+{
+    fn call(&self, mut req: Request) -> Reply {
+        if req.body().is_ok() {
+            let future = (self.0)(req);
+            return Reply::pending(async move { future.await.into_response() });
+        }
+        let f = self.0.clone();
+        Reply::pending(async move {
+            if let Err(error) = req.load_body().await {
+                return error.into_response();
+            }
+            f(req).await.into_response()
+        })
+    }
+}
+
+impl<F, Fut> Handler<(IsAsync, Fut)> for F
+where
+    F: Fn(Request) -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: IntoResponse,
+{
+    fn into_endpoint(self) -> Arc<dyn Endpoint> {
+        Arc::new(AsyncFn(Arc::new(self)))
+    }
+}
+
+/// A handler marked as blocking: see [`blocking`].
+#[derive(Debug, Clone)]
+pub struct Blocking<F>(Arc<F>);
+
+/// Mark a handler as blocking (it sleeps, does file or database I/O with a blocking driver, or
+/// computes for long). It runs on the engine's bounded, elastic blocking pool; the worker keeps
+/// serving other connections meanwhile. A panic in it still costs only a 500.
+///
+/// ```
+/// use vireo::{App, blocking};
+/// let mut app = App::new();
+/// app.get("/report", blocking(|_req| {
+///     std::thread::sleep(std::time::Duration::from_millis(5));
+///     "done"
+/// }));
+/// ```
+pub fn blocking<F, R>(handler: F) -> Blocking<F>
+where
+    F: Fn(Request) -> R + Send + Sync + 'static,
+    R: IntoResponse + Send + 'static,
+{
+    Blocking(Arc::new(handler))
+}
+
+impl<F, R> Endpoint for Blocking<F>
+where
+    F: Fn(Request) -> R + Send + Sync + 'static,
+    R: IntoResponse + Send + 'static,
+{
+    fn call(&self, mut req: Request) -> Reply {
+        let f = self.0.clone();
+        Reply::pending(async move {
+            if let Err(error) = req.load_body().await {
+                return error.into_response();
+            }
+            vireo_http::spawn_blocking(move || f(req).into_response()).await
+        })
+    }
+}
+
+impl<F, R> Handler<IsBlocking> for Blocking<F>
+where
+    F: Fn(Request) -> R + Send + Sync + 'static,
+    R: IntoResponse + Send + 'static,
+{
+    fn into_endpoint(self) -> Arc<dyn Endpoint> {
+        Arc::new(self)
+    }
+}

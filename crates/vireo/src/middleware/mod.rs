@@ -1,0 +1,93 @@
+//! Middleware: a function of the request and `next`, as in Express and polka.
+//!
+//! A middleware may change the request before calling `next.run(req)`, answer early without
+//! calling it, and change the response after. It is added app-wide with
+//! [`crate::Router::r#use`], to a router, or to one route with [`crate::RouteRef::with`].
+//!
+//! ```
+//! use vireo::{App, Next, Request};
+//! let mut app = App::new();
+//! app.r#use(|mut req: Request, next: Next| async move {
+//!     req.set(std::time::Instant::now());
+//!     let mut res = next.run(req).await;
+//!     res.headers_mut().insert("x-powered-by", "vireo".parse().unwrap());
+//!     res
+//! });
+//! ```
+
+use crate::handler::{Endpoint, Reply};
+use crate::response::IntoResponse;
+use crate::Request;
+use std::future::Future;
+use std::sync::Arc;
+
+/// Something that wraps the handling of a request.
+pub trait Middleware: Send + Sync + 'static {
+    /// Handle `req`, calling `next.run(req)` to pass it on.
+    fn call(&self, req: Request, next: Next) -> Reply;
+
+    /// The largest body this middleware lets through, if it raises the limit; the server's
+    /// engine limit is raised to the largest of these.
+    fn body_limit_hint(&self) -> Option<u64> {
+        None
+    }
+}
+
+impl<F, Fut> Middleware for F
+where
+    F: Fn(Request, Next) -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: IntoResponse,
+{
+    fn call(&self, req: Request, next: Next) -> Reply {
+        let future = self(req, next);
+        Reply::pending(async move { future.await.into_response() })
+    }
+}
+
+/// A stack of middleware and what it leads to.
+pub(crate) struct Chain {
+    pub(crate) layers: Vec<Arc<dyn Middleware>>,
+    pub(crate) end: End,
+}
+
+/// What a chain leads to: a handler, or the router (for app-wide middleware).
+pub(crate) enum End {
+    Endpoint(Arc<dyn Endpoint>),
+    Router(Arc<crate::router::Routes>),
+}
+
+/// The rest of the chain after a middleware. Call [`Next::run`] to pass the request on.
+pub struct Next {
+    chain: Arc<Chain>,
+    index: usize,
+}
+
+impl std::fmt::Debug for Next {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Next").field("index", &self.index).finish()
+    }
+}
+
+impl Next {
+    pub(crate) fn start(chain: Arc<Chain>) -> Self {
+        Next { chain, index: 0 }
+    }
+
+    /// Pass the request to the rest of the chain and get its response.
+    pub fn run(self, req: Request) -> Reply {
+        match self.chain.layers.get(self.index) {
+            Some(layer) => layer.call(
+                req,
+                Next {
+                    chain: self.chain.clone(),
+                    index: self.index + 1,
+                },
+            ),
+            None => match &self.chain.end {
+                End::Endpoint(endpoint) => endpoint.call(req),
+                End::Router(routes) => routes.dispatch(req),
+            },
+        }
+    }
+}

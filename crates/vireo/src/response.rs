@@ -1,0 +1,340 @@
+//! Turning what a handler returns into a response.
+
+use crate::error::Error;
+use bytes::Bytes;
+use http::{header, HeaderName, HeaderValue, StatusCode};
+use serde::Serialize;
+use vireo_http::{Body, Response};
+
+/// Anything a handler may return.
+///
+/// Text (`&'static str`, `String`) is sent as `text/plain; charset=utf-8`; bytes (`Vec<u8>`,
+/// `Bytes`, `&'static [u8]`) as `application/octet-stream`, untouched; [`Json`] as
+/// `application/json`; `(StatusCode, body)` sets the status; `Result<T, E>` answers with either
+/// side, so `?` works in handlers.
+pub trait IntoResponse {
+    /// Make the response.
+    fn into_response(self) -> Response;
+}
+
+const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+const OCTETS: HeaderValue = HeaderValue::from_static("application/octet-stream");
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
+
+fn with_type(body: impl Into<Body>, content_type: HeaderValue) -> Response {
+    let mut res = Response::new(StatusCode::OK, body);
+    res.headers_mut().insert(header::CONTENT_TYPE, content_type);
+    res
+}
+
+impl IntoResponse for Response {
+    fn into_response(self) -> Response {
+        self
+    }
+}
+
+impl IntoResponse for &'static str {
+    fn into_response(self) -> Response {
+        with_type(self, TEXT)
+    }
+}
+
+impl IntoResponse for String {
+    fn into_response(self) -> Response {
+        with_type(self, TEXT)
+    }
+}
+
+impl IntoResponse for &'static [u8] {
+    fn into_response(self) -> Response {
+        with_type(self, OCTETS)
+    }
+}
+
+impl IntoResponse for Vec<u8> {
+    fn into_response(self) -> Response {
+        with_type(self, OCTETS)
+    }
+}
+
+impl IntoResponse for Bytes {
+    fn into_response(self) -> Response {
+        with_type(self, OCTETS)
+    }
+}
+
+impl IntoResponse for Body {
+    fn into_response(self) -> Response {
+        Response::new(StatusCode::OK, self)
+    }
+}
+
+/// An empty `200 OK`.
+impl IntoResponse for () {
+    fn into_response(self) -> Response {
+        Response::new(StatusCode::OK, Body::Empty)
+    }
+}
+
+/// An empty response with this status.
+impl IntoResponse for StatusCode {
+    fn into_response(self) -> Response {
+        Response::new(self, Body::Empty)
+    }
+}
+
+impl<T: IntoResponse> IntoResponse for (StatusCode, T) {
+    fn into_response(self) -> Response {
+        let mut res = self.1.into_response();
+        res.set_status(self.0);
+        res
+    }
+}
+
+/// A status, extra header fields, and a body.
+impl<T: IntoResponse, const N: usize> IntoResponse
+    for (StatusCode, [(HeaderName, HeaderValue); N], T)
+{
+    fn into_response(self) -> Response {
+        let mut res = self.2.into_response();
+        res.set_status(self.0);
+        for (name, value) in self.1 {
+            res.headers_mut().insert(name, value);
+        }
+        res
+    }
+}
+
+impl<T: IntoResponse, E: IntoResponse> IntoResponse for Result<T, E> {
+    fn into_response(self) -> Response {
+        match self {
+            Ok(value) => value.into_response(),
+            Err(error) => error.into_response(),
+        }
+    }
+}
+
+/// A JSON body, serialized with serde. Also what [`crate::Request::json`] parses into.
+///
+/// ```
+/// use vireo::{Json, IntoResponse};
+/// let res = Json(serde_json::json!({"message": "Hello, World!"})).into_response();
+/// assert_eq!(res.headers()["content-type"], "application/json");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> IntoResponse for Json<T> {
+    fn into_response(self) -> Response {
+        match serde_json::to_vec(&self.0) {
+            Ok(bytes) => with_type(bytes, JSON),
+            Err(error) => Error::internal(error).into_response(),
+        }
+    }
+}
+
+/// An HTML body.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Html<T>(pub T);
+
+impl<T: Into<Body>> IntoResponse for Html<T> {
+    fn into_response(self) -> Response {
+        with_type(self.0, HTML)
+    }
+}
+
+/// A redirect to another location.
+///
+/// ```
+/// use vireo::{Redirect, IntoResponse};
+/// let res = Redirect::to("/login").into_response();
+/// assert_eq!(res.status(), 303);
+/// assert_eq!(res.headers()["location"], "/login");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Redirect {
+    status: StatusCode,
+    location: String,
+}
+
+impl Redirect {
+    /// `303 See Other`: after a form post, fetch this with GET.
+    pub fn to(location: impl Into<String>) -> Self {
+        Redirect {
+            status: StatusCode::SEE_OTHER,
+            location: location.into(),
+        }
+    }
+
+    /// `307 Temporary Redirect`: repeat this request, same method and body, at the location.
+    pub fn temporary(location: impl Into<String>) -> Self {
+        Redirect {
+            status: StatusCode::TEMPORARY_REDIRECT,
+            location: location.into(),
+        }
+    }
+
+    /// `308 Permanent Redirect`: the resource has moved for good.
+    pub fn permanent(location: impl Into<String>) -> Self {
+        Redirect {
+            status: StatusCode::PERMANENT_REDIRECT,
+            location: location.into(),
+        }
+    }
+}
+
+impl IntoResponse for Redirect {
+    fn into_response(self) -> Response {
+        match HeaderValue::try_from(self.location) {
+            Ok(location) => {
+                let mut res = Response::new(self.status, Body::Empty);
+                res.headers_mut().insert(header::LOCATION, location);
+                res
+            }
+            Err(_) => Error::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "redirect location is not a valid header value",
+            )
+            .into_response(),
+        }
+    }
+}
+
+/// A `Set-Cookie` to send.
+///
+/// ```
+/// use vireo::{Cookie, SameSite};
+/// let c = Cookie::new("session", "abc").http_only().secure().same_site(SameSite::Lax).max_age(3600);
+/// assert_eq!(c.to_string(), "session=abc; Path=/; Max-Age=3600; HttpOnly; Secure; SameSite=Lax");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cookie {
+    name: String,
+    value: String,
+    path: Option<String>,
+    domain: Option<String>,
+    max_age: Option<u64>,
+    http_only: bool,
+    secure: bool,
+    same_site: Option<SameSite>,
+}
+
+/// The `SameSite` attribute of a cookie.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SameSite {
+    /// Sent only to the same site.
+    Strict,
+    /// Sent to the same site, and with top-level navigations.
+    Lax,
+    /// Sent everywhere (requires `Secure`).
+    None,
+}
+
+impl Cookie {
+    /// A cookie for the whole site (`Path=/`).
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        Cookie {
+            name: name.into(),
+            value: value.into(),
+            path: Some("/".into()),
+            domain: None,
+            max_age: None,
+            http_only: false,
+            secure: false,
+            same_site: None,
+        }
+    }
+
+    /// A cookie that tells the browser to forget `name`.
+    pub fn removal(name: impl Into<String>) -> Self {
+        Cookie::new(name, "").max_age(0)
+    }
+
+    /// Limit the cookie to a path.
+    pub fn path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// Share the cookie with a domain and its subdomains.
+    pub fn domain(mut self, domain: impl Into<String>) -> Self {
+        self.domain = Some(domain.into());
+        self
+    }
+
+    /// Expire the cookie after this many seconds.
+    pub fn max_age(mut self, seconds: u64) -> Self {
+        self.max_age = Some(seconds);
+        self
+    }
+
+    /// Hide the cookie from scripts.
+    pub fn http_only(mut self) -> Self {
+        self.http_only = true;
+        self
+    }
+
+    /// Send the cookie over HTTPS only.
+    pub fn secure(mut self) -> Self {
+        self.secure = true;
+        self
+    }
+
+    /// Set the `SameSite` attribute.
+    pub fn same_site(mut self, same_site: SameSite) -> Self {
+        self.same_site = Some(same_site);
+        self
+    }
+}
+
+impl std::fmt::Display for Cookie {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.name, self.value)?;
+        if let Some(path) = &self.path {
+            write!(f, "; Path={path}")?;
+        }
+        if let Some(domain) = &self.domain {
+            write!(f, "; Domain={domain}")?;
+        }
+        if let Some(max_age) = self.max_age {
+            write!(f, "; Max-Age={max_age}")?;
+        }
+        if self.http_only {
+            f.write_str("; HttpOnly")?;
+        }
+        if self.secure {
+            f.write_str("; Secure")?;
+        }
+        match self.same_site {
+            Some(SameSite::Strict) => f.write_str("; SameSite=Strict"),
+            Some(SameSite::Lax) => f.write_str("; SameSite=Lax"),
+            Some(SameSite::None) => f.write_str("; SameSite=None"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Helpers on [`Response`] for the framework's needs.
+pub trait ResponseExt {
+    /// Add a `Set-Cookie` field.
+    fn set_cookie(&mut self, cookie: &Cookie);
+    /// Set a header field from strings, replacing any earlier value.
+    fn set_header(&mut self, name: &'static str, value: &str) -> Result<(), Error>;
+}
+
+impl ResponseExt for Response {
+    fn set_cookie(&mut self, cookie: &Cookie) {
+        if let Ok(value) = HeaderValue::try_from(cookie.to_string()) {
+            self.headers_mut().append(header::SET_COOKIE, value);
+        }
+    }
+
+    fn set_header(&mut self, name: &'static str, value: &str) -> Result<(), Error> {
+        let value = HeaderValue::try_from(value)
+            .map_err(|_| Error::new(StatusCode::INTERNAL_SERVER_ERROR, "invalid header value"))?;
+        self.headers_mut()
+            .insert(HeaderName::from_static(name), value);
+        Ok(())
+    }
+}

@@ -1,0 +1,309 @@
+//! Registering routes, and the compiled route table that dispatches requests.
+
+use crate::error::{Error, Rejection};
+use crate::handler::{Endpoint, Handler, Reply};
+use crate::middleware::{Chain, End, Middleware, Next};
+use crate::response::IntoResponse;
+use crate::tree::Tree;
+use crate::Request;
+use http::{header, HeaderValue, Method};
+use std::panic::Location;
+use std::sync::Arc;
+
+/// A route as registered.
+struct RouteDef {
+    method: Option<Method>,
+    path: String,
+    endpoint: Arc<dyn Endpoint>,
+    middleware: Vec<Arc<dyn Middleware>>,
+    location: &'static Location<'static>,
+}
+
+/// A set of routes with their middleware, which can be mounted at a prefix.
+///
+/// ```
+/// use vireo::{App, Router};
+/// let mut api = Router::new();
+/// api.get("/users/:id", |req: vireo::Request| format!("user {}", req.param("id").unwrap()));
+/// let mut app = App::new();
+/// app.mount("/api", api);
+/// ```
+#[derive(Default)]
+pub struct Router {
+    routes: Vec<RouteDef>,
+    middleware: Vec<Arc<dyn Middleware>>,
+    mounts: Vec<(String, Router)>,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field(
+                "routes",
+                &self
+                    .routes
+                    .iter()
+                    .map(|r| (&r.method, &r.path))
+                    .collect::<Vec<_>>(),
+            )
+            .field(
+                "mounts",
+                &self.mounts.iter().map(|(p, _)| p).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// A route just registered, to add route-level middleware to.
+pub struct RouteRef<'r>(&'r mut RouteDef);
+
+impl std::fmt::Debug for RouteRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RouteRef({:?} {})", self.0.method, self.0.path)
+    }
+}
+
+impl RouteRef<'_> {
+    /// Add a middleware to this route only; the first added runs first.
+    pub fn with(self, middleware: impl Middleware) -> Self {
+        self.0.middleware.push(Arc::new(middleware));
+        self
+    }
+}
+
+macro_rules! method_fns {
+    ($($(#[$doc:meta])* $name:ident => $method:expr;)*) => {
+        $(
+            $(#[$doc])*
+            #[track_caller]
+            pub fn $name<M>(&mut self, path: &str, handler: impl Handler<M>) -> RouteRef<'_> {
+                self.add(Some($method), path, handler.into_endpoint())
+            }
+        )*
+    };
+}
+
+impl Router {
+    /// An empty router.
+    pub fn new() -> Self {
+        Router::default()
+    }
+
+    method_fns! {
+        /// Answer `GET` (and `HEAD`, unless a `HEAD` route is registered) at `path`.
+        get => Method::GET;
+        /// Answer `POST` at `path`.
+        post => Method::POST;
+        /// Answer `PUT` at `path`.
+        put => Method::PUT;
+        /// Answer `PATCH` at `path`.
+        patch => Method::PATCH;
+        /// Answer `DELETE` at `path`.
+        delete => Method::DELETE;
+        /// Answer `HEAD` at `path`.
+        head => Method::HEAD;
+        /// Answer `OPTIONS` at `path`.
+        options => Method::OPTIONS;
+    }
+
+    /// Answer every method at `path` (methods with their own route there go to it).
+    #[track_caller]
+    pub fn all<M>(&mut self, path: &str, handler: impl Handler<M>) -> RouteRef<'_> {
+        self.add(None, path, handler.into_endpoint())
+    }
+
+    /// Answer `method` at `path`.
+    #[track_caller]
+    pub fn route<M>(
+        &mut self,
+        method: Method,
+        path: &str,
+        handler: impl Handler<M>,
+    ) -> RouteRef<'_> {
+        self.add(Some(method), path, handler.into_endpoint())
+    }
+
+    #[track_caller]
+    fn add(
+        &mut self,
+        method: Option<Method>,
+        path: &str,
+        endpoint: Arc<dyn Endpoint>,
+    ) -> RouteRef<'_> {
+        self.routes.push(RouteDef {
+            method,
+            path: path.to_owned(),
+            endpoint,
+            middleware: Vec::new(),
+            location: Location::caller(),
+        });
+        RouteRef(self.routes.last_mut().expect("just pushed"))
+    }
+
+    /// Add middleware. On an [`crate::App`] it runs for every request, before routing (so it
+    /// sees 404s too); on a mounted router, for that router's routes. Named after Express's
+    /// `app.use`; `use` is a Rust keyword, hence `r#use`.
+    pub fn r#use(&mut self, middleware: impl Middleware) -> &mut Self {
+        self.middleware.push(Arc::new(middleware));
+        self
+    }
+
+    /// Serve `router` under `prefix`: a route `/users` in it answers `prefix/users`. Inside,
+    /// [`Request::path`] is the path without the prefix; [`Request::original_path`] has it.
+    pub fn mount(&mut self, prefix: &str, router: Router) -> &mut Self {
+        self.mounts
+            .push((prefix.trim_end_matches('/').to_owned(), router));
+        self
+    }
+
+    /// The largest body any middleware in this router allows.
+    pub(crate) fn body_limit_hint(&self) -> Option<u64> {
+        let own = self.middleware.iter().filter_map(|m| m.body_limit_hint());
+        let routes = self
+            .routes
+            .iter()
+            .flat_map(|r| r.middleware.iter().filter_map(|m| m.body_limit_hint()));
+        let mounts = self.mounts.iter().filter_map(|(_, r)| r.body_limit_hint());
+        own.chain(routes).chain(mounts).max()
+    }
+
+    /// Split into the app-wide middleware and the compiled routes.
+    pub(crate) fn compile(self) -> (Vec<Arc<dyn Middleware>>, Routes) {
+        let mut routes = Routes::default();
+        let Router {
+            routes: defs,
+            middleware,
+            mounts,
+        } = self;
+        let root = Router {
+            routes: defs,
+            middleware: Vec::new(),
+            mounts,
+        };
+        root.compile_into(&mut routes, "", &[]);
+        (middleware, routes)
+    }
+
+    fn compile_into(self, routes: &mut Routes, prefix: &str, outer: &[Arc<dyn Middleware>]) {
+        let mut stack = outer.to_vec();
+        stack.extend(self.middleware);
+        for def in self.routes {
+            let path = match (prefix, def.path.as_str()) {
+                (p, "/") if !p.is_empty() => p.to_owned(),
+                (p, path) => format!("{p}{path}"),
+            };
+            let mut layers = stack.clone();
+            layers.extend(def.middleware);
+            let target = Target {
+                chain: Arc::new(Chain {
+                    layers,
+                    end: End::Endpoint(def.endpoint),
+                }),
+                prefix_len: prefix.len(),
+                location: def.location,
+            };
+            routes.insert(def.method, &path, target);
+        }
+        for (mount, router) in self.mounts {
+            router.compile_into(routes, &format!("{prefix}{mount}"), &stack);
+        }
+    }
+}
+
+/// One registered handler with its middleware.
+struct Target {
+    chain: Arc<Chain>,
+    prefix_len: usize,
+    location: &'static Location<'static>,
+}
+
+/// The handlers registered at one path, by method.
+#[derive(Default)]
+struct Methods {
+    by_method: Vec<(Method, Target)>,
+    any: Option<Target>,
+    allow: Option<HeaderValue>,
+}
+
+impl Methods {
+    fn select(&self, method: &Method) -> Option<&Target> {
+        let exact = |m: &Method| self.by_method.iter().find(|(k, _)| k == m).map(|(_, t)| t);
+        exact(method)
+            .or_else(|| {
+                (*method == Method::HEAD)
+                    .then(|| exact(&Method::GET))
+                    .flatten()
+            })
+            .or(self.any.as_ref())
+    }
+}
+
+/// The compiled route table.
+#[derive(Default)]
+pub(crate) struct Routes {
+    tree: Tree<Methods>,
+}
+
+/// The `Allow` field for a path's methods; `HEAD` is allowed wherever `GET` is.
+fn allow_header(by_method: &[(Method, Target)]) -> Option<HeaderValue> {
+    let mut names: Vec<&str> = by_method.iter().map(|(m, _)| m.as_str()).collect();
+    if names.contains(&"GET") {
+        names.push("HEAD");
+    }
+    names.sort_unstable();
+    names.dedup();
+    HeaderValue::from_str(&names.join(", ")).ok()
+}
+
+impl Routes {
+    fn insert(&mut self, method: Option<Method>, path: &str, target: Target) {
+        let location = target.location;
+        let methods = self
+            .tree
+            .entry(path, Methods::default)
+            .unwrap_or_else(|error| {
+                panic!("invalid route `{path}` registered at {location}: {error}")
+            });
+        let existing = match &method {
+            Some(m) => methods
+                .by_method
+                .iter()
+                .find(|(k, _)| k == m)
+                .map(|(_, t)| t),
+            None => methods.any.as_ref(),
+        };
+        if let Some(existing) = existing {
+            let name = method.as_ref().map_or("ALL", Method::as_str);
+            panic!(
+                "route {name} {path} registered at {location} conflicts with the same route registered at {}",
+                existing.location
+            );
+        }
+        match method {
+            Some(m) => methods.by_method.push((m, target)),
+            None => methods.any = Some(target),
+        }
+        methods.allow = allow_header(&methods.by_method);
+    }
+
+    /// Route a request to its handler's chain: 404 if no path matches, 405 (with `Allow`) if
+    /// the path has no handler for the method.
+    pub(crate) fn dispatch(&self, mut req: Request) -> Reply {
+        let Some((methods, captures)) = self.tree.find(req.original_path()) else {
+            return Reply::ready(Error::from(Rejection::NotFound).into_response());
+        };
+        match methods.select(req.method()) {
+            Some(target) => {
+                req.set_route(captures, target.prefix_len);
+                Next::start(target.chain.clone()).run(req)
+            }
+            None => {
+                let mut res = Error::from(Rejection::MethodNotAllowed).into_response();
+                if let Some(allow) = &methods.allow {
+                    res.headers_mut().insert(header::ALLOW, allow.clone());
+                }
+                Reply::ready(res)
+            }
+        }
+    }
+}
