@@ -24,7 +24,12 @@ pub enum Body {
     Bytes(Bytes),
     /// Chunks produced over time; each is written when it is produced, and the next is not
     /// asked for until the client has taken the last, so a slow reader holds back the producer.
+    /// Sent with chunked encoding (close-delimited to HTTP/1.0 clients).
     Stream(BodyStream),
+    /// Chunks produced over time, adding up to exactly this many bytes: sent with
+    /// `Content-Length`, such as a file. A stream that yields more or fewer bytes ends the
+    /// connection, since the framing can no longer be trusted.
+    SizedStream(u64, BodyStream),
 }
 
 impl Body {
@@ -35,6 +40,7 @@ impl Body {
             Body::Static(b) => Some(b.len() as u64),
             Body::Bytes(b) => Some(b.len() as u64),
             Body::Stream(_) => None,
+            Body::SizedStream(len, _) => Some(*len),
         }
     }
 
@@ -84,6 +90,7 @@ impl fmt::Debug for Body {
             Body::Static(b) => write!(f, "Body::Static({} bytes)", b.len()),
             Body::Bytes(b) => write!(f, "Body::Bytes({} bytes)", b.len()),
             Body::Stream(_) => f.write_str("Body::Stream"),
+            Body::SizedStream(len, _) => write!(f, "Body::SizedStream({len} bytes)"),
         }
     }
 }

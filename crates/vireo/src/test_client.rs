@@ -138,7 +138,7 @@ impl TestRequest<'_> {
                 Body::Empty => Bytes::new(),
                 Body::Static(bytes) => Bytes::from_static(bytes),
                 Body::Bytes(bytes) => bytes,
-                Body::Stream(mut stream) => {
+                Body::Stream(mut stream) | Body::SizedStream(_, mut stream) => {
                     let mut all = Vec::new();
                     while let Some(chunk) =
                         std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await

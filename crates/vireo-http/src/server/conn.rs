@@ -316,6 +316,9 @@ async fn write_response(
         Body::Static(bytes) => write_bytes(stream, out, bytes, stall).await,
         Body::Bytes(bytes) => write_bytes(stream, out, &bytes, stall).await,
         Body::Stream(stream_body) => write_stream(stream, out, stream_body, framing, stall).await,
+        Body::SizedStream(len, stream_body) => {
+            write_sized_stream(stream, out, stream_body, len, stall).await
+        }
     }
 }
 
@@ -369,6 +372,37 @@ async fn write_stream(
     }
     if chunked {
         out.extend_from_slice(LAST_CHUNK);
+    }
+    Ok(())
+}
+
+/// Send a stream whose total length was announced, checking that it keeps its word.
+async fn write_sized_stream(
+    stream: &TcpStream,
+    out: &mut Vec<u8>,
+    mut body: crate::response::BodyStream,
+    len: u64,
+    stall: std::time::Duration,
+) -> Result<(), ()> {
+    flush(stream, out, stall).await.map_err(drop)?;
+    let mut sent = 0u64;
+    while let Some(item) = std::future::poll_fn(|cx| body.as_mut().poll_next(cx)).await {
+        let chunk = item.map_err(|error| {
+            tracing::debug!(%error, "a sized streamed body failed; closing");
+        })?;
+        sent += chunk.len() as u64;
+        if sent > len {
+            tracing::error!(
+                len,
+                "a sized body yielded more bytes than announced; closing"
+            );
+            return Err(());
+        }
+        write_all(stream, &chunk, stall).await.map_err(drop)?;
+    }
+    if sent < len {
+        tracing::error!(len, sent, "a sized body ended early; closing");
+        return Err(());
     }
     Ok(())
 }

@@ -14,6 +14,23 @@
 //!     res
 //! });
 //! ```
+//!
+//! Built in: [`logger`], [`cors`], [`compression`], [`request_id`], [`timeout`] and
+//! [`body_limit`].
+
+mod body_limit;
+mod compression;
+mod cors;
+mod logger;
+mod request_id;
+mod timeout;
+
+pub use body_limit::{body_limit, BodyLimit};
+pub use compression::{compression, Compression, DEFAULT_THRESHOLD};
+pub use cors::{cors, Cors};
+pub use logger::{logger, Logger};
+pub use request_id::{request_id, RequestId, RequestIdLayer};
+pub use timeout::{timeout, Timeout};
 
 use crate::handler::{Endpoint, Reply};
 use crate::response::IntoResponse;

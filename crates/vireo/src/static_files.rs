@@ -1,0 +1,369 @@
+//! Serving files from a directory: content types, `ETag` and `Last-Modified` with 304,
+//! single `Range` requests with 206, `index.html` for directories, and no path traversal.
+
+use crate::error::Error;
+use crate::handler::{Endpoint, Handler, IsAsync, Reply};
+use crate::response::IntoResponse;
+use crate::Request;
+use bytes::Bytes;
+use http::{header, HeaderValue, Method, StatusCode};
+use std::path::{Component, Path, PathBuf};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::io::AsyncRead;
+use vireo_http::{Body, Response};
+
+/// Files up to this size are read whole; larger ones are streamed in chunks of this size, so
+/// a large download never sits in memory.
+const CHUNK: usize = 64 * 1024;
+
+/// Serve the files under `root`, at a route ending in a wildcard (`/static/*path`) or as the
+/// only route of a mounted router. Paths with `..`, backslashes or NUL, and symlinks leading
+/// out of `root`, get 404.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("hello.txt"), "hi").unwrap();
+/// let mut app = vireo::App::new();
+/// app.get("/static/*path", vireo::serve_dir(dir.path()));
+/// let client = vireo::TestClient::new(app);
+/// let res = client.get("/static/hello.txt").send();
+/// assert_eq!(res.text(), "hi");
+/// assert_eq!(res.header("content-type"), Some("text/plain; charset=utf-8"));
+/// assert_eq!(client.get("/static/../Cargo.toml").send().status(), 404);
+/// ```
+pub fn serve_dir(root: impl Into<PathBuf>) -> ServeDir {
+    ServeDir {
+        root: Arc::new(root.into()),
+    }
+}
+
+/// See [`serve_dir`].
+#[derive(Debug, Clone)]
+pub struct ServeDir {
+    root: Arc<PathBuf>,
+}
+
+impl Handler<IsAsync> for ServeDir {
+    fn into_endpoint(self) -> Arc<dyn Endpoint> {
+        Arc::new(self)
+    }
+}
+
+impl Endpoint for ServeDir {
+    fn call(&self, req: Request) -> Reply {
+        let root = self.root.clone();
+        Reply::pending(async move {
+            match serve(&root, &req).await {
+                Ok(response) => response,
+                Err(error) => error.into_response(),
+            }
+        })
+    }
+}
+
+/// The path the client asked for, relative to the root, if it is a safe one.
+fn relative_path(req: &Request) -> Option<PathBuf> {
+    let raw = req.params().last().map(|(_, v)| v.into_owned());
+    let raw = raw.unwrap_or_else(|| {
+        percent_encoding::percent_decode_str(req.path())
+            .decode_utf8_lossy()
+            .into_owned()
+    });
+    if raw.contains(['\\', '\0']) {
+        return None;
+    }
+    let mut path = PathBuf::new();
+    for component in Path::new(raw.trim_start_matches('/')).components() {
+        match component {
+            Component::Normal(part) => path.push(part),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(path)
+}
+
+fn not_found() -> Error {
+    Error::not_found("Not Found")
+}
+
+async fn serve(root: &Path, req: &Request) -> Result<Response, Error> {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return Err(Error::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "Method Not Allowed",
+        ));
+    }
+    let relative = relative_path(req).ok_or_else(not_found)?;
+    let root = tokio::fs::canonicalize(root)
+        .await
+        .map_err(|_| not_found())?;
+    let mut path = tokio::fs::canonicalize(root.join(&relative))
+        .await
+        .map_err(|_| not_found())?;
+    if !path.starts_with(&root) {
+        return Err(not_found());
+    }
+    let mut meta = tokio::fs::metadata(&path).await.map_err(|_| not_found())?;
+    if meta.is_dir() {
+        path.push("index.html");
+        meta = tokio::fs::metadata(&path).await.map_err(|_| not_found())?;
+    }
+    if !meta.is_file() {
+        return Err(not_found());
+    }
+    let len = meta.len();
+    let modified = meta.modified().unwrap_or(UNIX_EPOCH);
+    let etag = entity_tag(len, modified);
+    let last_modified = httpdate::fmt_http_date(modified);
+
+    let mut res = Response::new(StatusCode::OK, Body::Empty);
+    let headers = res.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(content_type(&path)),
+    );
+    headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+    if let Ok(value) = HeaderValue::from_str(&etag) {
+        headers.insert(header::ETAG, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&last_modified) {
+        headers.insert(header::LAST_MODIFIED, value);
+    }
+    if not_modified(req, &etag, modified) {
+        res.set_status(StatusCode::NOT_MODIFIED);
+        return Ok(res);
+    }
+    let range = match req.header("range") {
+        Some(range) if if_range_holds(req, &etag, &last_modified) => parse_range(range, len),
+        _ => RangeRequest::Whole,
+    };
+    let (start, count) = match range {
+        RangeRequest::Whole => (0, len),
+        RangeRequest::Part(start, end) => {
+            res.set_status(StatusCode::PARTIAL_CONTENT);
+            let value = format!("bytes {start}-{end}/{len}");
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                res.headers_mut().insert(header::CONTENT_RANGE, value);
+            }
+            (start, end - start + 1)
+        }
+        RangeRequest::Unsatisfiable => {
+            res.set_status(StatusCode::RANGE_NOT_SATISFIABLE);
+            if let Ok(value) = HeaderValue::from_str(&format!("bytes */{len}")) {
+                res.headers_mut().insert(header::CONTENT_RANGE, value);
+            }
+            return Ok(res);
+        }
+    };
+    if req.method() == Method::HEAD {
+        res.set_body(Body::SizedStream(count, Box::pin(FileChunks::empty())));
+        return Ok(res);
+    }
+    res.set_body(
+        read_body(&path, start, count)
+            .await
+            .map_err(Error::internal)?,
+    );
+    Ok(res)
+}
+
+async fn read_body(path: &Path, start: u64, count: u64) -> std::io::Result<Body> {
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    let mut file = tokio::fs::File::open(path).await?;
+    if start > 0 {
+        file.seek(std::io::SeekFrom::Start(start)).await?;
+    }
+    if count <= CHUNK as u64 {
+        let mut data = vec![0; count as usize];
+        file.read_exact(&mut data).await?;
+        return Ok(Body::Bytes(Bytes::from(data)));
+    }
+    Ok(Body::SizedStream(
+        count,
+        Box::pin(FileChunks {
+            file: Some(file),
+            left: count,
+        }),
+    ))
+}
+
+/// A weak validator from the size and modification time: cheap, and changes whenever the file
+/// is rewritten.
+fn entity_tag(len: u64, modified: SystemTime) -> String {
+    let since = modified.duration_since(UNIX_EPOCH).unwrap_or_default();
+    format!(
+        "W/\"{len:x}-{:x}-{:x}\"",
+        since.as_secs(),
+        since.subsec_nanos()
+    )
+}
+
+/// RFC 9110 §13.1.2 and §13.1.3: `If-None-Match` wins over `If-Modified-Since`.
+fn not_modified(req: &Request, etag: &str, modified: SystemTime) -> bool {
+    if let Some(tags) = req.header("if-none-match") {
+        let bare = etag.trim_start_matches("W/");
+        return tags
+            .split(',')
+            .map(|t| t.trim().trim_start_matches("W/"))
+            .any(|t| t == "*" || t == bare);
+    }
+    match req
+        .header("if-modified-since")
+        .and_then(|d| httpdate::parse_http_date(d).ok())
+    {
+        Some(since) => {
+            let secs = |t: SystemTime| t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+            secs(modified) <= secs(since)
+        }
+        None => false,
+    }
+}
+
+/// `If-Range` (RFC 9110 §13.1.5): the range applies only if the validator still matches.
+fn if_range_holds(req: &Request, etag: &str, last_modified: &str) -> bool {
+    match req.header("if-range") {
+        None => true,
+        // A weak tag never matches If-Range; ours are weak, so only the date form can match.
+        Some(value) if value.starts_with('"') || value.starts_with("W/") => false,
+        Some(value) => value == last_modified && !etag.is_empty(),
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum RangeRequest {
+    Whole,
+    /// First and last byte, inclusive.
+    Part(u64, u64),
+    Unsatisfiable,
+}
+
+/// A single `bytes=` range (RFC 9110 §14.2). Several ranges are answered with the whole file,
+/// which RFC 9110 allows, and spares us multipart bodies.
+fn parse_range(value: &str, len: u64) -> RangeRequest {
+    let Some(spec) = value.trim().strip_prefix("bytes=") else {
+        return RangeRequest::Whole;
+    };
+    if spec.contains(',') {
+        return RangeRequest::Whole;
+    }
+    let Some((first, last)) = spec.trim().split_once('-') else {
+        return RangeRequest::Whole;
+    };
+    let parse = |s: &str| s.trim().parse::<u64>().ok();
+    let (start, end) = match (first.trim().is_empty(), parse(first), parse(last)) {
+        (true, _, Some(suffix)) if suffix > 0 => {
+            (len.saturating_sub(suffix), len.saturating_sub(1))
+        }
+        (true, _, _) => return RangeRequest::Unsatisfiable,
+        (false, Some(start), None) if last.trim().is_empty() => (start, len.saturating_sub(1)),
+        (false, Some(start), Some(end)) if end >= start => (start, end.min(len.saturating_sub(1))),
+        _ => return RangeRequest::Whole,
+    };
+    if len == 0 || start >= len {
+        RangeRequest::Unsatisfiable
+    } else {
+        RangeRequest::Part(start, end)
+    }
+}
+
+/// The content type for a file name's extension.
+fn content_type(path: &Path) -> &'static str {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .unwrap_or_default();
+    match ext.as_str() {
+        "html" | "htm" => "text/html; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "json" => "application/json",
+        "txt" => "text/plain; charset=utf-8",
+        "md" => "text/markdown; charset=utf-8",
+        "csv" => "text/csv; charset=utf-8",
+        "xml" => "application/xml",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "avif" => "image/avif",
+        "ico" => "image/x-icon",
+        "woff" => "font/woff",
+        "woff2" => "font/woff2",
+        "ttf" => "font/ttf",
+        "pdf" => "application/pdf",
+        "wasm" => "application/wasm",
+        "zip" => "application/zip",
+        "gz" => "application/gzip",
+        "mp4" => "video/mp4",
+        "webm" => "video/webm",
+        "mp3" => "audio/mpeg",
+        "ogg" => "audio/ogg",
+        _ => "application/octet-stream",
+    }
+}
+
+/// A file read in chunks, each read on Tokio's blocking pool as the client takes the last.
+struct FileChunks {
+    file: Option<tokio::fs::File>,
+    left: u64,
+}
+
+impl FileChunks {
+    fn empty() -> Self {
+        FileChunks {
+            file: None,
+            left: 0,
+        }
+    }
+}
+
+impl futures_core::Stream for FileChunks {
+    type Item = Result<Bytes, vireo_http::BoxError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        let Some(file) = this.file.as_mut().filter(|_| this.left > 0) else {
+            return Poll::Ready(None);
+        };
+        let mut chunk = vec![0; CHUNK.min(this.left as usize)];
+        let mut buf = tokio::io::ReadBuf::new(&mut chunk);
+        match Pin::new(file).poll_read(cx, &mut buf) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(e)) => Poll::Ready(Some(Err(e.into()))),
+            Poll::Ready(Ok(())) => {
+                let n = buf.filled().len();
+                if n == 0 {
+                    let eof = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+                    return Poll::Ready(Some(Err(eof.into())));
+                }
+                this.left -= n as u64;
+                chunk.truncate(n);
+                Poll::Ready(Some(Ok(Bytes::from(chunk))))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        assert_eq!(parse_range("bytes=0-9", 100), RangeRequest::Part(0, 9));
+        assert_eq!(parse_range("bytes=90-", 100), RangeRequest::Part(90, 99));
+        assert_eq!(parse_range("bytes=-10", 100), RangeRequest::Part(90, 99));
+        assert_eq!(parse_range("bytes=95-200", 100), RangeRequest::Part(95, 99));
+        assert_eq!(parse_range("bytes=100-", 100), RangeRequest::Unsatisfiable);
+        assert_eq!(parse_range("bytes=-0", 100), RangeRequest::Unsatisfiable);
+        assert_eq!(parse_range("bytes=0-1,5-6", 100), RangeRequest::Whole);
+        assert_eq!(parse_range("items=0-1", 100), RangeRequest::Whole);
+        assert_eq!(parse_range("bytes=5-2", 100), RangeRequest::Whole);
+    }
+}
