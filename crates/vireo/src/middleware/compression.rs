@@ -91,13 +91,15 @@ fn compressible(response: &Response) -> bool {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("");
-    !(content_type.starts_with("image/") && !content_type.starts_with("image/svg"))
-        && !content_type.starts_with("video/")
-        && !content_type.starts_with("audio/")
-        && !matches!(
+    let already_compressed = (content_type.starts_with("image/")
+        && !content_type.starts_with("image/svg"))
+        || content_type.starts_with("video/")
+        || content_type.starts_with("audio/")
+        || matches!(
             content_type,
             "application/zip" | "application/gzip" | "application/x-gzip" | "application/zstd"
-        )
+        );
+    !already_compressed
 }
 
 fn compress(coding: Coding, data: &[u8]) -> std::io::Result<Vec<u8>> {
