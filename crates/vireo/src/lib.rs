@@ -1,6 +1,42 @@
 //! # Vireo
 //!
-//! An Express-style web framework on the Vireo HTTP/1.1 engine.
+//! An Express-style web framework on the Vireo HTTP/1.1 engine ([`vireo_http`]).
+//!
+//! ```
+//! use vireo::{App, Json, Next, Request};
+//!
+//! let mut app = App::new();
+//! app.r#use(|mut req: Request, next: Next| {
+//!     req.set(42u32);
+//!     next.run(req)
+//! });
+//! app.get("/", |_req| "Hello, World!");
+//! app.get("/users/:id", |req: Request| {
+//!     format!("User: {} (answer {})", req.param("id").unwrap(), req.get::<u32>().unwrap())
+//! });
+//! app.get("/json", |_req| async { Json(serde_json::json!({"message": "Hello, World!"})) });
+//!
+//! // Serve it with `app.listen("127.0.0.1:8080")`; test it without a socket:
+//! let client = vireo::TestClient::new(app);
+//! assert_eq!(client.get("/users/7").send().text(), "User: 7 (answer 42)");
+//! assert_eq!(client.post("/users/7").send().status(), 405);
+//! assert_eq!(client.get("/nope").send().status(), 404);
+//! ```
+//!
+//! - **Routing** ([`Router`]): `:param` and a trailing `*wildcard`, matched in one pass over a
+//!   tree; static segments win over parameters; `HEAD` falls back to `GET`; 404, and 405 with
+//!   `Allow`; routers mounted at a prefix; a conflicting route panics at start-up naming the
+//!   line that registered it.
+//! - **Handlers** ([`Handler`]): one shape, `Fn(Request) -> impl IntoResponse`, sync or async;
+//!   blocking ones wrapped in [`blocking`].
+//! - **Requests** ([`Request`]): params, query (raw and typed), header fields, cookies, the
+//!   body as bytes, text, JSON or form; typed extensions; app state.
+//! - **Middleware** ([`middleware`]): functions of the request and [`Next`]; built in: logging,
+//!   CORS, compression, request id, timeout, body limit.
+//! - **Errors** ([`Error`], [`Rejection`]): every failure is a response with a precise status;
+//!   [`App::on_error`] reshapes them all.
+//! - **Testing** ([`TestClient`], [`serve_ephemeral`]).
+
 mod app;
 mod error;
 mod handler;
@@ -25,3 +61,8 @@ pub use static_files::{serve_dir, ServeDir};
 pub use streaming::{stream_body, stream_iter, Event, Sse};
 pub use test_client::{serve_ephemeral, TestClient, TestRequest, TestResponse};
 pub use vireo_http::{http, Body, Limits, Response, RunningServer, Server};
+
+/// The README's examples, compiled and run as doctests so they stay true.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

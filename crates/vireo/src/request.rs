@@ -140,8 +140,15 @@ impl Request {
 
     /// A route parameter parsed as `T`: 400 if it does not parse.
     ///
-    /// ```ignore
-    /// let id: u64 = req.param_as("id")?;
+    /// ```
+    /// let mut app = vireo::App::new();
+    /// app.get("/users/:id", |req: vireo::Request| -> Result<String, vireo::Error> {
+    ///     let id: u64 = req.param_as("id")?;
+    ///     Ok(format!("user {}", id + 1))
+    /// });
+    /// let client = vireo::TestClient::new(app);
+    /// assert_eq!(client.get("/users/41").send().text(), "user 42");
+    /// assert_eq!(client.get("/users/x").send().status(), 400);
     /// ```
     pub fn param_as<T: std::str::FromStr>(&self, name: &str) -> Result<T, Error>
     where
