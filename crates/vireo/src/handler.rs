@@ -100,7 +100,7 @@ where
     R: IntoResponse + 'static,
 {
     fn call(&self, mut req: Request) -> Reply {
-        if req.body().is_ok() {
+        if req.body_is_ready() {
             return Reply::ready((self.0)(req).into_response());
         }
         let f = self.0.clone();
@@ -132,7 +132,7 @@ where
     Fut::Output: IntoResponse,
 {
     fn call(&self, mut req: Request) -> Reply {
-        if req.body().is_ok() {
+        if req.body_is_ready() {
             let future = (self.0)(req);
             return Reply::pending(async move { future.await.into_response() });
         }

@@ -304,6 +304,11 @@ impl Request {
         self.body()
     }
 
+    /// Whether the body is here and within the limit, so the handler can run without waiting.
+    pub(crate) fn body_is_ready(&self) -> bool {
+        matches!(&self.body, BodySource::Ready(bytes) if bytes.len() as u64 <= self.body_limit)
+    }
+
     /// The body bytes, exactly as received.
     pub fn body(&self) -> Result<&Bytes, Error> {
         match &self.body {

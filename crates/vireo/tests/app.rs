@@ -1,0 +1,674 @@
+//! The framework through its test client: routing, handlers, requests, middleware, errors.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+use vireo::http::{Method, StatusCode};
+use vireo::middleware::{body_limit, compression, cors, request_id, timeout, RequestId};
+use vireo::{
+    blocking, App, Bytes, Cookie, Error, Html, Json, Next, Redirect, Request, Response,
+    ResponseExt, Router, TestClient,
+};
+
+fn client(build: impl FnOnce(&mut App)) -> TestClient {
+    let mut app = App::new();
+    build(&mut app);
+    TestClient::new(app)
+}
+
+#[test]
+fn static_segments_win_over_params_and_wildcards_take_the_rest() {
+    let c = client(|app| {
+        app.get("/users/me", |_req| "me");
+        app.get("/users/:id", |req: Request| {
+            format!("id {}", req.param("id").unwrap())
+        });
+        app.get("/users/:id/posts/:post", |req: Request| {
+            let params: Vec<String> = req.params().map(|(n, v)| format!("{n}={v}")).collect();
+            params.join(",")
+        });
+        app.get("/files/*rest", |req: Request| {
+            req.param("rest").unwrap().into_owned()
+        });
+    });
+    assert_eq!(c.get("/users/me").send().text(), "me");
+    assert_eq!(c.get("/users/42").send().text(), "id 42");
+    assert_eq!(c.get("/users/a%20b").send().text(), "id a b");
+    assert_eq!(c.get("/users/1/posts/2").send().text(), "id=1,post=2");
+    assert_eq!(c.get("/files/a/b/c.txt").send().text(), "a/b/c.txt");
+    assert_eq!(c.get("/users/42?x=1").send().text(), "id 42");
+}
+
+#[test]
+fn not_found_method_not_allowed_and_head_fallback() {
+    let c = client(|app| {
+        app.get("/thing", |_req| "got it");
+        app.post("/thing", |_req| "posted");
+        app.delete("/other", |_req| "deleted");
+    });
+    assert_eq!(c.get("/nothing").send().status(), StatusCode::NOT_FOUND);
+    let res = c.put("/thing").send();
+    assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(res.header("allow"), Some("GET, HEAD, POST"));
+    assert_eq!(c.get("/other").send().header("allow"), Some("DELETE"));
+    let head = c.head("/thing").send();
+    assert_eq!(head.status(), StatusCode::OK);
+    assert!(head.bytes().is_empty());
+    assert_eq!(
+        head.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+}
+
+#[test]
+fn every_method_function_and_all() {
+    let c = client(|app| {
+        app.put("/r", |_req| "put");
+        app.patch("/r", |_req| "patch");
+        app.options("/r", |_req| "options");
+        app.head("/h", |_req| StatusCode::IM_A_TEAPOT);
+        app.all("/any", |req: Request| req.method().to_string());
+        app.route(Method::from_bytes(b"PURGE").unwrap(), "/r", |_req| "purged");
+    });
+    assert_eq!(c.put("/r").send().text(), "put");
+    assert_eq!(c.patch("/r").send().text(), "patch");
+    assert_eq!(c.request(Method::OPTIONS, "/r").send().text(), "options");
+    assert_eq!(c.head("/h").send().status(), StatusCode::IM_A_TEAPOT);
+    assert_eq!(c.delete("/any").send().text(), "DELETE");
+    assert_eq!(
+        c.request(Method::from_bytes(b"PURGE").unwrap(), "/r")
+            .send()
+            .text(),
+        "purged"
+    );
+}
+
+#[test]
+fn mounted_routers_strip_the_prefix_but_keep_the_original_path() {
+    let mut api = Router::new();
+    api.get("/", |_req| "api root");
+    api.get("/users/:id", |req: Request| {
+        format!(
+            "{} {} {}",
+            req.path(),
+            req.original_path(),
+            req.param("id").unwrap()
+        )
+    });
+    let mut v2 = Router::new();
+    v2.get("/ping", |req: Request| {
+        format!("{} {}", req.path(), req.original_path())
+    });
+    api.mount("/v2", v2);
+    let c = client(|app| {
+        app.mount("/api", api);
+    });
+    assert_eq!(c.get("/api").send().text(), "api root");
+    assert_eq!(
+        c.get("/api/users/5").send().text(),
+        "/users/5 /api/users/5 5"
+    );
+    assert_eq!(c.get("/api/v2/ping").send().text(), "/ping /api/v2/ping");
+}
+
+#[test]
+#[should_panic(expected = "conflicts with the same route registered at crates/vireo/tests/app.rs")]
+fn a_duplicate_route_panics_naming_both_lines() {
+    let mut app = App::new();
+    app.get("/a", |_req| "one");
+    app.get("/a", |_req| "two");
+    TestClient::new(app);
+}
+
+#[test]
+#[should_panic(expected = "parameter `name` conflicts with `id`")]
+fn differently_named_params_at_one_place_panic() {
+    let mut app = App::new();
+    app.get("/users/:id", |_req| "one");
+    app.post("/users/:name", |_req| "two");
+    TestClient::new(app);
+}
+
+#[test]
+#[should_panic(expected = "registered at crates/vireo/tests/app.rs")]
+fn an_invalid_pattern_panics_with_the_callers_line() {
+    let mut app = App::new();
+    app.get("no-slash", |_req| "x");
+    TestClient::new(app);
+}
+
+#[test]
+fn sync_async_and_blocking_handlers_share_one_shape() {
+    async fn async_fn(req: Request) -> String {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        format!("async {}", req.path())
+    }
+    fn sync_fn(req: Request) -> String {
+        format!("sync {}", req.path())
+    }
+    let c = client(|app| {
+        app.get("/sync", sync_fn);
+        app.get("/async", async_fn);
+        app.get("/closure", |_req| async { "async closure" });
+        app.get(
+            "/blocking",
+            blocking(|req: Request| {
+                std::thread::sleep(Duration::from_millis(1));
+                format!("blocking {}", req.path())
+            }),
+        );
+        app.post(
+            "/blocking-body",
+            blocking(|req: Request| req.body().cloned()),
+        );
+    });
+    assert_eq!(c.get("/sync").send().text(), "sync /sync");
+    assert_eq!(c.get("/async").send().text(), "async /async");
+    assert_eq!(c.get("/closure").send().text(), "async closure");
+    assert_eq!(c.get("/blocking").send().text(), "blocking /blocking");
+    assert_eq!(c.post("/blocking-body").body("data").send().text(), "data");
+}
+
+#[test]
+fn return_types_become_the_right_responses() {
+    #[derive(Serialize)]
+    struct Out {
+        n: u32,
+    }
+    let c = client(|app| {
+        app.get("/str", |_req| "text");
+        app.get("/string", |_req| String::from("owned"));
+        app.get("/vec", |_req| vec![0u8, 159, 146, 150, 255]);
+        app.get("/bytes", |_req| Bytes::from_static(b"\x00\xff"));
+        app.get("/status", |_req| StatusCode::ACCEPTED);
+        app.get("/tuple", |_req| (StatusCode::CREATED, "made"));
+        app.get("/json", |_req| Json(Out { n: 7 }));
+        app.get("/html", |_req| Html("<p>hi</p>"));
+        app.get("/redirect", |_req| Redirect::to("/str"));
+        app.get("/response", |_req| {
+            let mut res = Response::new(StatusCode::OK, "custom");
+            res.set_cookie(&Cookie::new("k", "v").http_only());
+            res
+        });
+        app.get("/ok", |_req| -> Result<&'static str, Error> { Ok("fine") });
+        app.get("/err", |_req| -> Result<&'static str, Error> {
+            Err(Error::new(StatusCode::CONFLICT, "taken"))
+        });
+        app.get("/io-err", |_req| -> Result<&'static str, Error> {
+            Err(std::io::Error::other("disk on fire"))?
+        });
+    });
+    let res = c.get("/str").send();
+    assert_eq!(
+        (res.text(), res.header("content-type")),
+        ("text", Some("text/plain; charset=utf-8"))
+    );
+    assert_eq!(c.get("/string").send().text(), "owned");
+    let res = c.get("/vec").send();
+    assert_eq!(
+        res.bytes().as_ref(),
+        &[0u8, 159, 146, 150, 255],
+        "binary stays binary"
+    );
+    assert_eq!(res.header("content-type"), Some("application/octet-stream"));
+    assert_eq!(c.get("/bytes").send().bytes().as_ref(), b"\x00\xff");
+    assert_eq!(c.get("/status").send().status(), StatusCode::ACCEPTED);
+    let res = c.get("/tuple").send();
+    assert_eq!((res.status(), res.text()), (StatusCode::CREATED, "made"));
+    let res = c.get("/json").send();
+    assert_eq!(
+        (res.text(), res.header("content-type")),
+        (r#"{"n":7}"#, Some("application/json"))
+    );
+    assert_eq!(
+        c.get("/html").send().header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    let res = c.get("/redirect").send();
+    assert_eq!(
+        (res.status(), res.header("location")),
+        (StatusCode::SEE_OTHER, Some("/str"))
+    );
+    assert_eq!(
+        c.get("/response").send().header("set-cookie"),
+        Some("k=v; Path=/; HttpOnly")
+    );
+    assert_eq!(c.get("/ok").send().text(), "fine");
+    let res = c.get("/err").send();
+    assert_eq!((res.status(), res.text()), (StatusCode::CONFLICT, "taken"));
+    let res = c.get("/io-err").send();
+    assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(
+        !res.text().contains("disk"),
+        "the cause is logged, not sent"
+    );
+}
+
+#[derive(Deserialize, Serialize, Debug, PartialEq)]
+struct Item {
+    name: String,
+    qty: u32,
+}
+
+#[test]
+fn bodies_as_bytes_text_json_and_form_with_precise_rejections() {
+    let c = client(|app| {
+        app.post("/bytes", |req: Request| {
+            req.body().map(|b| b.len().to_string())
+        });
+        app.post("/text", |req: Request| req.text().map(str::to_uppercase));
+        app.post("/json", |req: Request| req.json::<Item>().map(Json));
+        app.post("/form", |req: Request| {
+            req.form::<Item>().map(|i| format!("{} x{}", i.name, i.qty))
+        });
+    });
+    assert_eq!(c.post("/bytes").body(vec![0u8; 1000]).send().text(), "1000");
+    assert_eq!(c.post("/text").body("abc").send().text(), "ABC");
+    assert_eq!(c.post("/text").body(vec![0xff, 0xfe]).send().status(), 400);
+
+    let good = Item {
+        name: "pen".into(),
+        qty: 2,
+    };
+    assert_eq!(c.post("/json").json(&good).send().json::<Item>(), good);
+    let res = c.post("/json").body(r#"{"name":"pen","qty":2}"#).send();
+    assert_eq!(res.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let res = c
+        .post("/json")
+        .header("content-type", "application/json")
+        .body("{nope")
+        .send();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert!(res.text().starts_with("Malformed JSON: "), "{}", res.text());
+    let res = c
+        .post("/json")
+        .header("content-type", "application/json; charset=utf-8")
+        .body(r#"{"name":"pen","qty":-1}"#)
+        .send();
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+
+    let form = c
+        .post("/form")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("name=blue+pen&qty=3")
+        .send();
+    assert_eq!(form.text(), "blue pen x3");
+    assert_eq!(c.post("/form").body("name=a&qty=1").send().status(), 415);
+    let res = c
+        .post("/form")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("name=a")
+        .send();
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[test]
+fn body_limits_default_and_per_route() {
+    let c = client(|app| {
+        app.limits(vireo::Limits {
+            max_body_size: 100,
+            ..vireo::Limits::default()
+        });
+        app.post("/small", |req: Request| {
+            req.body().map(|b| b.len().to_string())
+        });
+        app.post("/smaller", |req: Request| {
+            req.body().map(|b| b.len().to_string())
+        })
+        .with(body_limit(10));
+        app.post("/upload", |req: Request| {
+            req.body().map(|b| b.len().to_string())
+        })
+        .with(body_limit(1000));
+    });
+    assert_eq!(c.post("/small").body(vec![1u8; 100]).send().text(), "100");
+    assert_eq!(c.post("/small").body(vec![1u8; 101]).send().status(), 413);
+    assert_eq!(c.post("/smaller").body(vec![1u8; 11]).send().status(), 413);
+    assert_eq!(
+        c.post("/upload").body(vec![1u8; 1000]).send().text(),
+        "1000"
+    );
+}
+
+#[test]
+fn query_headers_and_cookies() {
+    #[derive(Deserialize)]
+    struct Page {
+        page: u32,
+        tag: Option<String>,
+    }
+    let c = client(|app| {
+        app.get("/q", |req: Request| -> Result<String, Error> {
+            let page: Page = req.query()?;
+            Ok(format!(
+                "{} {:?} {:?} {:?}",
+                page.page,
+                page.tag,
+                req.query_param("tag").as_deref(),
+                req.query_string()
+            ))
+        });
+        app.get("/h", |req: Request| {
+            let all = req.headers().get_all("x-multi").iter().count();
+            format!("{:?} {all}", req.header("X-One"))
+        });
+        app.get("/c", |req: Request| {
+            format!(
+                "{:?} {:?} {}",
+                req.cookie("a"),
+                req.cookie("missing"),
+                req.cookies().count()
+            )
+        });
+    });
+    assert_eq!(
+        c.get("/q?page=2&tag=a%20b").send().text(),
+        r#"2 Some("a b") Some("a b") Some("page=2&tag=a%20b")"#
+    );
+    assert_eq!(c.get("/q?page=x").send().status(), StatusCode::BAD_REQUEST);
+    let res = c
+        .get("/h")
+        .header("x-one", "1")
+        .header("x-multi", "a")
+        .header("x-multi", "b")
+        .send();
+    assert_eq!(res.text(), r#"Some("1") 2"#);
+    let res = c
+        .get("/c")
+        .header("cookie", "a=1; b=2")
+        .header("cookie", "c=3")
+        .send();
+    assert_eq!(res.text(), r#"Some("1") None 3"#);
+}
+
+#[test]
+fn state_and_extensions() {
+    struct Config {
+        name: &'static str,
+    }
+    #[derive(Clone)]
+    struct User(&'static str);
+    let c = client(|app| {
+        app.state(Config { name: "vireo" });
+        app.r#use(|mut req: Request, next: Next| {
+            req.set(User("ann"));
+            next.run(req)
+        });
+        app.get("/", |req: Request| -> Result<String, Error> {
+            Ok(format!(
+                "{} {}",
+                req.state::<Config>()?.name,
+                req.get::<User>().unwrap().0
+            ))
+        });
+        app.get("/missing", |req: Request| req.state::<String>().cloned());
+    });
+    assert_eq!(c.get("/").send().text(), "vireo ann");
+    let res = c.get("/missing").send();
+    assert_eq!(res.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(
+        res.text().contains("alloc::string::String"),
+        "{}",
+        res.text()
+    );
+}
+
+#[test]
+fn middleware_runs_in_order_can_answer_early_and_change_the_response() {
+    let c = client(|app| {
+        app.r#use(|req: Request, next: Next| async move {
+            let mut res = next.run(req).await;
+            res.headers_mut()
+                .append("x-trace", "outer".parse().unwrap());
+            res
+        });
+        app.r#use(|req: Request, next: Next| async move {
+            if req.header("x-block").is_some() {
+                return (StatusCode::FORBIDDEN, "blocked").into_response_helper();
+            }
+            let mut res = next.run(req).await;
+            res.headers_mut()
+                .append("x-trace", "inner".parse().unwrap());
+            res
+        });
+        app.get("/", |_req| "handler");
+        app.get("/route-mw", |req: Request| format!("{:?}", req.get::<u8>()))
+            .with(|mut req: Request, next: Next| {
+                req.set(7u8);
+                next.run(req)
+            });
+    });
+    let res = c.get("/").send();
+    let trace: Vec<_> = res
+        .headers()
+        .get_all("x-trace")
+        .iter()
+        .map(|v| v.to_str().unwrap())
+        .collect();
+    assert_eq!(trace, ["inner", "outer"]);
+    assert_eq!(res.text(), "handler");
+    let res = c.get("/").header("x-block", "1").send();
+    assert_eq!(
+        (res.status(), res.text()),
+        (StatusCode::FORBIDDEN, "blocked")
+    );
+    assert_eq!(c.get("/route-mw").send().text(), "Some(7)");
+    let res = c.get("/missing").send();
+    assert_eq!(res.status(), 404);
+    assert_eq!(
+        res.headers().get_all("x-trace").iter().count(),
+        2,
+        "app middleware sees 404s"
+    );
+}
+
+trait IntoResponseHelper {
+    fn into_response_helper(self) -> Response;
+}
+impl<T: vireo::IntoResponse> IntoResponseHelper for T {
+    fn into_response_helper(self) -> Response {
+        self.into_response()
+    }
+}
+
+#[test]
+fn router_middleware_applies_to_its_routes_only() {
+    let mut admin = Router::new();
+    admin.r#use(|req: Request, next: Next| async move {
+        if req.header("authorization") == Some("let me in") {
+            next.run(req).await
+        } else {
+            StatusCode::UNAUTHORIZED.into_response_helper()
+        }
+    });
+    admin.get("/panel", |_req| "panel");
+    let c = client(|app| {
+        app.mount("/admin", admin);
+        app.get("/public", |_req| "public");
+    });
+    assert_eq!(c.get("/admin/panel").send().status(), 401);
+    assert_eq!(
+        c.get("/admin/panel")
+            .header("authorization", "let me in")
+            .send()
+            .text(),
+        "panel"
+    );
+    assert_eq!(c.get("/public").send().text(), "public");
+}
+
+#[test]
+fn the_error_handler_reshapes_every_error() {
+    let c = client(|app| {
+        app.post("/json", |req: Request| req.json::<Item>().map(Json));
+        app.get("/fail", |_req| -> Result<&'static str, Error> {
+            Err(Error::bad_request("nope"))
+        });
+        app.on_error(|err| {
+            (err.status(), Json(serde_json::json!({"error": err.message(), "rejection": format!("{:?}", err.as_rejection())})))
+        });
+    });
+    let res = c.get("/missing").send();
+    assert_eq!(
+        res.text(),
+        r#"{"error":"Not Found","rejection":"Some(NotFound)"}"#
+    );
+    assert_eq!(
+        c.get("/fail").send().text(),
+        r#"{"error":"nope","rejection":"None"}"#
+    );
+    let res = c.post("/json").json(&serde_json::json!({"name": 1})).send();
+    assert_eq!(res.status(), 422);
+    assert_eq!(
+        res.json::<serde_json::Value>()["rejection"],
+        "Some(JsonShape)"
+    );
+}
+
+#[test]
+fn builtin_timeout_cors_request_id_and_compression() {
+    let c = client(|app| {
+        app.r#use(cors());
+        app.r#use(request_id());
+        app.r#use(compression());
+        app.get("/slow", |_req| async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            "late"
+        })
+        .with(timeout(Duration::from_millis(20)));
+        app.get("/id", |req: Request| {
+            req.get::<RequestId>().unwrap().0.clone()
+        });
+        app.get("/big", |_req| "compress me ".repeat(500));
+        app.get("/small", |_req| "tiny");
+    });
+    let res = c.get("/slow").send();
+    assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(res.header("connection"), Some("close"));
+
+    let res = c
+        .request(Method::OPTIONS, "/id")
+        .header("origin", "https://a.example")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "x-custom")
+        .send();
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    assert_eq!(res.header("access-control-allow-origin"), Some("*"));
+    assert_eq!(res.header("access-control-allow-headers"), Some("x-custom"));
+
+    let a = c.get("/id").send();
+    let b = c.get("/id").send();
+    assert_ne!(a.text(), b.text(), "fresh ids are unique");
+    assert_eq!(a.header("x-request-id"), Some(a.text()));
+    let replaced = c.get("/id").header("x-request-id", "bad id!").send();
+    assert!(
+        !replaced.text().contains('!'),
+        "an unsafe incoming id is replaced"
+    );
+
+    let res = c.get("/big").header("accept-encoding", "br, gzip").send();
+    assert_eq!(res.header("content-encoding"), Some("br"));
+    let mut plain = String::new();
+    std::io::Read::read_to_string(
+        &mut brotli::Decompressor::new(&res.bytes()[..], 4096),
+        &mut plain,
+    )
+    .unwrap();
+    assert_eq!(plain, "compress me ".repeat(500));
+    let res = c.get("/big").header("accept-encoding", "gzip").send();
+    let mut plain = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(&res.bytes()[..]),
+        &mut plain,
+    )
+    .unwrap();
+    assert_eq!(plain, "compress me ".repeat(500));
+    assert_eq!(
+        c.get("/small")
+            .header("accept-encoding", "gzip")
+            .send()
+            .header("content-encoding"),
+        None
+    );
+    assert_eq!(c.get("/big").send().header("content-encoding"), None);
+}
+
+#[test]
+fn streaming_and_sse() {
+    let c = client(|app| {
+        app.get("/iter", |_req| {
+            vireo::stream_iter((0..3).map(|k| format!("chunk {k}\n")))
+        });
+        app.get("/sse", |_req| {
+            vireo::Sse::from_iter([
+                vireo::Event::new("a\nb").id("1"),
+                vireo::Event::new("c").event("x"),
+            ])
+        });
+    });
+    assert_eq!(c.get("/iter").send().text(), "chunk 0\nchunk 1\nchunk 2\n");
+    let res = c.get("/sse").send();
+    assert_eq!(res.header("content-type"), Some("text/event-stream"));
+    assert_eq!(
+        res.text(),
+        "id: 1\ndata: a\ndata: b\n\nevent: x\ndata: c\n\n"
+    );
+}
+
+#[test]
+fn static_files_with_validators_ranges_index_and_no_traversal() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("docs")).unwrap();
+    std::fs::write(dir.path().join("docs/index.html"), "<h1>docs</h1>").unwrap();
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    std::fs::write(dir.path().join("big.bin"), &big).unwrap();
+    std::fs::write(dir.path().join("style.css"), "body{}").unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret"), "s").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret"), dir.path().join("link")).unwrap();
+    let root = dir.path().to_owned();
+    let c = client(move |app| {
+        app.get("/s/*path", vireo::serve_dir(root));
+    });
+    let css = c.get("/s/style.css").send();
+    assert_eq!(css.header("content-type"), Some("text/css; charset=utf-8"));
+    let etag = css.header("etag").unwrap().to_owned();
+    let modified = css.header("last-modified").unwrap().to_owned();
+    assert_eq!(
+        c.get("/s/style.css")
+            .header("if-none-match", &etag)
+            .send()
+            .status(),
+        304
+    );
+    assert_eq!(
+        c.get("/s/style.css")
+            .header("if-modified-since", &modified)
+            .send()
+            .status(),
+        304
+    );
+    assert_eq!(c.get("/s/docs").send().text(), "<h1>docs</h1>");
+    assert_eq!(c.get("/s/big.bin").send().bytes().as_ref(), &big[..]);
+    let part = c.get("/s/big.bin").header("range", "bytes=100-199").send();
+    assert_eq!(part.status(), StatusCode::PARTIAL_CONTENT);
+    assert_eq!(part.header("content-range"), Some("bytes 100-199/200000"));
+    assert_eq!(part.bytes().as_ref(), &big[100..200]);
+    let tail = c.get("/s/big.bin").header("range", "bytes=-5").send();
+    assert_eq!(tail.bytes().as_ref(), &big[big.len() - 5..]);
+    assert_eq!(
+        c.get("/s/big.bin")
+            .header("range", "bytes=300000-")
+            .send()
+            .status(),
+        416
+    );
+    for evil in [
+        "/s/../Cargo.toml",
+        "/s/%2e%2e/%2e%2e/etc/passwd",
+        "/s/docs/..%2f..%2fx",
+        "/s/link",
+        "/s/nope",
+    ] {
+        assert_eq!(c.get(evil).send().status(), StatusCode::NOT_FOUND, "{evil}");
+    }
+}
