@@ -156,16 +156,20 @@ pub fn parse_head(
     limits: &Limits,
     head: &mut RequestHead,
 ) -> Result<Option<usize>, ProtoError> {
-    let mut stack = [httparse::EMPTY_HEADER; STACK_HEADERS];
+    // Uninitialised slots: zeroing 128 headers would cost more than parsing a small head.
+    let mut stack =
+        [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; STACK_HEADERS];
     let mut heap;
-    let fields: &mut [httparse::Header<'_>] = if limits.max_headers <= STACK_HEADERS {
-        &mut stack[..limits.max_headers]
-    } else {
-        heap = vec![httparse::EMPTY_HEADER; limits.max_headers];
-        &mut heap
-    };
-    let mut req = httparse::Request::new(fields);
-    let len = match req.parse(buf) {
+    let fields: &mut [std::mem::MaybeUninit<httparse::Header<'_>>] =
+        if limits.max_headers <= STACK_HEADERS {
+            &mut stack[..limits.max_headers]
+        } else {
+            heap = Vec::with_capacity(limits.max_headers);
+            heap.resize_with(limits.max_headers, std::mem::MaybeUninit::uninit);
+            &mut heap
+        };
+    let mut req = httparse::Request::new(&mut []);
+    let len = match req.parse_with_uninit_headers(buf, fields) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return check_partial(buf, limits).map(|()| None),
         Err(e) => return Err(map_httparse_error(e, buf)),
@@ -276,46 +280,55 @@ fn validate_fields(
     for field in fields {
         let name = field.name;
         let value = field.value;
-        if name.eq_ignore_ascii_case("host") {
-            hosts += 1;
-            if !valid_host(value) {
-                return Err(ProtoError::BadRequest("invalid Host"));
-            }
-        } else if name.eq_ignore_ascii_case("content-length") {
-            if content_length.is_some() {
-                return Err(ProtoError::BadRequest("repeated Content-Length"));
-            }
-            content_length = Some(parse_content_length(value)?);
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            if !http11 {
-                return Err(ProtoError::BadRequest("Transfer-Encoding in HTTP/1.0"));
-            }
-            transfer_encoding = true;
-            for coding in list_items(value) {
-                if chunked {
-                    // Only the last coding may be chunked, and only once (RFC 9112 §6.1).
-                    return Err(ProtoError::BadRequest("chunked is not the final coding"));
+        // Dispatch on length first: most fields are none of these, and a length compare is
+        // cheaper than five case-insensitive ones.
+        match name.len() {
+            4 if name.eq_ignore_ascii_case("host") => {
+                hosts += 1;
+                if !valid_host(value) {
+                    return Err(ProtoError::BadRequest("invalid Host"));
                 }
-                if coding.eq_ignore_ascii_case(b"chunked") {
-                    chunked = true;
-                } else if coding.is_empty() {
-                    return Err(ProtoError::BadRequest("empty transfer coding"));
+            }
+            14 if name.eq_ignore_ascii_case("content-length") => {
+                if content_length.is_some() {
+                    return Err(ProtoError::BadRequest("repeated Content-Length"));
+                }
+                content_length = Some(parse_content_length(value)?);
+            }
+            17 if name.eq_ignore_ascii_case("transfer-encoding") => {
+                if !http11 {
+                    return Err(ProtoError::BadRequest("Transfer-Encoding in HTTP/1.0"));
+                }
+                transfer_encoding = true;
+                for coding in list_items(value) {
+                    if chunked {
+                        // Only the last coding may be chunked, and only once (RFC 9112 §6.1).
+                        return Err(ProtoError::BadRequest("chunked is not the final coding"));
+                    }
+                    if coding.eq_ignore_ascii_case(b"chunked") {
+                        chunked = true;
+                    } else if coding.is_empty() {
+                        return Err(ProtoError::BadRequest("empty transfer coding"));
+                    } else {
+                        return Err(ProtoError::UnsupportedTransferCoding);
+                    }
+                }
+            }
+            10 if name.eq_ignore_ascii_case("connection") => {
+                for option in list_items(value) {
+                    close |= option.eq_ignore_ascii_case(b"close");
+                    keep_alive |= option.eq_ignore_ascii_case(b"keep-alive");
+                }
+            }
+            6 if name.eq_ignore_ascii_case("expect") => {
+                if value.eq_ignore_ascii_case(b"100-continue") {
+                    // An HTTP/1.0 client cannot understand 100 Continue (RFC 9110 §10.1.1).
+                    expect_continue = http11;
                 } else {
-                    return Err(ProtoError::UnsupportedTransferCoding);
+                    return Err(ProtoError::ExpectationFailed);
                 }
             }
-        } else if name.eq_ignore_ascii_case("connection") {
-            for option in list_items(value) {
-                close |= option.eq_ignore_ascii_case(b"close");
-                keep_alive |= option.eq_ignore_ascii_case(b"keep-alive");
-            }
-        } else if name.eq_ignore_ascii_case("expect") {
-            if value.eq_ignore_ascii_case(b"100-continue") {
-                // An HTTP/1.0 client cannot understand 100 Continue (RFC 9110 §10.1.1).
-                expect_continue = http11;
-            } else {
-                return Err(ProtoError::ExpectationFailed);
-            }
+            _ => {}
         }
     }
     if http11 && hosts != 1 {

@@ -3,7 +3,7 @@
 
 use super::buffers::{give_write_buffer, take_write_buffer, Head, ReadBuf};
 use super::io::{clear_read_readiness, flush, linger_close, write_all};
-use super::worker::{OpenConnection, Worker};
+use super::worker::{IdleWatch, OpenConnection, Worker};
 use crate::proto::{
     date, encode_chunk, encode_head, parse_head, status_allows_body, Connection, Framing,
     ProtoError, LAST_CHUNK,
@@ -43,7 +43,14 @@ pub(crate) async fn serve_connection<S: Service>(
 ) {
     let mut read: Option<ReadState> = None;
     let mut out = Vec::new();
-    let end = run(&stream, remote, &worker, &mut read, &mut out).await;
+    let timer = std::pin::pin!(tokio::time::sleep(worker.limits.keep_alive_timeout));
+    let shutdown = std::pin::pin!(worker.shutdown_begun.notified());
+    let mut idle = IdleWatch {
+        timer,
+        shutdown,
+        last_active: worker.coarse_now(),
+    };
+    let end = run(&stream, remote, &worker, &mut idle, &mut read, &mut out).await;
     if let Some(state) = read {
         state.buf.give_back();
     }
@@ -59,6 +66,7 @@ async fn run<S: Service>(
     stream: &TcpStream,
     remote: SocketAddr,
     worker: &Worker<S>,
+    idle: &mut IdleWatch<'_, '_>,
     read: &mut Option<ReadState>,
     out: &mut Vec<u8>,
 ) -> End {
@@ -67,7 +75,7 @@ async fn run<S: Service>(
     let mut batch = 0;
     loop {
         let mut head = Head::take();
-        let head_len = match next_head(stream, worker, read, out, &mut head).await {
+        let head_len = match next_head(stream, worker, idle, read, out, &mut head).await {
             Ok(Some(len)) => len,
             Ok(None) => return End::Quietly,
             Err(error) => {
@@ -107,6 +115,7 @@ async fn run<S: Service>(
                 Err(_) => End::Quietly,
             };
         }
+        idle.last_active = worker.coarse_now();
         if batch >= limits.max_pipeline_batch || out.len() >= limits.max_buffered_output {
             batch = 0;
             if flush(stream, out, stall).await.is_err() {
@@ -129,6 +138,7 @@ struct ReplyTo {
 async fn next_head<S: Service>(
     stream: &TcpStream,
     worker: &Worker<S>,
+    idle: &mut IdleWatch<'_, '_>,
     read: &mut Option<ReadState>,
     out: &mut Vec<u8>,
     head: &mut Head,
@@ -153,7 +163,7 @@ async fn next_head<S: Service>(
         let state = match read {
             Some(state) => state,
             None => {
-                if !worker.wait_readable(stream).await {
+                if !worker.wait_readable(stream, idle).await {
                     return Ok(None);
                 }
                 read.insert(ReadState::new(ReadBuf::take(), limits.keep_alive_timeout))

@@ -250,7 +250,10 @@ fn run_worker<S: Service>(
     let result = local.block_on(&runtime, async {
         let listener = tokio::net::TcpListener::from_std(listener)?;
         let worker = Rc::new(Worker::new(service, limits));
-        let ticker = tokio::task::spawn_local(worker::refresh_date());
+        let ticker = tokio::task::spawn_local({
+            let worker = worker.clone();
+            async move { worker.tick().await }
+        });
         worker.accept_loop(listener, stop).await;
         worker.drain(shutdown_timeout).await;
         ticker.abort();

@@ -6,11 +6,16 @@ use crate::proto::date;
 use crate::service::Service;
 use crate::Limits;
 use std::cell::Cell;
+use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
+use tokio::time::{Instant, Sleep};
 
 /// How long accepting pauses after the process runs out of descriptors or memory, unless a
 /// connection closes first. Long enough not to spin, short enough to recover promptly.
@@ -20,7 +25,7 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// a flood of new connections cannot starve the ones already open.
 const MAX_ACCEPTS_PER_WAKEUP: usize = 64;
 
-/// How often the cached `Date` is re-rendered.
+/// How often the cached `Date` and the coarse clock are refreshed.
 const DATE_REFRESH: Duration = Duration::from_secs(1);
 
 /// What every connection of a worker shares.
@@ -28,7 +33,8 @@ pub(crate) struct Worker<S> {
     pub(crate) service: Arc<S>,
     pub(crate) limits: Limits,
     shutting_down: Cell<bool>,
-    shutdown_begun: Notify,
+    pub(crate) shutdown_begun: Notify,
+    coarse_now: Cell<Instant>,
     open: Cell<usize>,
     closed: Notify,
 }
@@ -40,6 +46,7 @@ impl<S: Service> Worker<S> {
             limits,
             shutting_down: Cell::new(false),
             shutdown_begun: Notify::new(),
+            coarse_now: Cell::new(Instant::now()),
             open: Cell::new(0),
             closed: Notify::new(),
         }
@@ -57,18 +64,50 @@ impl<S: Service> Worker<S> {
 
     /// Wait until an idle connection has bytes to read. `false` if it should close instead: the
     /// keep-alive timeout passed, the server is shutting down, or the socket failed.
-    pub(crate) async fn wait_readable(&self, stream: &TcpStream) -> bool {
-        let shutdown = self.shutdown_begun.notified();
-        let mut shutdown = std::pin::pin!(shutdown);
-        shutdown.as_mut().enable();
+    ///
+    /// The timer and the shutdown listener are the connection's own, made once and reused for
+    /// every wait: a request costs a store of the coarse clock, not a timer (re)registration.
+    pub(crate) async fn wait_readable(
+        &self,
+        stream: &TcpStream,
+        idle: &mut IdleWatch<'_, '_>,
+    ) -> bool {
+        idle.shutdown.as_mut().enable();
         if self.is_shutting_down() {
             return false;
         }
-        tokio::select! {
-            biased;
-            ready = stream.readable() => ready.is_ok(),
-            _ = tokio::time::sleep(self.limits.keep_alive_timeout) => false,
-            _ = shutdown => false,
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(ready) = stream.poll_read_ready(cx) {
+                return Poll::Ready(ready.is_ok());
+            }
+            if idle.shutdown.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(false);
+            }
+            while idle.timer.as_mut().poll(cx).is_ready() {
+                let deadline = idle.last_active + self.limits.keep_alive_timeout;
+                if deadline <= Instant::now() {
+                    return Poll::Ready(false);
+                }
+                idle.timer.as_mut().reset(deadline);
+            }
+            Poll::Pending
+        })
+        .await
+    }
+
+    /// A time no earlier than now, read without a clock call: the ticker's last reading plus
+    /// its period. Keep-alive timeouts measured from it are never early, and at most a second late.
+    pub(crate) fn coarse_now(&self) -> Instant {
+        self.coarse_now.get() + DATE_REFRESH
+    }
+
+    /// Re-render the cached `Date`, and the coarse clock, every second while the worker runs.
+    pub(crate) async fn tick(&self) {
+        let mut tick = tokio::time::interval(DATE_REFRESH);
+        loop {
+            tick.tick().await;
+            self.coarse_now.set(Instant::now());
+            date::refresh();
         }
     }
 
@@ -175,11 +214,10 @@ fn is_resource_exhaustion(error: &std::io::Error) -> bool {
     )
 }
 
-/// Re-render the cached `Date` every second for as long as the worker runs.
-pub(crate) async fn refresh_date() {
-    let mut tick = tokio::time::interval(DATE_REFRESH);
-    loop {
-        tick.tick().await;
-        date::refresh();
-    }
+/// A connection's keep-alive timer and shutdown listener, made once per connection.
+pub(crate) struct IdleWatch<'a, 'w> {
+    pub(crate) timer: Pin<&'a mut Sleep>,
+    pub(crate) shutdown: Pin<&'a mut Notified<'w>>,
+    /// When the connection last finished a request, by [`Worker::coarse_now`].
+    pub(crate) last_active: Instant,
 }
