@@ -49,6 +49,7 @@ pub(crate) async fn serve_connection<S: Service>(
         timer,
         shutdown,
         last_active: worker.coarse_now(),
+        registered: false,
     };
     let end = run(&stream, remote, &worker, &mut idle, &mut read, &mut out).await;
     if let Some(state) = read {

@@ -72,23 +72,30 @@ impl<S: Service> Worker<S> {
         stream: &TcpStream,
         idle: &mut IdleWatch<'_, '_>,
     ) -> bool {
-        idle.shutdown.as_mut().enable();
-        if self.is_shutting_down() {
-            return false;
-        }
         std::future::poll_fn(|cx| {
             if let Poll::Ready(ready) = stream.poll_read_ready(cx) {
                 return Poll::Ready(ready.is_ok());
             }
-            if idle.shutdown.as_mut().poll(cx).is_ready() {
+            // The timer and the listener keep the waker they were first polled with (the task's
+            // own, which never changes), so after that, cheap checks tell whether they fired.
+            if !idle.registered {
+                idle.registered = true;
+                idle.shutdown.as_mut().enable();
+                let _ = idle.shutdown.as_mut().poll(cx);
+                let _ = idle.timer.as_mut().poll(cx);
+            }
+            if self.is_shutting_down() {
                 return Poll::Ready(false);
             }
-            while idle.timer.as_mut().poll(cx).is_ready() {
+            while idle.timer.is_elapsed() {
                 let deadline = idle.last_active + self.limits.keep_alive_timeout;
                 if deadline <= Instant::now() {
                     return Poll::Ready(false);
                 }
                 idle.timer.as_mut().reset(deadline);
+                if idle.timer.as_mut().poll(cx).is_pending() {
+                    break;
+                }
             }
             Poll::Pending
         })
@@ -220,4 +227,6 @@ pub(crate) struct IdleWatch<'a, 'w> {
     pub(crate) shutdown: Pin<&'a mut Notified<'w>>,
     /// When the connection last finished a request, by [`Worker::coarse_now`].
     pub(crate) last_active: Instant,
+    /// Whether the timer and the listener have been polled once, which registers the waker.
+    pub(crate) registered: bool,
 }
