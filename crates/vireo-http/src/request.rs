@@ -153,6 +153,11 @@ impl ReadState {
         self.received = 0;
     }
 
+    /// Whether the body has been read to its end.
+    pub(crate) fn body_done(&self) -> bool {
+        matches!(self.body, BodyProgress::Done)
+    }
+
     /// The next run of body data in the buffer, as (framing bytes before it, data length),
     /// or `None` when the buffer holds no data yet.
     fn next_data(&mut self) -> Result<Option<(usize, usize)>, BodyError> {

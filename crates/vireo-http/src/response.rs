@@ -126,14 +126,20 @@ impl From<Bytes> for Body {
 }
 
 /// Header maps kept per thread: a response takes a cleared map here and gives it back when it
-/// is dropped, so building a response with a few headers does not allocate once warm.
+/// is dropped, so building a response with a few headers does not allocate once warm. The maps
+/// are boxed so a `Response` is small to move and to hold in a connection's state.
 const HEADER_MAP_POOL_SIZE: usize = 64;
 
-thread_local! {
-    static HEADER_MAPS: RefCell<Vec<HeaderMap>> = const { RefCell::new(Vec::new()) };
+#[allow(clippy::vec_box)] // the boxes are what responses hold; pooling them saves the allocation
+mod pool {
+    use super::*;
+    thread_local! {
+        pub(super) static HEADER_MAPS: RefCell<Vec<Box<HeaderMap>>> = const { RefCell::new(Vec::new()) };
+    }
 }
+use pool::HEADER_MAPS;
 
-fn pooled_header_map() -> HeaderMap {
+fn pooled_header_map() -> Box<HeaderMap> {
     HEADER_MAPS
         .try_with(|pool| pool.borrow_mut().pop())
         .ok()
@@ -153,7 +159,8 @@ fn pooled_header_map() -> HeaderMap {
 /// ```
 pub struct Response {
     status: StatusCode,
-    headers: HeaderMap,
+    /// Always `Some` until the response is dropped, when the map goes back to the pool.
+    headers: Option<Box<HeaderMap>>,
     body: Body,
     extensions: http::Extensions,
 }
@@ -163,7 +170,7 @@ impl Response {
     pub fn new(status: StatusCode, body: impl Into<Body>) -> Self {
         Response {
             status,
-            headers: pooled_header_map(),
+            headers: Some(pooled_header_map()),
             body: body.into(),
             extensions: http::Extensions::new(),
         }
@@ -172,7 +179,7 @@ impl Response {
     /// `200 OK` with a `text/plain; charset=utf-8` body.
     pub fn text(body: impl Into<Body>) -> Self {
         let mut res = Response::new(StatusCode::OK, body);
-        res.headers.insert(
+        res.headers_mut().insert(
             http::header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; charset=utf-8"),
         );
@@ -191,12 +198,16 @@ impl Response {
 
     /// The header fields.
     pub fn headers(&self) -> &HeaderMap {
-        &self.headers
+        self.headers
+            .as_deref()
+            .expect("a response holds its headers until dropped")
     }
 
     /// The header fields, to change.
     pub fn headers_mut(&mut self) -> &mut HeaderMap {
-        &mut self.headers
+        self.headers
+            .as_deref_mut()
+            .expect("a response holds its headers until dropped")
     }
 
     /// Typed values attached to the response for the layers it passes through on its way out
@@ -228,10 +239,9 @@ impl Response {
 
 impl Drop for Response {
     fn drop(&mut self) {
-        let mut headers = std::mem::take(&mut self.headers);
-        if headers.capacity() == 0 {
+        let Some(mut headers) = self.headers.take() else {
             return;
-        }
+        };
         headers.clear();
         // During thread teardown the pool may be gone; the map is then simply freed.
         let _ = HEADER_MAPS.try_with(|pool| {
@@ -247,7 +257,7 @@ impl fmt::Debug for Response {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Response")
             .field("status", &self.status)
-            .field("headers", &self.headers)
+            .field("headers", self.headers())
             .field("body", &self.body)
             .finish()
     }

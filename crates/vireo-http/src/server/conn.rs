@@ -59,7 +59,7 @@ pub(crate) async fn serve_connection<S: Service>(
         give_write_buffer(out);
     }
     if let End::Linger = end {
-        linger_close(stream).await;
+        Box::pin(linger_close(stream)).await;
     }
 }
 
@@ -75,13 +75,12 @@ async fn run<S: Service>(
     let stall = limits.keep_alive_timeout;
     let mut batch = 0;
     loop {
-        let mut head = Head::take();
-        let head_len = match next_head(stream, worker, idle, read, out, &mut head).await {
-            Ok(Some(len)) => len,
+        let (head, head_len) = match next_head(stream, worker, idle, read, out).await {
+            Ok(Some(parsed)) => parsed,
             Ok(None) => return End::Quietly,
             Err(error) => {
                 tracing::debug!(%remote, %error, "refused a request");
-                return refuse(stream, out, error, stall).await;
+                return Box::pin(refuse(stream, out, error, stall)).await;
             }
         };
         batch += 1;
@@ -104,7 +103,7 @@ async fn run<S: Service>(
         let request = Request::new(head, RequestBody::new(stream, state), remote);
         let (response, panicked) = call(&*worker.service, request, stream, out, stall).await;
         let mut close = panicked || !reply.keep_alive || worker.is_shutting_down();
-        if !close && !drain_body(stream, state).await {
+        if !close && !state.body_done() && !Box::pin(drain_body(stream, state)).await {
             close = true;
         }
         if let Err(()) = write_response(stream, out, response, reply, close, stall).await {
@@ -142,14 +141,16 @@ async fn next_head<S: Service>(
     idle: &mut IdleWatch<'_, '_>,
     read: &mut Option<ReadState>,
     out: &mut Vec<u8>,
-    head: &mut Head,
-) -> Result<Option<usize>, ProtoError> {
+) -> Result<Option<(Head, usize)>, ProtoError> {
     let limits = &worker.limits;
     let mut head_deadline = None;
+    // Taken from the pool only once there are bytes to parse: idle connections hold no head.
+    let mut head: Option<Head> = None;
     loop {
         if let Some(state) = read.as_ref().filter(|s| !s.buf.is_empty()) {
-            if let Some(len) = parse_head(state.buf.data(), limits, head)? {
-                return Ok(Some(len));
+            let parsed = head.get_or_insert_with(Head::take);
+            if let Some(len) = parse_head(state.buf.data(), limits, parsed)? {
+                return Ok(Some((head.take().expect("just parsed into"), len)));
             }
             head_deadline.get_or_insert_with(|| Instant::now() + limits.head_timeout);
         }
@@ -175,7 +176,7 @@ async fn next_head<S: Service>(
         let received = match head_deadline {
             None => stream.try_read(spare),
             Some(deadline) => {
-                match tokio::time::timeout_at(deadline, read_some(stream, spare)).await {
+                match Box::pin(tokio::time::timeout_at(deadline, read_some(stream, spare))).await {
                     Ok(result) => result,
                     Err(_) => return Ok(None),
                 }
@@ -326,9 +327,12 @@ async fn write_response(
         Body::Empty => Ok(()),
         Body::Static(bytes) => write_bytes(stream, out, bytes, stall).await,
         Body::Bytes(bytes) => write_bytes(stream, out, &bytes, stall).await,
-        Body::Stream(stream_body) => write_stream(stream, out, stream_body, framing, stall).await,
+        // Streams are boxed: their futures are large, and a streamed body allocates anyway.
+        Body::Stream(stream_body) => {
+            Box::pin(write_stream(stream, out, stream_body, framing, stall)).await
+        }
         Body::SizedStream(len, stream_body) => {
-            write_sized_stream(stream, out, stream_body, len, stall).await
+            Box::pin(write_sized_stream(stream, out, stream_body, len, stall)).await
         }
     }
 }

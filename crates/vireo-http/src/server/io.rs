@@ -18,15 +18,31 @@ pub(crate) async fn read_with_timeout(
     buf: &mut [u8],
     timeout: Duration,
 ) -> io::Result<Option<usize>> {
+    match stream.try_read(buf) {
+        Ok(n) => Ok(Some(n)),
+        // The waiting path, with its timer, is boxed: callers' futures stay small, which is
+        // what an idle connection's memory is made of.
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {
+            Box::pin(read_waiting(stream, buf, timeout)).await
+        }
+        Err(e) => Err(e),
+    }
+}
+
+async fn read_waiting(
+    stream: &TcpStream,
+    buf: &mut [u8],
+    timeout: Duration,
+) -> io::Result<Option<usize>> {
     loop {
+        match tokio::time::timeout(timeout, stream.readable()).await {
+            Ok(ready) => ready?,
+            Err(_) => return Ok(None),
+        }
         match stream.try_read(buf) {
             Ok(n) => return Ok(Some(n)),
             Err(e) if e.kind() == ErrorKind::WouldBlock => {}
             Err(e) => return Err(e),
-        }
-        match tokio::time::timeout(timeout, stream.readable()).await {
-            Ok(ready) => ready?,
-            Err(_) => return Ok(None),
         }
     }
 }
@@ -34,18 +50,36 @@ pub(crate) async fn read_with_timeout(
 /// Write all of `data`, failing if the peer takes nothing for `stall_timeout`.
 pub(crate) async fn write_all(
     stream: &TcpStream,
+    data: &[u8],
+    stall_timeout: Duration,
+) -> io::Result<()> {
+    let mut written = 0;
+    while written < data.len() {
+        match stream.try_write(&data[written..]) {
+            Ok(n) => written += n,
+            // As for reads, the waiting path is boxed to keep callers' futures small.
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                return Box::pin(write_waiting(stream, &data[written..], stall_timeout)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+async fn write_waiting(
+    stream: &TcpStream,
     mut data: &[u8],
     stall_timeout: Duration,
 ) -> io::Result<()> {
     while !data.is_empty() {
+        match tokio::time::timeout(stall_timeout, stream.writable()).await {
+            Ok(ready) => ready?,
+            Err(_) => return Err(ErrorKind::TimedOut.into()),
+        }
         match stream.try_write(data) {
             Ok(n) => data = &data[n..],
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                match tokio::time::timeout(stall_timeout, stream.writable()).await {
-                    Ok(ready) => ready?,
-                    Err(_) => return Err(ErrorKind::TimedOut.into()),
-                }
-            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
             Err(e) => return Err(e),
         }
     }
