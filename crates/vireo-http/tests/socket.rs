@@ -87,6 +87,22 @@ fn connection_close_is_honoured() {
 }
 
 #[test]
+fn a_response_asking_to_close_closes_the_connection() {
+    let server = serve(Limits::default());
+    let mut reader = Reader::new(connect(&server));
+    reader.send(b"GET /bye HTTP/1.1\r\nHost: t\r\n\r\nGET /never HTTP/1.1\r\nHost: t\r\n\r\n");
+    let reply = reader.response(false).unwrap();
+    assert_eq!(
+        (reply.text(), reply.header("connection")),
+        ("bye", Some("close"))
+    );
+    assert!(
+        reader.is_closed(),
+        "the pipelined request after it is not answered"
+    );
+}
+
+#[test]
 fn head_gets_the_length_but_no_body() {
     let server = serve(Limits::default());
     let mut reader = Reader::new(connect(&server));

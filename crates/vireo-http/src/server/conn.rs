@@ -9,7 +9,7 @@ use crate::proto::{
     ProtoError, LAST_CHUNK,
 };
 use crate::request::{BodyProgress, Continue, ReadState, Request, RequestBody};
-use crate::response::{Body, Response};
+use crate::response::{Body, BodyStream, Response};
 use crate::service::Service;
 use http::{Method, StatusCode, Version};
 use std::future::Future;
@@ -106,7 +106,14 @@ async fn run<S: Service>(
         if !close && !state.body_done() && !Box::pin(drain_body(stream, state)).await {
             close = true;
         }
-        if let Err(()) = write_response(stream, out, response, reply, close, stall).await {
+        let (close, rest) = encode_response(out, response, reply, close);
+        // Large and streamed bodies are written from a boxed future: they are rare, and the
+        // future for them would otherwise make every connection's state larger.
+        if !matches!(rest, Rest::Nothing)
+            && Box::pin(write_rest(stream, out, rest, stall))
+                .await
+                .is_err()
+        {
             return End::Quietly;
         }
         if close {
@@ -230,7 +237,7 @@ async fn call<S: Service>(
             if !out.is_empty() {
                 // The client reads earlier answers while this one is being made; a failed
                 // write shows up again, and ends the connection, when this response is written.
-                let _ = flush(stream, out, stall).await;
+                let _ = Box::pin(flush(stream, out, stall)).await;
             }
             future.await
         }
@@ -292,15 +299,25 @@ async fn drain_body(stream: &TcpStream, state: &mut ReadState) -> bool {
     }
 }
 
-/// Encode a response into `out`, writing its body directly when it is large or streamed.
-async fn write_response(
-    stream: &TcpStream,
+/// What is left to send of a response after its head (and a small body) are encoded.
+enum Rest {
+    Nothing,
+    /// A body too large to copy into the batch buffer.
+    Large(Body),
+    /// A body produced over time, with the framing announced in the head.
+    Stream(BodyStream, Framing),
+    /// A body produced over time whose length was announced.
+    Sized(u64, BodyStream),
+}
+
+/// Encode a response's head, and its body if small, into `out`. Returns whether the connection
+/// must close after it (the caller's reasons, or the response's own) and what remains to send.
+fn encode_response(
     out: &mut Vec<u8>,
     mut response: Response,
     reply: ReplyTo,
     close: bool,
-    stall: std::time::Duration,
-) -> Result<(), ()> {
+) -> (bool, Rest) {
     let status = response.status();
     let body = response.take_body();
     let http10 = reply.version == Version::HTTP_10;
@@ -321,19 +338,45 @@ async fn write_response(
     let date = date::current();
     encode_head(out, status, response.headers(), framing, connection, &date);
     if reply.is_head || framing == Framing::NoBody {
-        return Ok(());
+        return (close, Rest::Nothing);
     }
-    match body {
-        Body::Empty => Ok(()),
-        Body::Static(bytes) => write_bytes(stream, out, bytes, stall).await,
-        Body::Bytes(bytes) => write_bytes(stream, out, &bytes, stall).await,
-        // Streams are boxed: their futures are large, and a streamed body allocates anyway.
-        Body::Stream(stream_body) => {
-            Box::pin(write_stream(stream, out, stream_body, framing, stall)).await
+    let rest = match body {
+        Body::Empty => Rest::Nothing,
+        Body::Static(bytes) if bytes.len() <= COPY_BODY_MAX => {
+            out.extend_from_slice(bytes);
+            Rest::Nothing
         }
-        Body::SizedStream(len, stream_body) => {
-            Box::pin(write_sized_stream(stream, out, stream_body, len, stall)).await
+        Body::Bytes(bytes) if bytes.len() <= COPY_BODY_MAX => {
+            out.extend_from_slice(&bytes);
+            Rest::Nothing
         }
+        large @ (Body::Static(_) | Body::Bytes(_)) => Rest::Large(large),
+        Body::Stream(stream) => Rest::Stream(stream, framing),
+        Body::SizedStream(len, stream) => Rest::Sized(len, stream),
+    };
+    (close, rest)
+}
+
+/// Send what `encode_response` left, after the buffered responses before it.
+async fn write_rest(
+    stream: &TcpStream,
+    out: &mut Vec<u8>,
+    rest: Rest,
+    stall: std::time::Duration,
+) -> Result<(), ()> {
+    match rest {
+        Rest::Nothing => Ok(()),
+        Rest::Large(body) => {
+            flush(stream, out, stall).await.map_err(drop)?;
+            let bytes: &[u8] = match &body {
+                Body::Static(bytes) => bytes,
+                Body::Bytes(bytes) => bytes,
+                _ => &[],
+            };
+            write_all(stream, bytes, stall).await.map_err(drop)
+        }
+        Rest::Stream(body, framing) => write_stream(stream, out, body, framing, stall).await,
+        Rest::Sized(len, body) => write_sized_stream(stream, out, body, len, stall).await,
     }
 }
 
@@ -349,26 +392,12 @@ fn response_asks_close(response: &Response) -> bool {
         })
 }
 
-async fn write_bytes(
-    stream: &TcpStream,
-    out: &mut Vec<u8>,
-    bytes: &[u8],
-    stall: std::time::Duration,
-) -> Result<(), ()> {
-    if bytes.len() <= COPY_BODY_MAX {
-        out.extend_from_slice(bytes);
-        return Ok(());
-    }
-    flush(stream, out, stall).await.map_err(drop)?;
-    write_all(stream, bytes, stall).await.map_err(drop)
-}
-
 /// Send each chunk as soon as the stream yields it. The next chunk is not polled until the last
 /// is written, so a slow reader holds back the producer instead of filling memory.
 async fn write_stream(
     stream: &TcpStream,
     out: &mut Vec<u8>,
-    mut body: crate::response::BodyStream,
+    mut body: BodyStream,
     framing: Framing,
     stall: std::time::Duration,
 ) -> Result<(), ()> {
@@ -395,7 +424,7 @@ async fn write_stream(
 async fn write_sized_stream(
     stream: &TcpStream,
     out: &mut Vec<u8>,
-    mut body: crate::response::BodyStream,
+    mut body: BodyStream,
     len: u64,
     stall: std::time::Duration,
 ) -> Result<(), ()> {

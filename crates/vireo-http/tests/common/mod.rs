@@ -8,7 +8,8 @@ use vireo_http::{Limits, Request, Response, RunningServer, Server, Service};
 
 /// Routes: `/echo` echoes the body, `/stream?n` streams n chunks, `/panic` panics, `/slow` waits
 /// 300 ms, `/blocking` sleeps 300 ms on the blocking pool, `/count` reads the body chunk by
-/// chunk and answers its length; anything else answers its method and path.
+/// chunk and answers its length, `/bye` asks to close the connection; anything else answers
+/// its method and path.
 pub struct TestService;
 
 impl Service for TestService {
@@ -35,6 +36,12 @@ impl Service for TestService {
                 Response::new(http::StatusCode::OK, vireo_http::Body::stream(Iter(chunks)))
             }
             "/panic" => panic!("the test handler panics"),
+            "/bye" => {
+                let mut res = Response::text("bye");
+                let close = http::HeaderValue::from_static("close");
+                res.headers_mut().insert(http::header::CONNECTION, close);
+                res
+            }
             "/slow" => {
                 tokio::time::sleep(Duration::from_millis(300)).await;
                 Response::text("slow done")
