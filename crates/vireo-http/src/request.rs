@@ -131,6 +131,25 @@ pub(crate) struct ReadState {
 }
 
 impl ReadState {
+    pub(crate) fn new(buf: ReadBuf) -> Self {
+        ReadState {
+            buf,
+            body: BodyProgress::Done,
+            expect: Continue::NotExpected,
+            limit: 0,
+            received: 0,
+            stall_timeout: Duration::ZERO,
+        }
+    }
+
+    /// Forget the last request, keeping the buffer (emptied).
+    pub(crate) fn reset(&mut self) {
+        let len = self.buf.data().len();
+        self.buf.consume(len);
+        self.body = BodyProgress::Done;
+        self.expect = Continue::NotExpected;
+    }
+
     pub(crate) fn start_body(
         &mut self,
         kind: BodyKind,
@@ -151,6 +170,7 @@ impl ReadState {
         };
         self.limit = limits.max_body_size;
         self.received = 0;
+        self.stall_timeout = limits.keep_alive_timeout;
     }
 
     /// Whether the body has been read to its end.

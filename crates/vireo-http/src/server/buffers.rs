@@ -5,6 +5,7 @@
 //! connections therefore needs buffers only for the few that are active.
 
 use crate::proto::{parse_head, ProtoError, RequestHead};
+use crate::request::ReadState;
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
 
@@ -21,12 +22,12 @@ const POOL_SIZE: usize = 1024;
 mod pools {
     use super::*;
     thread_local! {
-        pub(super) static READ_BUFFERS: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+        pub(super) static READ_STATES: RefCell<Vec<Box<ReadState>>> = const { RefCell::new(Vec::new()) };
         pub(super) static WRITE_BUFFERS: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
         pub(super) static HEADS: RefCell<Vec<Box<RequestHead>>> = const { RefCell::new(Vec::new()) };
     }
 }
-use pools::{HEADS, READ_BUFFERS, WRITE_BUFFERS};
+use pools::{HEADS, READ_STATES, WRITE_BUFFERS};
 
 fn take_from<T>(
     pool: &'static std::thread::LocalKey<RefCell<Vec<T>>>,
@@ -56,23 +57,27 @@ pub(crate) struct ReadBuf {
     end: usize,
 }
 
-impl ReadBuf {
-    pub(crate) fn take() -> ReadBuf {
-        let buf = take_from(&READ_BUFFERS, || vec![0; READ_BUFFER_SIZE]);
-        ReadBuf {
-            buf,
+/// A connection's reading state with its buffer, from the worker's pool. Boxed, so that a
+/// connection holds one pointer for it, and only while it has bytes to work on.
+pub(crate) fn take_read_state() -> Box<ReadState> {
+    take_from(&READ_STATES, || {
+        Box::new(ReadState::new(ReadBuf {
+            buf: vec![0; READ_BUFFER_SIZE],
             start: 0,
             end: 0,
-        }
-    }
+        }))
+    })
+}
 
-    /// Return the buffer to the pool; an oversized one is freed instead.
-    pub(crate) fn give_back(self) {
-        if self.buf.len() == READ_BUFFER_SIZE {
-            give_to(&READ_BUFFERS, self.buf);
-        }
+/// Return a reading state to the pool; one whose buffer grew for a large head is freed.
+pub(crate) fn give_read_state(mut state: Box<ReadState>) {
+    if state.buf.buf.len() == READ_BUFFER_SIZE {
+        state.reset();
+        give_to(&READ_STATES, state);
     }
+}
 
+impl ReadBuf {
     pub(crate) fn data(&self) -> &[u8] {
         &self.buf[self.start..self.end]
     }

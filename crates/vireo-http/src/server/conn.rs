@@ -1,9 +1,11 @@
 //! The connection state machine: read a batch, parse every complete request in it, call the
 //! service for each in order, encode the responses into one buffer, write once.
 
-use super::buffers::{give_write_buffer, take_write_buffer, Head, ReadBuf};
-use super::io::{clear_read_readiness, flush, linger_close, write_all};
-use super::worker::{IdleWatch, OpenConnection, Worker};
+use super::buffers::{
+    give_read_state, give_write_buffer, take_read_state, take_write_buffer, Head,
+};
+use super::io::{clear_read_readiness, flush, linger_close, write_all, write_now};
+use super::worker::{OpenConnection, Worker};
 use crate::proto::{
     date, encode_chunk, encode_head, parse_head, status_allows_body, Connection, Framing,
     ProtoError, LAST_CHUNK,
@@ -36,98 +38,33 @@ enum End {
     Linger,
 }
 
-pub(crate) async fn serve_connection<S: Service>(
+/// Serve one connection until it closes.
+///
+/// The state an idle connection keeps is what this future holds, so it is kept small: the hot
+/// path is plain functions and a few small awaits, while rare paths with large futures (slow
+/// writes, streamed bodies, refusals, draining, lingering) are boxed.
+// An async block, not an async fn: an async fn would keep a second copy of its arguments.
+#[allow(clippy::manual_async_fn)]
+pub(crate) fn serve_connection<S: Service>(
     stream: TcpStream,
     remote: SocketAddr,
     worker: OpenConnection<S>,
-) {
-    let mut read: Option<ReadState> = None;
-    let mut out = Vec::new();
-    let timer = std::pin::pin!(tokio::time::sleep(worker.limits.keep_alive_timeout));
-    let shutdown = std::pin::pin!(worker.shutdown_begun.notified());
-    let mut idle = IdleWatch {
-        timer,
-        shutdown,
-        last_active: worker.coarse_now(),
-        registered: false,
-    };
-    let end = run(&stream, remote, &worker, &mut idle, &mut read, &mut out).await;
-    if let Some(state) = read {
-        state.buf.give_back();
-    }
-    if out.capacity() > 0 {
-        give_write_buffer(out);
-    }
-    if let End::Linger = end {
-        Box::pin(linger_close(stream)).await;
-    }
-}
-
-async fn run<S: Service>(
-    stream: &TcpStream,
-    remote: SocketAddr,
-    worker: &Worker<S>,
-    idle: &mut IdleWatch<'_, '_>,
-    read: &mut Option<ReadState>,
-    out: &mut Vec<u8>,
-) -> End {
-    let limits = &worker.limits;
-    let stall = limits.keep_alive_timeout;
-    let mut batch = 0;
-    loop {
-        let (head, head_len) = match next_head(stream, worker, idle, read, out).await {
-            Ok(Some(parsed)) => parsed,
-            Ok(None) => return End::Quietly,
-            Err(error) => {
-                tracing::debug!(%remote, %error, "refused a request");
-                return Box::pin(refuse(stream, out, error, stall)).await;
-            }
+) -> impl Future<Output = ()> {
+    async move {
+        let mut conn = Conn {
+            stream: &stream,
+            worker: &worker,
+            remote: &remote,
+            idle_slot: worker.idle.register(worker.coarse_now()),
+            read: None,
+            out: Vec::new(),
         };
-        batch += 1;
-        let state = read
-            .as_mut()
-            .expect("a head was parsed from the read buffer");
-        state.buf.consume(head_len);
-        state.start_body(head.body_kind(), head.expects_continue(), limits);
-        let reply = ReplyTo {
-            version: head.version(),
-            is_head: head.method() == Method::HEAD,
-            keep_alive: head.keep_alive(),
-        };
-        if head.expects_continue() && !out.is_empty() {
-            // The interim 100 must follow every earlier response on the wire.
-            if flush(stream, out, stall).await.is_err() {
-                return End::Quietly;
-            }
-        }
-        let request = Request::new(head, RequestBody::new(stream, state), remote);
-        let (response, panicked) = call(&*worker.service, request, stream, out, stall).await;
-        let mut close = panicked || !reply.keep_alive || worker.is_shutting_down();
-        if !close && !state.body_done() && !Box::pin(drain_body(stream, state)).await {
-            close = true;
-        }
-        let (close, rest) = encode_response(out, response, reply, close);
-        // Large and streamed bodies are written from a boxed future: they are rare, and the
-        // future for them would otherwise make every connection's state larger.
-        if !matches!(rest, Rest::Nothing)
-            && Box::pin(write_rest(stream, out, rest, stall))
-                .await
-                .is_err()
-        {
-            return End::Quietly;
-        }
-        if close {
-            return match flush(stream, out, stall).await {
-                Ok(()) => End::Linger,
-                Err(_) => End::Quietly,
-            };
-        }
-        idle.last_active = worker.coarse_now();
-        if batch >= limits.max_pipeline_batch || out.len() >= limits.max_buffered_output {
-            batch = 0;
-            if flush(stream, out, stall).await.is_err() {
-                return End::Quietly;
-            }
+        let end = conn.run().await;
+        conn.release_buffers();
+        worker.idle.unregister(conn.idle_slot);
+        drop(conn);
+        if let End::Linger = end {
+            Box::pin(linger_close(stream)).await;
         }
     }
 }
@@ -140,68 +77,190 @@ struct ReplyTo {
     keep_alive: bool,
 }
 
-/// Wait for and parse the next request head. Pending output is written before waiting for
-/// input, and buffers are given back while the connection is idle.
-async fn next_head<S: Service>(
-    stream: &TcpStream,
-    worker: &Worker<S>,
-    idle: &mut IdleWatch<'_, '_>,
-    read: &mut Option<ReadState>,
-    out: &mut Vec<u8>,
-) -> Result<Option<(Head, usize)>, ProtoError> {
-    let limits = &worker.limits;
-    let mut head_deadline = None;
-    // Taken from the pool only once there are bytes to parse: idle connections hold no head.
-    let mut head: Option<Head> = None;
-    loop {
-        if let Some(state) = read.as_ref().filter(|s| !s.buf.is_empty()) {
-            let parsed = head.get_or_insert_with(Head::take);
-            if let Some(len) = parse_head(state.buf.data(), limits, parsed)? {
-                return Ok(Some((head.take().expect("just parsed into"), len)));
-            }
-            head_deadline.get_or_insert_with(|| Instant::now() + limits.head_timeout);
-        }
-        if !out.is_empty() && flush(stream, out, limits.keep_alive_timeout).await.is_err() {
-            return Ok(None);
-        }
-        if read.as_ref().is_some_and(|state| state.buf.is_empty()) {
-            // Between requests: go idle without holding a buffer.
-            read.take().expect("checked above").buf.give_back();
-            give_write_buffer(std::mem::take(out));
-        }
-        let state = match read {
-            Some(state) => state,
-            None => {
-                if !worker.wait_readable(stream, idle).await {
-                    return Ok(None);
+/// One connection's state.
+struct Conn<'c, S> {
+    stream: &'c TcpStream,
+    worker: &'c Worker<S>,
+    remote: &'c SocketAddr,
+    /// This connection's slot in the worker's idle registry.
+    idle_slot: usize,
+    /// Present while there are bytes to work on; back in the pool while idle.
+    read: Option<Box<ReadState>>,
+    /// Encoded responses not yet written; an empty, unallocated vector while idle.
+    out: Vec<u8>,
+}
+
+impl<S: Service> Conn<'_, S> {
+    async fn run(&mut self) -> End {
+        let limits = &self.worker.limits;
+        let stall = limits.keep_alive_timeout;
+        let mut batch = 0;
+        loop {
+            let (head, head_len) = match self.next_head().await {
+                Ok(Some(parsed)) => parsed,
+                Ok(None) => return End::Quietly,
+                Err(error) => {
+                    tracing::debug!(remote = %self.remote, %error, "refused a request");
+                    return Box::pin(refuse(self.stream, &mut self.out, error, stall)).await;
                 }
-                read.insert(ReadState::new(ReadBuf::take(), limits.keep_alive_timeout))
-            }
-        };
-        let spare = state.buf.spare(limits.max_head_size);
-        let room = spare.len();
-        let received = match head_deadline {
-            None => stream.try_read(spare),
-            Some(deadline) => {
-                match Box::pin(tokio::time::timeout_at(deadline, read_some(stream, spare))).await {
-                    Ok(result) => result,
-                    Err(_) => return Ok(None),
+            };
+            batch += 1;
+            let state = self
+                .read
+                .as_mut()
+                .expect("a head was parsed from the read buffer");
+            state.buf.consume(head_len);
+            state.start_body(head.body_kind(), head.expects_continue(), limits);
+            let reply = ReplyTo {
+                version: head.version(),
+                is_head: head.method() == Method::HEAD,
+                keep_alive: head.keep_alive(),
+            };
+            if head.expects_continue() && !self.out.is_empty() {
+                // The interim 100 must follow every earlier response on the wire.
+                if !write_out(self.stream, &mut self.out, stall).await {
+                    return End::Quietly;
                 }
             }
-        };
-        match received {
-            Ok(0) => return Ok(None),
-            Ok(n) => {
-                state.buf.filled(n);
-                if n < room {
-                    clear_read_readiness(stream);
+            let request = Request::new(head, RequestBody::new(self.stream, state), *self.remote);
+            // The service's future is held here, in this function's own state, and not in a
+            // nested future: it is polled once, and only if it is not ready at once are the
+            // responses encoded so far written while it works.
+            let (response, panicked) = match catch_unwind(AssertUnwindSafe(|| {
+                self.worker.service.call(request)
+            })) {
+                Err(panic) => (panic_response(panic), true),
+                Ok(future) => {
+                    let mut future = pin!(CatchUnwind(future));
+                    let first =
+                        std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
+                    let result = match first {
+                        Poll::Ready(result) => result,
+                        Poll::Pending => {
+                            if !self.out.is_empty() {
+                                // A failed write shows up again, and ends the connection, when
+                                // this response is written.
+                                let _ = Box::pin(flush(self.stream, &mut self.out, stall)).await;
+                            }
+                            future.await
+                        }
+                    };
+                    match result {
+                        Ok(response) => (response, false),
+                        Err(panic) => (panic_response(panic), true),
+                    }
+                }
+            };
+            let mut close = panicked || !reply.keep_alive || self.worker.is_shutting_down();
+            if !close && !state.body_done() && !Box::pin(drain_body(self.stream, state)).await {
+                close = true;
+            }
+            let (close, rest) = encode_response(&mut self.out, response, reply, close);
+            // Large and streamed bodies are written from a boxed future: they are rare, and the
+            // future for them would otherwise make every connection's state larger.
+            if !matches!(rest, Rest::Nothing)
+                && Box::pin(write_rest(self.stream, &mut self.out, rest, stall))
+                    .await
+                    .is_err()
+            {
+                return End::Quietly;
+            }
+            if close {
+                return match write_out(self.stream, &mut self.out, stall).await {
+                    true => End::Linger,
+                    false => End::Quietly,
+                };
+            }
+            self.worker
+                .idle
+                .touch(self.idle_slot, self.worker.coarse_now());
+            if batch >= limits.max_pipeline_batch || self.out.len() >= limits.max_buffered_output {
+                batch = 0;
+                if !write_out(self.stream, &mut self.out, stall).await {
+                    return End::Quietly;
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(_) => return Ok(None),
         }
-        if out.capacity() == 0 {
-            *out = take_write_buffer();
+    }
+
+    /// Wait for and parse the next request head. Pending output is written before waiting
+    /// for input, and buffers go back to the pool while the connection is idle.
+    async fn next_head(&mut self) -> Result<Option<(Head, usize)>, ProtoError> {
+        let limits = &self.worker.limits;
+        let mut head_deadline = None;
+        // Taken from the pool only once there are bytes to parse: idle connections hold no head.
+        let mut head: Option<Head> = None;
+        loop {
+            if let Some(state) = self.read.as_ref().filter(|s| !s.buf.is_empty()) {
+                let parsed = head.get_or_insert_with(Head::take);
+                if let Some(len) = parse_head(state.buf.data(), limits, parsed)? {
+                    return Ok(Some((head.take().expect("just parsed into"), len)));
+                }
+                head_deadline.get_or_insert_with(|| Instant::now() + limits.head_timeout);
+            }
+            if !self.out.is_empty()
+                && !write_out(self.stream, &mut self.out, limits.keep_alive_timeout).await
+            {
+                return Ok(None);
+            }
+            if self.read.as_ref().is_some_and(|state| state.buf.is_empty()) {
+                // Between requests: go idle without holding a buffer.
+                self.release_buffers();
+            }
+            let state = match &mut self.read {
+                Some(state) => state,
+                None => {
+                    if !self.worker.wait_readable(self.stream, self.idle_slot).await {
+                        return Ok(None);
+                    }
+                    self.out = take_write_buffer();
+                    self.read.insert(take_read_state())
+                }
+            };
+            let spare = state.buf.spare(limits.max_head_size);
+            let room = spare.len();
+            let received = match head_deadline {
+                None => self.stream.try_read(spare),
+                Some(deadline) => {
+                    let read = tokio::time::timeout_at(deadline, read_some(self.stream, spare));
+                    match Box::pin(read).await {
+                        Ok(result) => result,
+                        Err(_) => return Ok(None),
+                    }
+                }
+            };
+            match received {
+                Ok(0) => return Ok(None),
+                Ok(n) => {
+                    state.buf.filled(n);
+                    if n < room {
+                        clear_read_readiness(self.stream);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => return Ok(None),
+            }
+        }
+    }
+
+    /// Give the read state and the write buffer back to the worker's pools.
+    fn release_buffers(&mut self) {
+        if let Some(state) = self.read.take() {
+            give_read_state(state);
+        }
+        give_write_buffer(std::mem::take(&mut self.out));
+    }
+}
+
+/// Write and empty `out`; `false` if the connection failed. The common case, where the socket
+/// takes everything at once, needs no await; waiting for a slow reader is boxed.
+async fn write_out(stream: &TcpStream, out: &mut Vec<u8>, stall: std::time::Duration) -> bool {
+    match write_now(stream, out) {
+        Ok(true) => true,
+        Ok(false) => Box::pin(flush(stream, out, stall)).await.is_ok(),
+        Err(_) => {
+            out.clear();
+            false
         }
     }
 }
@@ -213,38 +272,6 @@ async fn read_some(stream: &TcpStream, buf: &mut [u8]) -> std::io::Result<usize>
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
             other => return other,
         }
-    }
-}
-
-/// Call the service, catching a panic in it. If the service does not answer at once, the
-/// responses already encoded are written while it works.
-async fn call<S: Service>(
-    service: &S,
-    request: Request<'_>,
-    stream: &TcpStream,
-    out: &mut Vec<u8>,
-    stall: std::time::Duration,
-) -> (Response, bool) {
-    let future = match catch_unwind(AssertUnwindSafe(|| service.call(request))) {
-        Ok(future) => future,
-        Err(panic) => return (panic_response(panic), true),
-    };
-    let mut future = pin!(CatchUnwind(future));
-    let first = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
-    let result = match first {
-        Poll::Ready(result) => result,
-        Poll::Pending => {
-            if !out.is_empty() {
-                // The client reads earlier answers while this one is being made; a failed
-                // write shows up again, and ends the connection, when this response is written.
-                let _ = Box::pin(flush(stream, out, stall)).await;
-            }
-            future.await
-        }
-    };
-    match result {
-        Ok(response) => (response, false),
-        Err(panic) => (panic_response(panic), true),
     }
 }
 
@@ -478,18 +505,5 @@ async fn refuse(
     match flush(stream, out, stall).await {
         Ok(()) => End::Linger,
         Err(_) => End::Quietly,
-    }
-}
-
-impl ReadState {
-    fn new(buf: ReadBuf, stall_timeout: std::time::Duration) -> Self {
-        ReadState {
-            buf,
-            body: BodyProgress::Done,
-            expect: Continue::NotExpected,
-            limit: 0,
-            received: 0,
-            stall_timeout,
-        }
     }
 }

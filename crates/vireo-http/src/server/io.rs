@@ -86,6 +86,28 @@ async fn write_waiting(
     Ok(())
 }
 
+/// Write as much of `buf` as the socket takes now, removing what was written. `Ok(true)` when
+/// all of it was written.
+pub(crate) fn write_now(stream: &TcpStream, buf: &mut Vec<u8>) -> io::Result<bool> {
+    let mut written = 0;
+    let result = loop {
+        if written == buf.len() {
+            break Ok(true);
+        }
+        match stream.try_write(&buf[written..]) {
+            Ok(n) => written += n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => break Ok(false),
+            Err(e) => break Err(e),
+        }
+    };
+    if written == buf.len() {
+        buf.clear();
+    } else {
+        buf.drain(..written);
+    }
+    result
+}
+
 /// Write and empty `buf`.
 pub(crate) async fn flush(
     stream: &TcpStream,

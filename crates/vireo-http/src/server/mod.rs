@@ -2,6 +2,7 @@
 
 pub(crate) mod buffers;
 mod conn;
+mod idle;
 pub(crate) mod io;
 mod shutdown;
 mod worker;

@@ -1,21 +1,19 @@
 //! One worker: a single-threaded runtime that accepts connections and serves them.
 
 use super::conn::serve_connection;
+use super::idle::IdleRegistry;
 use super::shutdown::ShutdownHandle;
 use crate::proto::date;
 use crate::service::Service;
 use crate::Limits;
 use std::cell::Cell;
-use std::future::Future;
-use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::futures::Notified;
 use tokio::sync::Notify;
-use tokio::time::{Instant, Sleep};
+use tokio::time::Instant;
 
 /// How long accepting pauses after the process runs out of descriptors or memory, unless a
 /// connection closes first. Long enough not to spin, short enough to recover promptly.
@@ -33,7 +31,7 @@ pub(crate) struct Worker<S> {
     pub(crate) service: Arc<S>,
     pub(crate) limits: Limits,
     shutting_down: Cell<bool>,
-    pub(crate) shutdown_begun: Notify,
+    pub(crate) idle: IdleRegistry,
     coarse_now: Cell<Instant>,
     open: Cell<usize>,
     closed: Notify,
@@ -45,7 +43,7 @@ impl<S: Service> Worker<S> {
             service,
             limits,
             shutting_down: Cell::new(false),
-            shutdown_begun: Notify::new(),
+            idle: IdleRegistry::default(),
             coarse_now: Cell::new(Instant::now()),
             open: Cell::new(0),
             closed: Notify::new(),
@@ -62,40 +60,17 @@ impl<S: Service> Worker<S> {
         OpenConnection(self.clone())
     }
 
-    /// Wait until an idle connection has bytes to read. `false` if it should close instead: the
-    /// keep-alive timeout passed, the server is shutting down, or the socket failed.
-    ///
-    /// The timer and the shutdown listener are the connection's own, made once and reused for
-    /// every wait: a request costs a store of the coarse clock, not a timer (re)registration.
-    pub(crate) async fn wait_readable(
-        &self,
-        stream: &TcpStream,
-        idle: &mut IdleWatch<'_, '_>,
-    ) -> bool {
+    /// Wait until an idle connection (with slot `slot` in the idle registry) has bytes to
+    /// read. `false` if it should close instead: the keep-alive timeout passed, the server is
+    /// shutting down, or the socket failed.
+    pub(crate) async fn wait_readable(&self, stream: &TcpStream, slot: usize) -> bool {
         std::future::poll_fn(|cx| {
             if let Poll::Ready(ready) = stream.poll_read_ready(cx) {
+                self.idle.resume(slot);
                 return Poll::Ready(ready.is_ok());
             }
-            // The timer and the listener keep the waker they were first polled with (the task's
-            // own, which never changes), so after that, cheap checks tell whether they fired.
-            if !idle.registered {
-                idle.registered = true;
-                idle.shutdown.as_mut().enable();
-                let _ = idle.shutdown.as_mut().poll(cx);
-                let _ = idle.timer.as_mut().poll(cx);
-            }
-            if self.is_shutting_down() {
+            if self.is_shutting_down() || self.idle.wait(slot, cx.waker()) {
                 return Poll::Ready(false);
-            }
-            while idle.timer.is_elapsed() {
-                let deadline = idle.last_active + self.limits.keep_alive_timeout;
-                if deadline <= Instant::now() {
-                    return Poll::Ready(false);
-                }
-                idle.timer.as_mut().reset(deadline);
-                if idle.timer.as_mut().poll(cx).is_pending() {
-                    break;
-                }
             }
             Poll::Pending
         })
@@ -108,13 +83,23 @@ impl<S: Service> Worker<S> {
         self.coarse_now.get() + DATE_REFRESH
     }
 
-    /// Re-render the cached `Date`, and the coarse clock, every second while the worker runs.
+    /// While the worker runs: refresh the coarse clock, close connections idle past the
+    /// keep-alive timeout, and re-render the cached `Date` once a second.
     pub(crate) async fn tick(&self) {
-        let mut tick = tokio::time::interval(DATE_REFRESH);
+        let period = DATE_REFRESH.min(self.limits.keep_alive_timeout / 2);
+        let mut tick = tokio::time::interval(period.max(Duration::from_millis(1)));
+        let mut dated = Instant::now() - DATE_REFRESH;
         loop {
             tick.tick().await;
-            self.coarse_now.set(Instant::now());
-            date::refresh();
+            let now = Instant::now();
+            self.coarse_now.set(now);
+            if let Some(cutoff) = now.checked_sub(self.limits.keep_alive_timeout) {
+                self.idle.expire(Some(cutoff));
+            }
+            if now.duration_since(dated) >= DATE_REFRESH {
+                dated = now;
+                date::refresh();
+            }
         }
     }
 
@@ -175,7 +160,7 @@ impl<S: Service> Worker<S> {
     /// Close idle connections, let the others finish, and wait up to `timeout` for all to end.
     pub(crate) async fn drain(&self, timeout: Duration) {
         self.shutting_down.set(true);
-        self.shutdown_begun.notify_waiters();
+        self.idle.expire(None);
         let all_closed = async {
             loop {
                 let closed = self.closed.notified();
@@ -219,14 +204,4 @@ fn is_resource_exhaustion(error: &std::io::Error) -> bool {
         error.raw_os_error(),
         Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
     )
-}
-
-/// A connection's keep-alive timer and shutdown listener, made once per connection.
-pub(crate) struct IdleWatch<'a, 'w> {
-    pub(crate) timer: Pin<&'a mut Sleep>,
-    pub(crate) shutdown: Pin<&'a mut Notified<'w>>,
-    /// When the connection last finished a request, by [`Worker::coarse_now`].
-    pub(crate) last_active: Instant,
-    /// Whether the timer and the listener have been polled once, which registers the waker.
-    pub(crate) registered: bool,
 }
