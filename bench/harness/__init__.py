@@ -1,0 +1,1 @@
+"""Vireo benchmark harness: builds the peer apps, runs load against them, reports."""

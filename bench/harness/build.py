@@ -1,0 +1,168 @@
+"""Install and build everything the benchmark needs, skipping what is built.
+
+Each step checks its outputs first, so a rerun costs seconds. A failing step
+only takes out the peers that need it: the run goes on without them. Builds
+run under `nice -n 19` with one job at a time, because the machine is shared
+with people compiling; cargo builds never run two at once.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+from .peers import Peer
+from .util import BENCH, REPO, VENV, VENV_PY, have, log, sh, stale
+
+# Debian packages and the command each one provides.
+APT = {"wrk": "wrk", "ab": "apache2-utils", "nginx": "nginx", "curl": "curl"}
+
+
+def _apt() -> None:
+    missing = sorted({pkg for cmd, pkg in APT.items() if not have(cmd)})
+    if not missing:
+        return
+    if os.geteuid() != 0:
+        raise RuntimeError(f"need root to apt-get install {' '.join(missing)}")
+    log(f"installing Debian packages: {' '.join(missing)}")
+    env = {"DEBIAN_FRONTEND": "noninteractive"}
+    sh(["apt-get", "update"], env=env, quiet=True)
+    sh(["apt-get", "install", "-y", "--no-install-recommends", *missing], env=env, quiet=True)
+
+
+def _venv() -> None:
+    # The stamp records which requirements.txt the venv was made from.
+    req = BENCH / "requirements.txt"
+    stamp = VENV / ".requirements.sha256"
+    digest = hashlib.sha256(req.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest and VENV_PY.exists():
+        return
+    log("creating bench/.venv (FastAPI, uvicorn, matplotlib)")
+    if not VENV_PY.exists():
+        sh(["python3", "-m", "venv", str(VENV)])
+    sh([str(VENV_PY), "-m", "pip", "install", "--quiet", "-r", str(req)], nice=True)
+    stamp.write_text(digest)
+
+
+def _node() -> None:
+    d = BENCH / "peers" / "node"
+    # npm ci writes node_modules/.package-lock.json; it is newer than the lock
+    # file exactly when node_modules matches the lock file.
+    if stale(d / "node_modules" / ".package-lock.json", [d / "package-lock.json"]):
+        log("installing Node peers' packages (npm ci)")
+        sh(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=d, nice=True)
+
+
+def _go_build(module: Path, pkgs: list) -> None:
+    common = [module / "go.mod"] + ([module / "go.sum"] if (module / "go.sum").exists() else [])
+    for pkg in pkgs:
+        out = module / "bin" / pkg
+        if stale(out, common + list((module / pkg).glob("*.go"))):
+            sh(["go", "build", "-p", "1", "-o", str(out), f"./{pkg}"], cwd=module, nice=True)
+
+
+def _go() -> None:
+    _go_build(BENCH / "peers" / "go", ["nethttp", "fasthttp"])
+
+
+def _tools() -> None:
+    _go_build(BENCH / "tools", ["fixedrate", "idleconns"])
+
+
+def _c() -> None:
+    d = BENCH / "peers" / "c"
+    if stale(d / "bin" / "floor", [d / "floor.c"]):
+        (d / "bin").mkdir(exist_ok=True)
+        sh(["gcc", "-O2", "-Wall", "-o", "bin/floor", "floor.c"], cwd=d, nice=True)
+
+
+def _cargo(args: list, cwd: Path, env=None):
+    """One cargo build, niced and single-job. Cargo itself knows what is fresh,
+    so a rerun with nothing changed takes about a second. Returns None on
+    success, or the first error cargo reported (its output's tail is shown)."""
+    cmd = ["nice", "-n", "19", "cargo", "build", "--release", "-j1", *args]
+    log("  $ " + " ".join(cmd))
+    res = subprocess.run(cmd, cwd=cwd, env=dict(os.environ, **(env or {})),
+                         capture_output=True, text=True)
+    if res.returncode == 0:
+        return None
+    lines = res.stderr.splitlines()
+    log("\n".join("    " + l for l in lines[-25:]))
+    return next((l for l in lines if l.startswith("error")), "cargo build failed")
+
+
+def _rust() -> None:
+    d = BENCH / "peers" / "rust"
+    # Pin the target dir inside bench/ even if the environment sets another.
+    env = {"CARGO_TARGET_DIR": str(d / "target")}
+    if not (d / "target").exists():
+        log("  (a first build of the Rust peers takes several minutes at -j1)")
+    if _cargo(["--workspace"], d, env) is None:
+        return
+    # Build them one by one so one broken peer does not take out the others;
+    # the availability check afterwards names the ones still missing.
+    for member in ["actix-web", "axum", "hyper", "may_minihttp", "rust-book"]:
+        _cargo(["-p", "peer-" + member.replace("_", "-")], d, env)
+
+
+def _vireo(package: str, example: str) -> None:
+    if not (REPO / "Cargo.toml").exists():
+        raise RuntimeError("no Cargo.toml at the repository root yet")
+    error = _cargo(["-p", package, "--example", example], REPO)
+    if error:
+        raise RuntimeError(f"cargo build -p {package} --example {example}: {error}")
+
+
+STEPS = {
+    "apt": _apt,
+    "venv": _venv,
+    "tools": _tools,
+    "c": _c,
+    "go": _go,
+    "node": _node,
+    "rust": _rust,
+    "vireo": lambda: _vireo("vireo", "reference"),
+    "vireo-http": lambda: _vireo("vireo-http", "hello"),
+}
+TOOLCHAIN = {"venv": "python3", "tools": "go", "go": "go", "node": "npm", "c": "gcc",
+             "rust": "cargo", "vireo": "cargo", "vireo-http": "cargo"}
+
+
+def build(peers: list, no_build: bool = False) -> dict:
+    """Run the build steps these peers need (plus the harness's own tools).
+    Returns {peer name: reason it is unavailable} for the peers that are not."""
+    failed = {}
+    for step in dict.fromkeys(["apt", "venv", "tools"] + [p.build for p in peers]):
+        if step in failed or no_build:
+            continue
+        tool = TOOLCHAIN.get(step)
+        if tool and not have(tool):
+            failed[step] = f"`{tool}` is not installed"
+            continue
+        log(f"build: {step}")
+        try:
+            STEPS[step]()
+        except (subprocess.CalledProcessError, RuntimeError, OSError) as e:
+            failed[step] = str(e)
+            log(f"build: {step} FAILED: {e}")
+    unavailable = {}
+    for p in peers:
+        if p.build in failed:
+            unavailable[p.name] = f"build step '{p.build}' failed: {failed[p.build]}"
+        elif not _runnable(p):
+            unavailable[p.name] = "not built" + (" (run without --no-build)" if no_build else "")
+    return unavailable
+
+
+def _runnable(p: Peer) -> bool:
+    exe = str(p.argv[0])
+    return Path(exe).is_file() if os.sep in exe else have(exe)
+
+
+def harness_ready() -> list:
+    """What the runner itself needs; returns what is missing."""
+    needed = [("wrk", have("wrk")), ("ab", have("ab")), ("taskset", have("taskset")),
+              ("tools/bin/fixedrate", (BENCH / "tools/bin/fixedrate").exists()),
+              ("tools/bin/idleconns", (BENCH / "tools/bin/idleconns").exists())]
+    return [name for name, ok in needed if not ok]

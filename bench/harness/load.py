@@ -1,0 +1,162 @@
+"""The load generators: wrk, ab, the fixed-rate client and the idle-connection
+opener. Each runs pinned to core 0 and returns a dict of metrics:
+requests (completed), rps, p50_ms, p99_ms, errors (socket level), non2xx."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+
+from .util import BENCH
+
+CLIENT_CORE = "0"
+PIN = ["taskset", "-c", CLIENT_CORE]
+WRK_DIR = BENCH / "wrk"
+TOOLS = BENCH / "tools" / "bin"
+
+
+class LoadError(RuntimeError):
+    pass
+
+
+def _run(argv: list, timeout: float) -> str:
+    try:
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise LoadError(f"{argv[3]} did not finish within {timeout:.0f}s")
+    if res.returncode != 0:
+        raise LoadError(f"{argv[3]} exited {res.returncode}: {(res.stderr or res.stdout).strip()[-300:]}")
+    return res.stdout
+
+
+def wrk(url: str, conns: int, seconds: int, pipeline: int = 0) -> dict:
+    """One wrk thread (it is pinned to one core, so more threads would only
+    compete with each other) with the report.lua / pipeline.lua script."""
+    script = WRK_DIR / ("pipeline.lua" if pipeline else "report.lua")
+    argv = PIN + ["wrk", "-t1", f"-c{conns}", f"-d{seconds}s", "--timeout", "5s",
+                  "-s", str(script), url]
+    if pipeline:
+        argv += ["--", str(pipeline)]
+    out = _run(argv, timeout=seconds + 60)
+    line = next((l for l in out.splitlines() if l.startswith("WRK_JSON ")), None)
+    if line is None:
+        raise LoadError("wrk printed no WRK_JSON line: " + out[-300:])
+    r = json.loads(line[len("WRK_JSON "):])
+    e, lat = r["errors"], r["latency_us"]
+    m = {
+        "requests": r["requests"],
+        "rps": r["requests"] / (r["duration_us"] / 1e6),
+        "p50_ms": lat["p50"] / 1000,
+        "p99_ms": lat["p99"] / 1000,
+        "errors": e["connect"] + e["read"] + e["write"] + e["timeout"],
+        "non2xx": e["status"],
+        "raw": r,
+    }
+    if pipeline:
+        # wrk's latency histogram is not meaningful when it pipelines (it
+        # times batches, and its percentiles come out inconsistent), so like
+        # TechEmpower we keep only throughput for this scenario.
+        m["p50_ms"] = m["p99_ms"] = None
+    return m
+
+
+_AB_NUMBERS = {
+    "requests": r"Complete requests:\s+(\d+)",
+    "failed": r"Failed requests:\s+(\d+)",
+    "non2xx": r"Non-2xx responses:\s+(\d+)",
+    "keepalive": r"Keep-Alive requests:\s+(\d+)",
+    "rps": r"Requests per second:\s+([\d.]+)",
+    "seconds": r"Time taken for tests:\s+([\d.]+)",
+    "p50_ms": r"^\s+50%\s+(\d+)",
+    "p99_ms": r"^\s+99%\s+(\d+)",
+    "max_ms": r"^\s+100%\s+(\d+)",
+}
+
+
+def ab(url: str, requests: int, conns: int) -> dict:
+    """ApacheBench as the TurboAPI write-up ran it (ab -k -n N -c C). -r keeps
+    ab going after a socket error so errors are counted rather than fatal."""
+    try:
+        out = _run(PIN + ["ab", "-k", "-r", "-q", "-s", "10", "-n", str(requests),
+                          "-c", str(conns), url], timeout=600)
+    except LoadError as e:
+        if "timeout specified has expired" in str(e):
+            raise LoadError("ab waited 10 s for a response or a close: the server stalled, or kept "
+                            "an HTTP/1.0 keep-alive connection open without saying `keep-alive`")
+        raise
+    m = {}
+    for key, pattern in _AB_NUMBERS.items():
+        found = re.search(pattern, out, re.M)
+        m[key] = float(found.group(1)) if found else 0.0
+    for key in ("requests", "failed", "non2xx", "keepalive"):
+        m[key] = int(m[key])
+    # ab counts failed requests by cause: connect, receive, length, exceptions.
+    # A "length" failure is a body of a different size than the first one,
+    # which is a wrong response rather than a socket error; report it apart.
+    causes = re.search(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)", out)
+    c = [int(x) for x in causes.groups()] if causes else [0, 0, 0, 0]
+    m["errors"] = c[0] + c[1] + c[3]
+    m["length_mismatch"] = c[2]
+    # ab's completed count includes failed ones; CPU per request uses answered ones.
+    m["requests"] -= m["errors"]
+    m["raw"] = out[out.find("Server Software"):] if "Server Software" in out else out[-2000:]
+    return m
+
+
+def fixedrate(url: str, rate: int, conns: int, seconds: int) -> dict:
+    out = _run(PIN + [str(TOOLS / "fixedrate"), "-url", url, "-rate", str(rate),
+                      "-conns", str(conns), "-duration", f"{seconds}s"], timeout=seconds + 60)
+    r = json.loads(out)
+    lat = r["latency_ms"]
+    return {
+        "requests": r["requests"],
+        "rps": r["achieved_rate"],
+        "p50_ms": lat["p50"], "p90_ms": lat["p90"], "p99_ms": lat["p99"],
+        "p999_ms": lat["p99.9"], "max_ms": lat["max"],
+        "errors": r["errors"] + r["unsent"],
+        "non2xx": r["non2xx"],
+        "raw": r,
+    }
+
+
+def idle(server, conns: int, settle: float) -> dict:
+    """Open `conns` keep-alive connections (one request each), hold them idle,
+    and charge the server's RSS growth to them. The opener is a separate
+    process on the client core, so it neither runs on nor shares memory with
+    the server."""
+    before = server.rss_kib()
+    opener = subprocess.Popen(
+        PIN + [str(TOOLS / "idleconns"), "-addr", f"127.0.0.1:{server.port}", "-n", str(conns)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = opener.stdout.readline()
+        if not line:
+            raise LoadError("idleconns: " + opener.stderr.read().strip()[-300:])
+        opened = json.loads(line)
+        time.sleep(settle)   # let lazy per-connection work (and GC) catch up
+        after = server.rss_kib()
+        opener.stdin.write("check\n")
+        opener.stdin.flush()
+        alive = json.loads(opener.stdout.readline())["alive"]
+    finally:
+        opener.stdin.close()   # EOF: the opener closes everything and exits
+        try:
+            opener.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            opener.kill()
+            opener.wait()
+    n = opened["opened"]
+    if n == 0:
+        raise LoadError(f"no connection could be opened ({opened['failed']} failed)")
+    return {
+        "connections": n,
+        "failed": opened["failed"],
+        "alive": alive,
+        "open_seconds": opened["seconds"],
+        "rss_before_kib": before,
+        "rss_after_kib": after,
+        "kib_per_conn": (after - before) / n,
+        "errors": opened["failed"],
+        "non2xx": 0,
+    }

@@ -1,0 +1,85 @@
+"""The scenarios. Each one reproduces the load of a published write-up, so
+that figure can be set against Vireo's on the same machine."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass
+class Scenario:
+    id: str
+    tool: str            # wrk | ab | fixedrate | idle
+    route: str           # key in peers.ROUTES
+    about: str           # what it reproduces
+    conns: int = 100
+    pipeline: int = 0    # wrk: requests per write
+    requests: int = 0    # ab: -n
+    rate: int = 0        # fixedrate: requests per second
+    keepalive: bool = False        # skip peers that close every connection
+    quick: dict = field(default_factory=dict)   # overrides under --quick; {"skip": True} to leave out
+
+    def params(self, seconds: int) -> str:
+        if self.tool == "wrk":
+            p = f"wrk -t1 -c{self.conns} -d{seconds}s"
+            return p + f", {self.pipeline} requests pipelined per write" if self.pipeline else p
+        if self.tool == "ab":
+            return f"ab -k -n {self.requests} -c {self.conns}"
+        if self.tool == "fixedrate":
+            return f"{self.rate} req/s over {self.conns} keep-alive connections for {seconds}s"
+        return f"{self.conns} idle keep-alive connections"
+
+
+SATURATION_NOTE = (
+    "One wrk thread pinned to one core saturates somewhere near 130-170k req/s on a machine "
+    "like this one (floor-c, which does no HTTP work at all, shows where). The fastest servers "
+    "all reach that ceiling in the plaintext runs, so there req/s no longer separates them: "
+    "CPU time per request (µs of server CPU per completed request) does.")
+
+SCENARIOS = [
+    Scenario("plaintext-100", "wrk", "plaintext",
+             "`GET /` plaintext at 100 connections, zap's README setup at a lighter load"),
+    Scenario("plaintext-400", "wrk", "plaintext",
+             "`GET /` plaintext as in zap's README benchmark (`wrk -t1 -c400 -d10s` style)",
+             conns=400),
+    Scenario("users", "wrk", "users",
+             "tinyhttp's benchmark: `GET /users/:id` through two app-wide middlewares, -c100"),
+    Scenario("favicon", "wrk", "favicon",
+             "tinyhttp's `/favicon.ico` case: a 204 with no body, -c100"),
+    Scenario("json", "wrk", "json",
+             "TechEmpower's JSON serialization test shape: `GET /json`, -c100"),
+    Scenario("pipelined", "wrk", "plaintext",
+             "TechEmpower's plaintext test: 16 requests pipelined per write, 256 connections",
+             conns=256, pipeline=16, keepalive=True),
+    Scenario("ab-hello", "ab", "plaintext",
+             "TurboAPI's write-up: `ab -k -n 10000 -c 100` on `/`",
+             requests=10000, quick={"requests": 2000}),
+    Scenario("ab-compute", "ab", "compute",
+             "TurboAPI's write-up: `ab -k -n 10000 -c 100` on `/compute` (CPU-bound handler)",
+             requests=10000, quick={"requests": 2000}),
+    Scenario("ab-async", "ab", "async",
+             "TurboAPI's write-up: `ab -k -n 10000 -c 100` on `/async?ms=0` (async handler)",
+             requests=10000, quick={"requests": 2000}),
+    Scenario("ab-hello-500", "ab", "plaintext",
+             "TurboAPI's write-up: `ab -k -n 50000 -c 500` on `/`",
+             requests=50000, conns=500, quick={"requests": 5000}),
+    Scenario("fixed-rate", "fixedrate", "plaintext",
+             "wrk2-style latency at a fixed 1000 req/s (open loop, no coordinated omission); "
+             "tools/fixedrate stands in for wrk2, which Debian does not package",
+             rate=1000, conns=50),
+    Scenario("idle-5k", "idle", "plaintext",
+             "memory per idle keep-alive connection, 5,000 connections (server RSS growth / connections)",
+             conns=5000, keepalive=True, quick={"conns": 1000}),
+    Scenario("idle-20k", "idle", "plaintext",
+             "memory per idle keep-alive connection, 20,000 connections",
+             conns=20000, keepalive=True, quick={"skip": True}),
+]
+
+BY_ID = {s.id: s for s in SCENARIOS}
+
+
+def for_mode(scenarios: list, quick: bool) -> list:
+    """The scenarios with --quick overrides applied (and quick skips dropped)."""
+    if not quick:
+        return scenarios
+    return [replace(s, **{k: v for k, v in s.quick.items() if k != "skip"})
+            for s in scenarios if not s.quick.get("skip")]

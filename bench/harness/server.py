@@ -1,0 +1,161 @@
+"""Start, watch and stop one peer server, and read its CPU time and memory
+from /proc for the whole process tree (node, nginx and uvicorn may have
+children; threads are already counted in their process's figures)."""
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from .peers import ROUTES, Peer
+
+SERVER_CORE = "1"   # servers run here; load generators on core 0
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+_running: set = set()   # every Server started and not yet stopped
+
+
+def stop_all() -> None:
+    """Stop every server this process started (atexit, Ctrl-C, SIGTERM)."""
+    for s in list(_running):
+        s.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _stat(pid: int):
+    """(ppid, utime + stime in ticks) from /proc/PID/stat, or None if gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may contain spaces.
+    fields = raw[raw.rindex(")") + 2:].split()
+    return int(fields[1]), int(fields[11]) + int(fields[12])
+
+
+def tree(root: int) -> list:
+    """PIDs of root and all its descendants."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            st = _stat(int(entry))
+            if st:
+                children.setdefault(st[0], []).append(int(entry))
+    pids, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        pids.append(pid)
+        todo.extend(children.get(pid, []))
+    return pids
+
+
+class Server:
+    def __init__(self, peer: Peer, log_dir: Path):
+        self.peer = peer
+        self.log_path = log_dir / f"{peer.name}.log"
+        self.proc = None
+        self.tmp = None
+        self.port = None
+        self.loaded = False   # has it served any load since it started?
+
+    def start(self, timeout: float = 60) -> None:
+        self.port = free_port()
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"vireo-bench-{self.peer.name}-"))
+        argv = ["taskset", "-c", SERVER_CORE] + self.peer.command(self.port, self.tmp)
+        with open(self.log_path, "a") as log:
+            log.write(f"\n=== {time.strftime('%H:%M:%S')} {' '.join(argv)}\n")
+            log.flush()
+            # A session of its own: Ctrl-C in the terminal reaches the runner
+            # only, and the runner stops the server, so it always knows the state.
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, start_new_session=True,
+                                         env=dict(os.environ, **self.peer.env))
+        _running.add(self)
+        self.loaded = False
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"exited with status {self.proc.returncode} (see {self.log_path})")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"did not accept on port {self.port} within {timeout:.0f}s")
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL after 5 s; then SIGKILL any children it left."""
+        if self.proc is None:
+            return
+        children = tree(self.proc.pid)[1:] if self.proc.poll() is None else []
+        try:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        for pid in children:   # e.g. an nginx worker whose master was killed
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc = None
+        _running.discard(self)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU time of the whole process tree so far."""
+        ticks = sum((_stat(pid) or (0, 0))[1] for pid in tree(self.proc.pid))
+        return ticks / CLK_TCK
+
+    def rss_kib(self) -> int:
+        total = 0
+        for pid in tree(self.proc.pid):
+            try:
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+            except OSError:
+                pass
+        return total
+
+    def check(self, route: str) -> str | None:
+        """GET the route once and compare status and body with what every peer
+        must answer. Returns a description of the mismatch, or None."""
+        path, status, body = ROUTES[route]
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+            conn.request("GET", path)
+            res = conn.getresponse()
+            got = res.read().decode("utf-8", "replace")
+            conn.close()
+        except (OSError, http.client.HTTPException) as e:
+            return f"GET {path}: {e}"
+        same = got == body
+        if route == "json" and not same:
+            try:
+                same = json.loads(got) == json.loads(body)
+            except ValueError:
+                pass
+        if res.status != status or not same:
+            return f"GET {path}: got {res.status} {got[:60]!r}, want {status} {body!r}"
+        return None

@@ -1,0 +1,3 @@
+module vireo.bench/tools
+
+go 1.22
