@@ -35,23 +35,62 @@ enum BodySource {
 /// accessor here is synchronous. Middleware that needs the body first calls
 /// [`Request::load_body`].
 pub struct Request {
-    head: Head,
+    /// Always `Some` until the request is dropped, when the parts go back to the pool.
+    parts: Option<Box<Parts>>,
+}
+
+/// What a request holds. Boxed and pooled per thread: the request is moved through every
+/// middleware and into every handler, so it is one pointer to move, and its extensions map
+/// keeps its allocation from one request to the next.
+struct Parts {
+    head: Option<Head>,
     prefix_len: usize,
     captures: Captures,
     body: BodySource,
     body_limit: u64,
     headers: OnceLock<HeaderMap>,
     extensions: http::Extensions,
-    state: Arc<http::Extensions>,
+    state: Option<Arc<http::Extensions>>,
     remote_addr: Option<SocketAddr>,
+}
+
+/// Request parts kept per thread for reuse.
+const PARTS_POOL_SIZE: usize = 256;
+
+#[allow(clippy::vec_box)] // the boxes are what requests hold; pooling them saves the allocation
+mod pool {
+    thread_local! {
+        pub(super) static PARTS: std::cell::RefCell<Vec<Box<super::Parts>>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+}
+
+impl Drop for Request {
+    fn drop(&mut self) {
+        let Some(mut parts) = self.parts.take() else {
+            return;
+        };
+        parts.head = None;
+        parts.body = BodySource::Ready(Bytes::new());
+        parts.headers = OnceLock::new();
+        parts.extensions.clear();
+        parts.state = None;
+        // During thread teardown the pool may be gone; the parts are then simply freed.
+        let _ = pool::PARTS.try_with(|pool| {
+            let mut pool = pool.borrow_mut();
+            if pool.len() < PARTS_POOL_SIZE {
+                pool.push(parts);
+            }
+        });
+    }
 }
 
 impl std::fmt::Debug for Request {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Request")
             .field("method", self.method())
-            .field("target", &self.head.target())
-            .field("remote_addr", &self.remote_addr)
+            .field("target", &self.head_ref().target())
+            .field("remote_addr", &self.p().remote_addr)
             .finish_non_exhaustive()
     }
 }
@@ -65,35 +104,72 @@ impl Request {
         state: Arc<http::Extensions>,
         remote_addr: Option<SocketAddr>,
     ) -> Self {
-        Request {
-            head,
-            prefix_len: 0,
-            captures: Captures::default(),
-            body: match body {
-                Some(channel) => BodySource::Pending(channel),
-                None => BodySource::Ready(ready_body),
-            },
-            body_limit,
-            headers: OnceLock::new(),
-            extensions: http::Extensions::new(),
-            state,
-            remote_addr,
-        }
+        let body = match body {
+            Some(channel) => BodySource::Pending(channel),
+            None => BodySource::Ready(ready_body),
+        };
+        let pooled = pool::PARTS
+            .try_with(|pool| pool.borrow_mut().pop())
+            .ok()
+            .flatten();
+        let parts = match pooled {
+            Some(mut parts) => {
+                parts.head = Some(head);
+                parts.prefix_len = 0;
+                parts.captures = Captures::default();
+                parts.body = body;
+                parts.body_limit = body_limit;
+                parts.state = Some(state);
+                parts.remote_addr = remote_addr;
+                parts
+            }
+            None => Box::new(Parts {
+                head: Some(head),
+                prefix_len: 0,
+                captures: Captures::default(),
+                body,
+                body_limit,
+                headers: OnceLock::new(),
+                extensions: http::Extensions::new(),
+                state: Some(state),
+                remote_addr,
+            }),
+        };
+        Request { parts: Some(parts) }
+    }
+
+    fn head_ref(&self) -> &Head {
+        self.p()
+            .head
+            .as_ref()
+            .expect("a request holds its head until dropped")
+    }
+
+    fn p(&self) -> &Parts {
+        self.parts
+            .as_deref()
+            .expect("a request holds its parts until dropped")
+    }
+
+    fn p_mut(&mut self) -> &mut Parts {
+        self.parts
+            .as_deref_mut()
+            .expect("a request holds its parts until dropped")
     }
 
     pub(crate) fn set_route(&mut self, captures: Captures, prefix_len: usize) {
-        self.captures = captures;
-        self.prefix_len = prefix_len;
+        self.p_mut().captures = captures;
+        self.p_mut().prefix_len = prefix_len;
     }
 
     /// The request method.
     pub fn method(&self) -> &Method {
-        self.head.method()
+        self.head_ref().method()
     }
 
     /// The path, without the query; inside a router mounted at a prefix, without the prefix.
     pub fn path(&self) -> &str {
-        match &self.head.path()[self.prefix_len..] {
+        match &self.head_ref().path()[self.p().prefix_len..] {
             "" => "/",
             path => path,
         }
@@ -101,36 +177,37 @@ impl Request {
 
     /// The whole path as the client sent it, prefix included, without the query.
     pub fn original_path(&self) -> &str {
-        self.head.path()
+        self.head_ref().path()
     }
 
     /// The request target as the client sent it: path and query.
     pub fn uri(&self) -> &str {
-        self.head.path_and_query()
+        self.head_ref().path_and_query()
     }
 
     /// The raw query string, after `?`.
     pub fn query_string(&self) -> Option<&str> {
-        self.head.query()
+        self.head_ref().query()
     }
 
     /// The query string parsed into `T` with serde (`?page=2&tag=a` into a struct).
     pub fn query<T: DeserializeOwned>(&self) -> Result<T, Error> {
-        serde_urlencoded::from_str(self.head.query().unwrap_or(""))
+        serde_urlencoded::from_str(self.head_ref().query().unwrap_or(""))
             .map_err(|e| Error::rejection(Rejection::QueryInvalid, Some(e.to_string())))
     }
 
     /// One query parameter, percent-decoded; the first if it is repeated.
     pub fn query_param(&self, name: &str) -> Option<Cow<'_, str>> {
-        form_pairs(self.head.query()?.as_bytes())
+        form_pairs(self.head_ref().query()?.as_bytes())
             .find(|(key, _)| key == name)
             .map(|(_, value)| value)
     }
 
     /// A route parameter (`:id` in `/users/:id`), percent-decoded.
     pub fn param(&self, name: &str) -> Option<Cow<'_, str>> {
-        let path = self.head.path();
-        self.captures
+        let path = self.head_ref().path();
+        self.p()
+            .captures
             .iter()
             .find(|(n, _, _)| *n == name)
             .map(|(_, start, end)| {
@@ -167,8 +244,8 @@ impl Request {
 
     /// Every route parameter, in path order, percent-decoded.
     pub fn params(&self) -> impl Iterator<Item = (&'static str, Cow<'_, str>)> + '_ {
-        let path = self.head.path();
-        self.captures.iter().map(move |(name, start, end)| {
+        let path = self.head_ref().path();
+        self.p().captures.iter().map(move |(name, start, end)| {
             (
                 name,
                 percent_encoding::percent_decode_str(&path[start..end]).decode_utf8_lossy(),
@@ -178,16 +255,16 @@ impl Request {
 
     /// The first value of a header field as text, if it is present and visible ASCII.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.head
+        self.head_ref()
             .header(name)
             .and_then(|v| std::str::from_utf8(v).ok())
     }
 
     /// All header fields as an `http::HeaderMap`, built on first use.
     pub fn headers(&self) -> &HeaderMap {
-        self.headers.get_or_init(|| {
-            let mut map = HeaderMap::with_capacity(self.head.headers().len());
-            for (name, value) in self.head.headers() {
+        self.p().headers.get_or_init(|| {
+            let mut map = HeaderMap::with_capacity(self.head_ref().headers().len());
+            for (name, value) in self.head_ref().headers() {
                 if let (Ok(name), Ok(value)) = (
                     HeaderName::from_bytes(name.as_bytes()),
                     HeaderValue::from_bytes(value),
@@ -206,7 +283,7 @@ impl Request {
 
     /// Every cookie the client sent, as (name, value).
     pub fn cookies(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.head
+        self.head_ref()
             .headers()
             .filter(|(name, _)| name.eq_ignore_ascii_case("cookie"))
             .filter_map(|(_, value)| std::str::from_utf8(value).ok())
@@ -219,76 +296,81 @@ impl Request {
 
     /// The address of the peer (the client, or a proxy in front); `None` in the test client.
     pub fn remote_addr(&self) -> Option<SocketAddr> {
-        self.remote_addr
+        self.p().remote_addr
     }
 
     /// The parsed head, as the engine read it.
     pub fn head(&self) -> &Head {
-        &self.head
+        self.head_ref()
     }
 
     /// Typed values attached to this request by middleware.
     pub fn extensions(&self) -> &http::Extensions {
-        &self.extensions
+        &self.p().extensions
     }
 
     /// Typed values attached to this request, to change.
     pub fn extensions_mut(&mut self) -> &mut http::Extensions {
-        &mut self.extensions
+        &mut self.p_mut().extensions
     }
 
     /// Attach a typed value to this request (for later middleware and the handler).
     pub fn set<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
-        self.extensions.insert(value);
+        self.p_mut().extensions.insert(value);
     }
 
     /// A typed value attached to this request.
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.extensions.get::<T>()
+        self.p().extensions.get::<T>()
     }
 
     /// App-wide state registered with [`crate::App::state`]: a 500 if none of type `T` was.
     pub fn state<T: Send + Sync + 'static>(&self) -> Result<&T, Error> {
-        self.state.get::<Arc<T>>().map(|s| &**s).ok_or_else(|| {
-            Error::rejection(
-                Rejection::StateMissing,
-                Some(format!(
-                    "no state of type {} was registered",
-                    std::any::type_name::<T>()
-                )),
-            )
-        })
+        self.p()
+            .state
+            .as_ref()
+            .and_then(|state| state.get::<Arc<T>>())
+            .map(|s| &**s)
+            .ok_or_else(|| {
+                Error::rejection(
+                    Rejection::StateMissing,
+                    Some(format!(
+                        "no state of type {} was registered",
+                        std::any::type_name::<T>()
+                    )),
+                )
+            })
     }
 
     /// The most body bytes this request may have.
     pub fn body_limit(&self) -> u64 {
-        self.body_limit
+        self.p().body_limit
     }
 
     /// Change the body limit, before the body is read.
     pub fn set_body_limit(&mut self, limit: u64) {
-        self.body_limit = limit;
+        self.p_mut().body_limit = limit;
     }
 
     /// Read the body from the connection, if that has not happened yet. The client is sent
     /// `100 Continue` now if it asked for it. A body over the limit is refused with 413
     /// without being read.
     pub async fn load_body(&mut self) -> Result<&Bytes, Error> {
-        let limit = self.body_limit;
-        match std::mem::replace(&mut self.body, BodySource::Ready(Bytes::new())) {
+        let limit = self.p().body_limit;
+        match std::mem::replace(&mut self.p_mut().body, BodySource::Ready(Bytes::new())) {
             BodySource::Ready(bytes) if bytes.len() as u64 > limit => {
-                self.body = BodySource::Failed(Error::from(Rejection::BodyTooLarge));
+                self.p_mut().body = BodySource::Failed(Error::from(Rejection::BodyTooLarge));
             }
-            BodySource::Ready(bytes) => self.body = BodySource::Ready(bytes),
-            BodySource::Failed(error) => self.body = BodySource::Failed(error),
-            BodySource::Pending(_) if matches!(self.head.body_kind(), BodyKind::Length(n) if n > limit) =>
+            BodySource::Ready(bytes) => self.p_mut().body = BodySource::Ready(bytes),
+            BodySource::Failed(error) => self.p_mut().body = BodySource::Failed(error),
+            BodySource::Pending(_) if matches!(self.head_ref().body_kind(), BodyKind::Length(n) if n > limit) =>
             {
-                self.body = BodySource::Failed(Error::from(Rejection::BodyTooLarge));
+                self.p_mut().body = BodySource::Failed(Error::from(Rejection::BodyTooLarge));
             }
             BodySource::Pending(channel) => {
                 let (reply, result) = oneshot::channel();
                 let _ = channel.send(BodyRequest { limit, reply });
-                self.body = match result.await {
+                self.p_mut().body = match result.await {
                     Ok(Ok(bytes)) => BodySource::Ready(bytes),
                     Ok(Err(BodyError::TooLarge { .. })) => {
                         BodySource::Failed(Error::from(Rejection::BodyTooLarge))
@@ -306,12 +388,12 @@ impl Request {
 
     /// Whether the body is here and within the limit, so the handler can run without waiting.
     pub(crate) fn body_is_ready(&self) -> bool {
-        matches!(&self.body, BodySource::Ready(bytes) if bytes.len() as u64 <= self.body_limit)
+        matches!(&self.p().body, BodySource::Ready(bytes) if bytes.len() as u64 <= self.p().body_limit)
     }
 
     /// The body bytes, exactly as received.
     pub fn body(&self) -> Result<&Bytes, Error> {
-        match &self.body {
+        match &self.p().body {
             BodySource::Ready(bytes) => Ok(bytes),
             BodySource::Failed(error) => Err(error.clone()),
             BodySource::Pending(_) => Err(Error::rejection(

@@ -58,6 +58,15 @@ where
 {
     fn call(&self, req: Request, next: Next) -> Reply {
         let future = self(req, next);
+        // A middleware that returns `next.run(req)` directly returns a `Reply`: pass it on as it
+        // is, ready or not, instead of boxing a future around it. The check is on types, so it
+        // is decided at compile time.
+        let mut future = Some(future);
+        if let Some(reply) = (&mut future as &mut dyn std::any::Any).downcast_mut::<Option<Reply>>()
+        {
+            return reply.take().expect("just put there");
+        }
+        let future = future.expect("not taken");
         Reply::pending(async move { future.await.into_response() })
     }
 }
