@@ -120,7 +120,7 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list) -> str:
                  "non-2xx", "CPU µs/req", "vs vireo"],
                 [[_name(r["peer"]), _n(r["rps"], thousands=True), _n(r["p50_ms"]),
                   _n(r.get("p90_ms")), _n(r["p99_ms"]), _n(r.get("max_ms")), r["errors"],
-                  r["non2xx"], _n(r.get("cpu_us_per_req"), 1), _ratio(r.get("cpu_vs_ref"))]
+                  r["non2xx"], _n(r.get("cpu_us_per_req"), 2), _ratio(r.get("cpu_vs_ref"))]
                  for r in srows])
         else:
             srows.sort(key=lambda r: -(r.get("rps") or 0))
@@ -132,7 +132,7 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list) -> str:
             for r in srows:
                 row = [_name(r["peer"]), _n(r["rps"], thousands=True), _n(r["p50_ms"]),
                        _n(r["p99_ms"]), r["errors"], r["non2xx"],
-                       _n(r.get("cpu_us_per_req"), 1), _ratio(r.get("cpu_vs_ref"))]
+                       _n(r.get("cpu_us_per_req"), 2), _ratio(r.get("cpu_vs_ref"))]
                 if s.tool == "ab":
                     row.append(f"{r['keepalive']:,} of {r['ab_requests']:,}")
                 table.append(row)

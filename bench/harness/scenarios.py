@@ -47,6 +47,12 @@ SCENARIOS = [
              "tinyhttp's `/favicon.ico` case: a 204 with no body, -c100"),
     Scenario("json", "wrk", "json",
              "TechEmpower's JSON serialization test shape: `GET /json`, -c100"),
+    Scenario("compute", "wrk", "compute",
+             "TurboAPI's CPU-bound handler (`/compute`, sum of squares below 1000) under wrk, -c100, "
+             "for a CPU-per-request figure finer than ab's"),
+    Scenario("async", "wrk", "async",
+             "TurboAPI's async handler (`/async?ms=0`) under wrk, -c100, for a CPU-per-request "
+             "figure finer than ab's"),
     Scenario("pipelined", "wrk", "plaintext",
              "TechEmpower's plaintext test: 16 requests pipelined per write, 256 connections",
              conns=256, pipeline=16, keepalive=True),

@@ -29,14 +29,16 @@ pub enum Connection {
 /// Append a response head to `out`.
 ///
 /// Framing fields set by the caller (`Content-Length`, `Transfer-Encoding`, `Connection`) are
-/// ignored: framing is decided here from `framing` and `connection`, so a handler cannot desync
-/// the connection.
+/// not copied: framing is decided here from `framing` and `connection`, so a handler cannot
+/// desync the connection. A `Connection: close` among the caller's fields turns `connection`
+/// into [`Connection::Close`]; the connection actually sent is returned.
 ///
 /// ```
 /// use vireo_http::proto::{encode_head, Connection, Framing};
 /// let mut out = Vec::new();
 /// let date = b"Sun, 06 Nov 1994 08:49:37 GMT";
-/// encode_head(&mut out, http::StatusCode::OK, &http::HeaderMap::new(), Framing::Length(2), Connection::Close, date);
+/// let sent = encode_head(&mut out, http::StatusCode::OK, &http::HeaderMap::new(), Framing::Length(2), Connection::Close, date);
+/// assert_eq!(sent, Connection::Close);
 /// assert_eq!(out, b"HTTP/1.1 200 OK\r\ndate: Sun, 06 Nov 1994 08:49:37 GMT\r\ncontent-length: 2\r\nconnection: close\r\n\r\n");
 /// ```
 pub fn encode_head(
@@ -46,7 +48,7 @@ pub fn encode_head(
     framing: Framing,
     connection: Connection,
     date: &[u8],
-) {
+) -> Connection {
     status_line(out, status);
     out.extend_from_slice(b"date: ");
     out.extend_from_slice(date);
@@ -60,8 +62,12 @@ pub fn encode_head(
         Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
         Framing::NoBody | Framing::UntilClose => {}
     }
+    let mut connection = connection;
     for (name, value) in headers {
         if is_framing_field(name) {
+            if name == header::CONNECTION && asks_close(value) {
+                connection = Connection::Close;
+            }
             continue;
         }
         out.extend_from_slice(name.as_str().as_bytes());
@@ -75,6 +81,15 @@ pub fn encode_head(
         Connection::Close => out.extend_from_slice(b"connection: close\r\n"),
     }
     out.extend_from_slice(b"\r\n");
+    connection
+}
+
+/// Whether a `Connection` value lists `close`.
+fn asks_close(value: &http::HeaderValue) -> bool {
+    value
+        .as_bytes()
+        .split(|&b| b == b',')
+        .any(|option| option.trim_ascii().eq_ignore_ascii_case(b"close"))
 }
 
 fn is_framing_field(name: &header::HeaderName) -> bool {

@@ -30,9 +30,12 @@ type Span = Range<u32>;
 #[derive(Debug, Clone)]
 pub struct RequestHead {
     raw: Vec<u8>,
+    /// The request target, copied out of `raw` as text once, so that the path, which routing
+    /// and handlers read many times, is never validated again.
+    target: String,
     method: Method,
     version: Version,
-    target: Span,
+    /// The path and query within `target`.
     path: Span,
     headers: Vec<(Span, Span)>,
     body: BodyKind,
@@ -44,9 +47,9 @@ impl Default for RequestHead {
     fn default() -> Self {
         RequestHead {
             raw: Vec::new(),
+            target: String::new(),
             method: Method::GET,
             version: Version::HTTP_11,
-            target: 0..0,
             path: 0..0,
             headers: Vec::new(),
             body: BodyKind::Empty,
@@ -69,13 +72,13 @@ impl RequestHead {
 
     /// The request target exactly as received: `/a?b`, `http://host/a?b` or `*`.
     pub fn target(&self) -> &str {
-        self.str_at(&self.target)
+        &self.target
     }
 
     /// The path and query of the target (for absolute-form, the part after the authority,
     /// `/` when that is empty).
     pub fn path_and_query(&self) -> &str {
-        match self.str_at(&self.path) {
+        match &self.target[self.path.start as usize..self.path.end as usize] {
             "" => "/",
             path => path,
         }
@@ -98,9 +101,11 @@ impl RequestHead {
 
     /// The first value of the named header field, compared without ASCII case.
     pub fn header(&self, name: &str) -> Option<&[u8]> {
-        self.headers()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v)
+        let name = name.as_bytes();
+        self.headers
+            .iter()
+            .find(|(n, _)| self.raw[n.start as usize..n.end as usize].eq_ignore_ascii_case(name))
+            .map(|(_, v)| &self.raw[v.start as usize..v.end as usize])
     }
 
     /// Every header field, in the order received.
@@ -126,8 +131,8 @@ impl RequestHead {
     }
 
     fn str_at(&self, span: &Span) -> &str {
-        // Every span stored is a target or a header name, which httparse has checked to be
-        // visible ASCII, so this conversion cannot fail.
+        // Every span stored here is a header name, which httparse has checked to be a token
+        // (visible ASCII), so this conversion cannot fail.
         std::str::from_utf8(&self.raw[span.start as usize..span.end as usize]).unwrap_or("")
     }
 }
@@ -206,8 +211,11 @@ fn fill(
     } else {
         Version::HTTP_11
     };
-    head.target = span(target.as_bytes());
-    head.path = span(target_path(&head.method, target)?.as_bytes());
+    let path = target_path(&head.method, target)?;
+    let path_start = (path.as_ptr() as usize - target.as_ptr() as usize) as u32;
+    head.path = path_start..path_start + path.len() as u32;
+    head.target.clear();
+    head.target.push_str(target);
     head.headers.clear();
     head.headers.extend(
         req.headers

@@ -354,7 +354,7 @@ fn encode_response(
         None if http10 => Framing::UntilClose,
         None => Framing::Chunked,
     };
-    let close = close || framing == Framing::UntilClose || response_asks_close(&response);
+    let close = close || framing == Framing::UntilClose;
     let connection = if close {
         Connection::Close
     } else if http10 {
@@ -363,7 +363,8 @@ fn encode_response(
         Connection::Default
     };
     let date = date::current();
-    encode_head(out, status, response.headers(), framing, connection, &date);
+    let sent = encode_head(out, status, response.headers(), framing, connection, &date);
+    let close = sent == Connection::Close;
     if reply.is_head || framing == Framing::NoBody {
         return (close, Rest::Nothing);
     }
@@ -405,18 +406,6 @@ async fn write_rest(
         Rest::Stream(body, framing) => write_stream(stream, out, body, framing, stall).await,
         Rest::Sized(len, body) => write_sized_stream(stream, out, body, len, stall).await,
     }
-}
-
-fn response_asks_close(response: &Response) -> bool {
-    response
-        .headers()
-        .get_all(http::header::CONNECTION)
-        .iter()
-        .any(|v| {
-            v.as_bytes()
-                .split(|&b| b == b',')
-                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
-        })
 }
 
 /// Send each chunk as soon as the stream yields it. The next chunk is not polled until the last
