@@ -1,0 +1,79 @@
+//! The framework over a real socket (`serve_ephemeral`): when the body is read, and so when
+//! `100 Continue` is sent, depends on routing and limits.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+use vireo::middleware::body_limit;
+use vireo::{serve_ephemeral, App, Request};
+
+fn app() -> App {
+    let mut app = App::new();
+    app.post("/upload", |req: Request| {
+        req.body().map(|b| b.len().to_string())
+    });
+    app.post("/small", |req: Request| {
+        req.body().map(|b| b.len().to_string())
+    })
+    .with(body_limit(4));
+    app
+}
+
+/// Send `bytes`, then read one response (an interim 100, or a final one with its body).
+fn exchange(stream: &mut TcpStream, bytes: &[u8]) -> String {
+    stream.write_all(bytes).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let mut fields = [httparse::EMPTY_HEADER; 16];
+        let mut parsed = httparse::Response::new(&mut fields);
+        if let Ok(httparse::Status::Complete(head)) = parsed.parse(&got) {
+            let length = parsed
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case("content-length"))
+                .map_or(0, |h| {
+                    std::str::from_utf8(h.value).unwrap().parse().unwrap()
+                });
+            if got.len() >= head + length {
+                return String::from_utf8_lossy(&got).into_owned();
+            }
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return String::from_utf8_lossy(&got).into_owned(),
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+        }
+    }
+}
+
+#[test]
+fn continue_is_sent_when_the_handler_is_about_to_run() {
+    let server = serve_ephemeral(app()).unwrap();
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    let interim = exchange(
+        &mut stream,
+        b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n",
+    );
+    assert_eq!(interim, "HTTP/1.1 100 Continue\r\n\r\n");
+    let reply = exchange(&mut stream, b"hello");
+    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+    assert!(reply.ends_with("\r\n\r\n5"), "{reply}");
+}
+
+#[test]
+fn no_continue_for_a_request_refused_before_its_handler() {
+    let server = serve_ephemeral(app()).unwrap();
+    for (request, status) in [
+        (&b"POST /missing HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"[..], "404"),
+        (&b"POST /small HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"[..], "413"),
+    ] {
+        let mut stream = TcpStream::connect(server.addr()).unwrap();
+        let reply = exchange(&mut stream, request);
+        assert!(reply.starts_with(&format!("HTTP/1.1 {status} ")), "{reply}");
+        assert!(!reply.contains("100 Continue"), "{reply}");
+        assert!(reply.contains("connection: close"), "the unsent body forces a close: {reply}");
+    }
+}
