@@ -15,10 +15,11 @@
 //! });
 //! ```
 //!
-//! Built in: [`logger`], [`cors`], [`compression`], [`request_id`], [`timeout`] and
-//! [`body_limit`].
+//! Built in: [`logger`], [`cors`], [`compression`], [`request_id`], [`timeout`],
+//! [`body_limit`] and [`client_addr`] (the real client address behind proxies).
 
 mod body_limit;
+mod client_addr;
 mod compression;
 mod cors;
 mod logger;
@@ -26,6 +27,7 @@ mod request_id;
 mod timeout;
 
 pub use body_limit::{body_limit, BodyLimit};
+pub use client_addr::{client_addr, ClientAddr, ClientAddrLayer};
 pub use compression::{compression, Compression, DEFAULT_THRESHOLD};
 pub use cors::{cors, Cors};
 pub use logger::{logger, Logger};
