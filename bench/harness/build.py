@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
-from .peers import Peer
+from .peers import VIREO_BIN, Peer, vireo_target
 from .util import BENCH, REPO, VENV, VENV_PY, have, log, sh, stale
 
 # Debian packages and the command each one provides.
@@ -112,6 +113,11 @@ def _vireo(package: str, example: str) -> None:
     error = _cargo(["-p", package, "--example", example], REPO)
     if error:
         raise RuntimeError(f"cargo build -p {package} --example {example}: {error}")
+    # Both crates have an example called `hello`, and cargo puts examples of every package in
+    # one directory: keep a copy of exactly the binary just built, under its package's name.
+    built = vireo_target() / "release" / "examples" / example
+    VIREO_BIN.mkdir(exist_ok=True)
+    shutil.copy2(built, VIREO_BIN / f"{package}-{example}")
 
 
 STEPS = {

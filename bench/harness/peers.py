@@ -57,18 +57,21 @@ def _nginx_conf(port: int, tmp: Path) -> None:
     (tmp / "nginx.conf").write_text(conf.replace("@PREFIX@", str(tmp)).replace("@PORT@", str(port)))
 
 
-def _vireo(example: str) -> list:
-    return [vireo_target() / "release" / "examples" / example,
-            "--addr", "127.0.0.1:{port}", "--workers", "1"]
+# Where the build step keeps Vireo's binaries, one per package and example.
+VIREO_BIN = BENCH / ".bin"
+
+
+def _vireo(package: str, example: str) -> list:
+    return [VIREO_BIN / f"{package}-{example}", "--addr", "127.0.0.1:{port}", "--workers", "1"]
 
 
 ONE_CORE_GO = {"GOMAXPROCS": "1"}
 
 PEERS = [
     Peer("vireo", "Vireo's reference app (crates/vireo/examples/reference.rs), 1 worker",
-         "vireo", _vireo("reference")),
+         "vireo", _vireo("vireo", "reference")),
     Peer("vireo-http", "Vireo's engine alone (crates/vireo-http/examples/hello.rs), 1 worker",
-         "vireo-http", _vireo("hello"), routes=ROOT_ONLY),
+         "vireo-http", _vireo("vireo-http", "hello"), routes=ROOT_ONLY),
     Peer("floor-c", "canned-response epoll loop in C, no parsing: the kernel-cost floor",
          "c", [BENCH / "peers" / "c" / "bin" / "floor", "{port}"], routes=ROOT_ONLY),
     Peer("nginx", "nginx (Debian package), 1 worker process, `return 200`",

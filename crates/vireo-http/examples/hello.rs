@@ -32,6 +32,6 @@ fn main() -> std::io::Result<()> {
     if let Some(workers) = workers {
         server = server.workers(workers);
     }
-    println!("listening on http://{}", server.local_addr()?);
+    let server = server.on_ready(|addr| println!("listening on http://{addr}"));
     server.serve(service_fn(|_req| Response::text("Hello, World!")))
 }

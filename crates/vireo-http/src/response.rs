@@ -242,6 +242,9 @@ impl Drop for Response {
         let Some(mut headers) = self.headers.take() else {
             return;
         };
+        if !crate::server::buffers::on_worker_thread() {
+            return;
+        }
         headers.clear();
         // During thread teardown the pool may be gone; the map is then simply freed.
         let _ = HEADER_MAPS.try_with(|pool| {

@@ -51,6 +51,9 @@ table! {
     several_chunks: b"3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n" => Ok(b"abcde");
     upper_and_lower_hex: b"A\r\n0123456789\r\na\r\n0123456789\r\n0\r\n\r\n" => Ok(b"01234567890123456789");
     leading_zeros: b"0005\r\nhello\r\n0\r\n\r\n" => Ok(b"hello");
+    many_leading_zeros: b"0000000000000000005\r\nhello\r\n0\r\n\r\n" => Ok(b"hello");
+    trailer_without_colon: b"0\r\nno-colon-here\r\n\r\n" => Err(400);
+    trailer_space_before_colon: b"0\r\nX-T : 1\r\n\r\n" => Err(400);
     extensions_ignored: b"5;name=value;flag\r\nhello\r\n0;last\r\n\r\n" => Ok(b"hello");
     quoted_extension: b"5;n=\"a b\"\r\nhello\r\n0\r\n\r\n" => Ok(b"hello");
     whitespace_before_extension: b"5 ;n=v\r\nhello\r\n0\r\n\r\n" => Ok(b"hello");

@@ -92,6 +92,9 @@ table! {
     te_chunked_with_parameter: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked;q=1\r\n\r\n" => Refused(501);
     te_near_chunked: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n" => Refused(501);
     te_empty: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \r\n\r\n" => Refused(400);
+    te_only_empty_elements: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: , ,\r\n\r\n" => Refused(400);
+    te_empty_element_first: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: , chunked\r\n\r\n" => Parsed(Method::POST, "/", Chunked, true);
+    te_empty_element_last: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked,\r\n\r\n" => Parsed(Method::POST, "/", Chunked, true);
     te_in_http10: b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n" => Refused(400);
     obs_fold: b"GET / HTTP/1.1\r\nHost: a\r\nX-A: b\r\n c\r\n\r\n" => Refused(400);
     space_before_colon: b"GET / HTTP/1.1\r\nHost : a\r\n\r\n" => Refused(400);
@@ -106,6 +109,17 @@ table! {
     http2_version: b"GET / HTTP/2.0\r\nHost: a\r\n\r\n" => Refused(505);
     http3_version: b"GET / HTTP/3.0\r\nHost: a\r\n\r\n" => Refused(505);
     garbage_version: b"GET / HTXP/1.1\r\nHost: a\r\n\r\n" => Refused(400);
+    later_minor_version_served_as_11: b"GET /v HTTP/1.2\r\nHost: a\r\n\r\n" => Parsed(Method::GET, "/v", Empty, true);
+    space_in_target: b"GET /a b HTTP/1.1\r\nHost: a\r\n\r\n" => Refused(400);
+    missing_version: b"GET /\r\nHost: a\r\n\r\n" => Refused(400);
+    fragment_in_target: b"GET /#frag HTTP/1.1\r\nHost: a\r\n\r\n" => Refused(400);
+    raw_utf8_in_target: b"GET /caf\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n" => Refused(400);
+    host_with_port: b"GET / HTTP/1.1\r\nHost: example.com:8080\r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
+    host_ipv6_literal: b"GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
+    host_empty_value: b"GET / HTTP/1.1\r\nHost: \r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
+    host_bad_port: b"GET / HTTP/1.1\r\nHost: a:xyz\r\n\r\n" => Refused(400);
+    host_two_colons: b"GET / HTTP/1.1\r\nHost: a:1:2\r\n\r\n" => Refused(400);
+    host_unclosed_literal: b"GET / HTTP/1.1\r\nHost: [::1\r\n\r\n" => Refused(400);
     expect_continue: b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nExpect: 100-continue\r\n\r\n" => Parsed(Method::POST, "/", Length(1), true);
     expect_other: b"GET / HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\n\r\n" => Refused(417);
 }

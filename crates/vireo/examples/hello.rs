@@ -9,6 +9,6 @@ fn main() -> std::io::Result<()> {
     let mut app = vireo::App::new();
     app.get("/", |_req| "Hello, World!");
     let server = vireo::Server::bind("127.0.0.1:8080")?;
-    println!("listening on http://{}", server.local_addr()?);
+    let server = server.on_ready(|addr| println!("listening on http://{addr}"));
     app.serve(server)
 }

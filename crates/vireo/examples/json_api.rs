@@ -140,6 +140,6 @@ pub fn app() -> App {
 
 fn main() -> std::io::Result<()> {
     let server = vireo::Server::bind("127.0.0.1:8080")?;
-    println!("listening on http://{}", server.local_addr()?);
+    let server = server.on_ready(|addr| println!("listening on http://{addr}"));
     app().serve(server)
 }

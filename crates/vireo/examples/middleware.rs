@@ -47,7 +47,7 @@ fn main() -> std::io::Result<()> {
     });
     app.mount("/api", api);
     let server = vireo::Server::bind("127.0.0.1:8080")?;
-    println!("listening on http://{}", server.local_addr()?);
+    let server = server.on_ready(|addr| println!("listening on http://{addr}"));
     app.serve(server)
 }
 

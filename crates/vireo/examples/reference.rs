@@ -166,7 +166,7 @@ fn main() -> std::io::Result<()> {
     if let Some(workers) = workers {
         server = server.workers(workers);
     }
-    println!("listening on {}", server.local_addr()?);
+    let server = server.on_ready(|addr| println!("listening on {addr}"));
     app().serve(server)
 }
 

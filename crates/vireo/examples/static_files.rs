@@ -11,10 +11,7 @@ fn main() -> std::io::Result<()> {
     let mut app = vireo::App::new();
     app.get("/files/*path", vireo::serve_dir(&root));
     app.get("/", |_req| vireo::Redirect::to("/files/"));
-    let server = vireo::Server::bind("127.0.0.1:8080")?;
-    println!(
-        "listening on http://{}, serving {root}",
-        server.local_addr()?
-    );
+    let server = vireo::Server::bind("127.0.0.1:8080")?
+        .on_ready(move |addr| println!("listening on http://{addr}, serving {root}"));
     app.serve(server)
 }

@@ -38,6 +38,8 @@ define_rejections! {
     NotFound => NOT_FOUND, "Not Found";
     /// The path exists, but not with this method.
     MethodNotAllowed => METHOD_NOT_ALLOWED, "Method Not Allowed";
+    /// No route anywhere answers this method, and it is not a standard one (RFC 9110 §9.1).
+    MethodNotImplemented => NOT_IMPLEMENTED, "Not Implemented";
     /// The body is larger than the limit for this route.
     BodyTooLarge => PAYLOAD_TOO_LARGE, "Request body too large";
     /// The body could not be read: malformed framing, or the client went away.

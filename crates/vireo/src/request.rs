@@ -75,6 +75,10 @@ impl Drop for Request {
         parts.headers = OnceLock::new();
         parts.extensions.clear();
         parts.state = None;
+        if !vireo_http::on_worker_thread() {
+            // Dropped on a blocking-pool thread: nothing there would reuse it.
+            return;
+        }
         // During thread teardown the pool may be gone; the parts are then simply freed.
         let _ = pool::PARTS.try_with(|pool| {
             let mut pool = pool.borrow_mut();

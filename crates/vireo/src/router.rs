@@ -242,6 +242,25 @@ impl Methods {
 #[derive(Default)]
 pub(crate) struct Routes {
     tree: Tree<Methods>,
+    /// Every method some route answers, for telling an unknown method (501) from one this path
+    /// does not have (405).
+    methods: Vec<Method>,
+}
+
+/// Whether the method is one of RFC 9110's, which every server knows even where no route has it.
+fn is_standard(method: &Method) -> bool {
+    [
+        Method::GET,
+        Method::HEAD,
+        Method::POST,
+        Method::PUT,
+        Method::DELETE,
+        Method::CONNECT,
+        Method::OPTIONS,
+        Method::TRACE,
+        Method::PATCH,
+    ]
+    .contains(method)
 }
 
 /// The `Allow` field for a path's methods; `HEAD` is allowed wherever `GET` is.
@@ -280,22 +299,40 @@ impl Routes {
             );
         }
         match method {
-            Some(m) => methods.by_method.push((m, target)),
+            Some(m) => {
+                if !self.methods.contains(&m) {
+                    self.methods.push(m.clone());
+                }
+                methods.by_method.push((m, target))
+            }
             None => methods.any = Some(target),
         }
         methods.allow = allow_header(&methods.by_method);
+    }
+
+    /// Whether no route answers `method` and it is not a standard one: 501, not 404 or 405.
+    fn unknown_method(&self, method: &Method) -> bool {
+        !is_standard(method) && !self.methods.contains(method)
     }
 
     /// Route a request to its handler's chain: 404 if no path matches, 405 (with `Allow`) if
     /// the path has no handler for the method.
     pub(crate) fn dispatch(&self, mut req: Request) -> Reply {
         let Some((methods, captures)) = self.tree.find(req.original_path()) else {
-            return Reply::ready(Error::from(Rejection::NotFound).into_response());
+            let rejection = if self.unknown_method(req.method()) {
+                Rejection::MethodNotImplemented
+            } else {
+                Rejection::NotFound
+            };
+            return Reply::ready(Error::from(rejection).into_response());
         };
         match methods.select(req.method()) {
             Some(target) => {
                 req.set_route(captures, target.prefix_len);
                 Next::start(target.chain.clone()).run(req)
+            }
+            None if self.unknown_method(req.method()) => {
+                Reply::ready(Error::from(Rejection::MethodNotImplemented).into_response())
             }
             None => {
                 let mut res = Error::from(Rejection::MethodNotAllowed).into_response();

@@ -50,6 +50,19 @@ fn not_found_method_not_allowed_and_head_fallback() {
     assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
     assert_eq!(res.header("allow"), Some("GET, HEAD, POST"));
     assert_eq!(c.get("/other").send().header("allow"), Some("DELETE"));
+    let unknown = Method::from_bytes(b"FOO").unwrap();
+    assert_eq!(
+        c.request(unknown.clone(), "/thing").send().status(),
+        StatusCode::NOT_IMPLEMENTED
+    );
+    assert_eq!(
+        c.request(unknown, "/nowhere").send().status(),
+        StatusCode::NOT_IMPLEMENTED
+    );
+    assert_eq!(
+        c.request(Method::TRACE, "/thing").send().status(),
+        StatusCode::METHOD_NOT_ALLOWED
+    );
     let head = c.head("/thing").send();
     assert_eq!(head.status(), StatusCode::OK);
     assert!(head.bytes().is_empty());

@@ -9,8 +9,9 @@
 use super::ProtoError;
 use std::ops::Range;
 
-/// Hex digits in a chunk size: 16 fill a `u64`; more would overflow.
-const MAX_SIZE_DIGITS: u8 = 16;
+/// Hex digits in a chunk size beyond which each further digit (a leading zero, as any other
+/// would overflow) counts against the extensions-and-trailers cap, so zeros cannot go on forever.
+const FREE_SIZE_DIGITS: u8 = 16;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -32,7 +33,9 @@ enum State {
     DataLf,
     /// At the start of a trailer line, or of the final empty line.
     TrailerStart,
-    /// Inside a trailer field line.
+    /// In the name of a trailer field, before its colon.
+    TrailerName,
+    /// In the value of a trailer field.
     Trailer,
     /// After the CR of a trailer line.
     TrailerLf,
@@ -118,10 +121,14 @@ impl ChunkedDecoder {
         use State::*;
         self.state = match (self.state, byte) {
             (SizeStart | Size, b) if b.is_ascii_hexdigit() => {
-                if self.size_digits == MAX_SIZE_DIGITS || self.size > u64::MAX >> 4 {
+                if self.size > u64::MAX >> 4 {
                     return Err(ProtoError::BadRequest("chunk size too large"));
                 }
-                self.size_digits += 1;
+                if self.size_digits == FREE_SIZE_DIGITS {
+                    self.count_metadata(Size)?;
+                } else {
+                    self.size_digits += 1;
+                }
                 self.size = (self.size << 4) | u64::from(hex_value(b));
                 Size
             }
@@ -144,7 +151,9 @@ impl ChunkedDecoder {
             (DataCr, b'\r') => DataLf,
             (DataLf, b'\n') => SizeStart,
             (TrailerStart, b'\r') => EndLf,
-            (TrailerStart, b) if is_tchar(b) => self.count_metadata(Trailer)?,
+            // A trailer is a field line: a token name, a colon, a value (RFC 9112 §7.1.2, §5).
+            (TrailerStart | TrailerName, b) if is_tchar(b) => self.count_metadata(TrailerName)?,
+            (TrailerName, b':') => self.count_metadata(Trailer)?,
             (Trailer, b'\r') => TrailerLf,
             (Trailer, b) if b == b'\t' || !b.is_ascii_control() => self.count_metadata(Trailer)?,
             (TrailerLf, b'\n') => TrailerStart,
@@ -158,7 +167,7 @@ impl ChunkedDecoder {
             (DataCr | DataLf, _) => {
                 return Err(ProtoError::BadRequest("chunk data not followed by CRLF"))
             }
-            (TrailerStart | Trailer | TrailerLf | EndLf, _) => {
+            (TrailerStart | TrailerName | Trailer | TrailerLf | EndLf, _) => {
                 return Err(ProtoError::BadRequest("invalid trailer"))
             }
             (Data(_) | Done, _) => unreachable!("data and the end are handled by decode"),

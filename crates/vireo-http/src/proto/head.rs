@@ -177,7 +177,20 @@ pub fn parse_head(
     let len = match req.parse_with_uninit_headers(buf, fields) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return check_partial(buf, limits).map(|()| None),
-        Err(e) => return Err(map_httparse_error(e, buf)),
+        Err(httparse::Error::Version) => {
+            return match classify_version(buf) {
+                // RFC 9110 §6.2: a later minor version is served as the highest we know,
+                // 1.1. httparse refuses it, so parse a copy that says 1.1 (a rare path).
+                VersionToken::LaterMinor(at) => {
+                    let mut patched = buf.to_vec();
+                    patched[at] = b'1';
+                    parse_head(&patched, limits, head)
+                }
+                VersionToken::OtherMajor => Err(ProtoError::VersionNotSupported),
+                VersionToken::Malformed => Err(ProtoError::BadRequest("malformed request line")),
+            };
+        }
+        Err(e) => return Err(map_httparse_error(e)),
     };
     if len > limits.max_head_size {
         return Err(oversized_head(buf, limits));
@@ -237,8 +250,15 @@ fn parse_method(method: &str) -> Result<Method, ProtoError> {
 }
 
 /// The path-and-query part of a target in origin-, absolute- or asterisk-form (RFC 9112 §3.2);
-/// empty for an absolute-form target with no path, which means `/`.
+/// empty for an absolute-form target with no path, which means `/`. A fragment or a byte
+/// outside visible ASCII (which httparse lets through) is refused: neither can appear in a
+/// request target (RFC 9112 §3.2, RFC 3986 §3).
 fn target_path<'a>(method: &Method, target: &'a str) -> Result<&'a str, ProtoError> {
+    if !target.bytes().all(|b| b.is_ascii_graphic() && b != b'#') {
+        return Err(ProtoError::BadRequest(
+            "invalid character in request target",
+        ));
+    }
     if target.starts_with('/') {
         return Ok(target);
     }
@@ -308,15 +328,14 @@ fn validate_fields(
                     return Err(ProtoError::BadRequest("Transfer-Encoding in HTTP/1.0"));
                 }
                 transfer_encoding = true;
-                for coding in list_items(value) {
+                // Empty list elements are ignored (RFC 9110 §5.6.1).
+                for coding in list_items(value).filter(|c| !c.is_empty()) {
                     if chunked {
                         // Only the last coding may be chunked, and only once (RFC 9112 §6.1).
                         return Err(ProtoError::BadRequest("chunked is not the final coding"));
                     }
                     if coding.eq_ignore_ascii_case(b"chunked") {
                         chunked = true;
-                    } else if coding.is_empty() {
-                        return Err(ProtoError::BadRequest("empty transfer coding"));
                     } else {
                         return Err(ProtoError::UnsupportedTransferCoding);
                     }
@@ -385,9 +404,30 @@ fn parse_content_length(value: &[u8]) -> Result<u64, ProtoError> {
     })
 }
 
-/// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2): reg-name, IPv4 or a bracketed IP literal.
+/// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2): a reg-name or IPv4 address, or a bracketed
+/// IP literal, then optionally `:` and digits.
 fn valid_host(value: &[u8]) -> bool {
-    value.iter().all(|&b| HOST_CHARS[b as usize])
+    let (host, port) = if value.first() == Some(&b'[') {
+        match memchr::memchr(b']', value) {
+            Some(end) => (&value[1..end], &value[end + 1..]),
+            None => return false,
+        }
+    } else {
+        match memchr::memrchr(b':', value) {
+            Some(colon) => (&value[..colon], &value[colon..]),
+            None => (value, &value[value.len()..]),
+        }
+    };
+    let port_ok = match port {
+        [] => true,
+        [b':', digits @ ..] => digits.iter().all(u8::is_ascii_digit),
+        _ => false,
+    };
+    let literal = value.first() == Some(&b'[');
+    port_ok
+        && host
+            .iter()
+            .all(|&b| HOST_CHARS[b as usize] && (literal || !matches!(b, b':' | b'[' | b']')))
 }
 
 /// The bytes allowed in a `Host` value: unreserved, sub-delims, `%`, `:`, `[` and `]`. A table,
@@ -424,10 +464,9 @@ const HOST_CHARS: [bool; 256] = {
     table
 };
 
-fn map_httparse_error(err: httparse::Error, buf: &[u8]) -> ProtoError {
+fn map_httparse_error(err: httparse::Error) -> ProtoError {
     match err {
         httparse::Error::TooManyHeaders => ProtoError::HeadTooLarge,
-        httparse::Error::Version if is_other_http_version(buf) => ProtoError::VersionNotSupported,
         httparse::Error::Version => ProtoError::BadRequest("invalid HTTP version"),
         httparse::Error::HeaderName => ProtoError::BadRequest("invalid header name"),
         httparse::Error::HeaderValue => ProtoError::BadRequest("invalid header value"),
@@ -437,18 +476,42 @@ fn map_httparse_error(err: httparse::Error, buf: &[u8]) -> ProtoError {
     }
 }
 
-/// Whether the request line ends in a well-formed `HTTP/x.y` other than 1.0 or 1.1.
-fn is_other_http_version(buf: &[u8]) -> bool {
+/// What the version token of a request line httparse refused is.
+enum VersionToken {
+    /// `HTTP/1.x` with x above 1: the index of the minor digit in the buffer.
+    LaterMinor(usize),
+    /// `HTTP/x.y` with x other than 1.
+    OtherMajor,
+    /// Not a well-formed three-part request line ending in `HTTP/d.d`.
+    Malformed,
+}
+
+fn classify_version(buf: &[u8]) -> VersionToken {
     let start = buf
         .iter()
         .position(|&b| b != b'\r' && b != b'\n')
         .unwrap_or(0);
-    let line = &buf[start..];
-    let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
+    let rest = &buf[start..];
+    let line = &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())];
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let version = line.rsplit(|&b| b == b' ').next().unwrap_or_default();
-    matches!(version, [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
-        if major.is_ascii_digit() && minor.is_ascii_digit())
+    let parts: Vec<&[u8]> = line.split(|&b| b == b' ').collect();
+    let [method, target, version] = parts[..] else {
+        return VersionToken::Malformed;
+    };
+    if method.is_empty() || target.is_empty() {
+        return VersionToken::Malformed;
+    }
+    match version {
+        [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor] if minor.is_ascii_digit() => {
+            VersionToken::LaterMinor(start + line.len() - 1)
+        }
+        [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
+            if major.is_ascii_digit() && minor.is_ascii_digit() =>
+        {
+            VersionToken::OtherMajor
+        }
+        _ => VersionToken::Malformed,
+    }
 }
 
 /// A partial head is refused as soon as it can no longer fit the limits.

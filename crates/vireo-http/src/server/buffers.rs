@@ -29,6 +29,22 @@ mod pools {
 }
 use pools::{HEADS, READ_STATES, WRITE_BUFFERS};
 
+thread_local! {
+    static ON_WORKER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Mark this thread as a worker: its pools keep what is given back.
+pub(crate) fn mark_worker_thread() {
+    ON_WORKER.with(|flag| flag.set(true));
+}
+
+/// Whether this thread is one of a server's workers. Per-thread pools keep objects only on
+/// workers: a request or response dropped on a blocking-pool thread is freed instead, since
+/// nothing on that thread would take it again.
+pub fn on_worker_thread() -> bool {
+    ON_WORKER.try_with(std::cell::Cell::get).unwrap_or(false)
+}
+
 fn take_from<T>(
     pool: &'static std::thread::LocalKey<RefCell<Vec<T>>>,
     make: impl FnOnce() -> T,
@@ -40,6 +56,10 @@ fn take_from<T>(
 }
 
 fn give_to<T>(pool: &'static std::thread::LocalKey<RefCell<Vec<T>>>, item: T) {
+    if !on_worker_thread() {
+        // Only workers take from the pools; anything kept elsewhere would never be reused.
+        return;
+    }
     // During thread teardown the pool may be gone; the item is then simply freed.
     let _ = pool.try_with(|p| {
         let mut p = p.borrow_mut();

@@ -23,8 +23,9 @@ use worker::Worker;
 const LISTEN_BACKLOG: i32 = 4096;
 
 /// Most threads running blocking work at once, across all workers. Blocking work beyond it
-/// waits for a thread, so a flood of slow handlers cannot exhaust memory with stacks.
-pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 256;
+/// waits for a thread, so a flood of slow handlers cannot exhaust memory with stacks and
+/// per-thread allocator arenas; 64 keeps dozens of slow calls in flight at once.
+pub const DEFAULT_MAX_BLOCKING_THREADS: usize = 64;
 
 /// How long an idle blocking thread lingers before exiting, so the pool shrinks after a burst.
 const BLOCKING_THREAD_KEEP_ALIVE: Duration = Duration::from_secs(10);
@@ -40,7 +41,6 @@ const BLOCKING_SHUTDOWN_GRACE: Duration = Duration::from_millis(100);
 ///     .serve(service_fn(|_req| Response::text("Hello, World!")))
 /// # ; Ok::<(), std::io::Error>(())
 /// ```
-#[derive(Debug)]
 pub struct Server {
     listener: TcpListener,
     workers: usize,
@@ -49,6 +49,20 @@ pub struct Server {
     max_blocking_threads: usize,
     handle_signals: bool,
     handle: ShutdownHandle,
+    on_ready: Option<Box<dyn FnOnce(SocketAddr) + Send>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("listener", &self.listener)
+            .field("workers", &self.workers)
+            .field("limits", &self.limits)
+            .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("max_blocking_threads", &self.max_blocking_threads)
+            .field("handle_signals", &self.handle_signals)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Server {
@@ -79,6 +93,7 @@ impl Server {
             max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
             handle_signals: false,
             handle: ShutdownHandle::default(),
+            on_ready: None,
         }
     }
 
@@ -124,46 +139,88 @@ impl Server {
         self.handle.clone()
     }
 
+    /// Call `ready` with the listening address once the server is serving: its workers are
+    /// accepting and, if enabled, SIGTERM and SIGINT already mean a graceful shutdown. A
+    /// program that announces its address should do it here, so that whoever waits for the
+    /// announcement can rely on both.
+    pub fn on_ready(mut self, ready: impl FnOnce(SocketAddr) + Send + 'static) -> Self {
+        self.on_ready = Some(Box::new(ready));
+        self
+    }
+
     /// Serve until shut down, then return once every worker has finished.
-    pub fn serve<S: Service>(self, service: S) -> std::io::Result<()> {
+    ///
+    /// Everything that can fail (signal handlers, each worker's runtime) is set up before any
+    /// worker accepts a connection, so a failure is returned at once and a flood of
+    /// connections at start-up cannot starve the set-up of file descriptors.
+    pub fn serve<S: Service>(mut self, service: S) -> std::io::Result<()> {
         self.listener.set_nonblocking(true)?;
-        let service = Arc::new(service);
-        let blocking_per_worker = self.max_blocking_threads.div_ceil(self.workers);
-        let mut threads = Vec::with_capacity(self.workers);
-        for id in 0..self.workers {
-            let listener = self.listener.try_clone()?;
-            let service = service.clone();
-            let limits = self.limits.clone();
-            let handle = self.handle.clone();
-            let shutdown_timeout = self.shutdown_timeout;
-            threads.push(
-                std::thread::Builder::new()
-                    .name(format!("vireo-worker-{id}"))
-                    .spawn(move || {
-                        run_worker(
-                            listener,
-                            service,
-                            limits,
-                            &handle,
-                            shutdown_timeout,
-                            blocking_per_worker,
-                        )
-                    })?,
-            );
-        }
-        drop(self.listener);
+        let addr = self.listener.local_addr()?;
         let signals = if self.handle_signals {
             Some(spawn_signal_listener(self.handle.clone())?)
         } else {
             None
         };
+        let blocking_per_worker = self.max_blocking_threads.div_ceil(self.workers);
+        let mut prepared = Vec::with_capacity(self.workers);
+        for _ in 0..self.workers {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .max_blocking_threads(blocking_per_worker)
+                .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE)
+                .build();
+            match runtime.and_then(|rt| Ok((rt, self.listener.try_clone()?))) {
+                Ok(parts) => prepared.push(parts),
+                Err(error) => {
+                    self.handle.shutdown();
+                    if let Some(signals) = signals {
+                        let _ = signals.join();
+                    }
+                    return Err(error);
+                }
+            }
+        }
+        drop(self.listener);
+        let service = Arc::new(service);
+        let mut threads = Vec::with_capacity(self.workers);
+        for (id, (runtime, listener)) in prepared.into_iter().enumerate() {
+            let service = service.clone();
+            let limits = self.limits.clone();
+            let handle = self.handle.clone();
+            let shutdown_timeout = self.shutdown_timeout;
+            let spawned = std::thread::Builder::new()
+                .name(format!("vireo-worker-{id}"))
+                .spawn(move || {
+                    run_worker(
+                        runtime,
+                        listener,
+                        service,
+                        limits,
+                        &handle,
+                        shutdown_timeout,
+                    )
+                });
+            match spawned {
+                Ok(thread) => threads.push(thread),
+                Err(error) => {
+                    self.handle.shutdown();
+                    for thread in threads {
+                        let _ = thread.join();
+                    }
+                    return Err(error);
+                }
+            }
+        }
+        if let Some(ready) = self.on_ready.take() {
+            ready(addr);
+        }
         let mut result = Ok(());
         for thread in threads {
             let outcome = thread
                 .join()
                 .unwrap_or_else(|_| Err(std::io::Error::other("a worker thread panicked")));
             if outcome.is_err() {
-                // One worker failing to start stops them all.
+                // One worker failing stops them all.
                 self.handle.shutdown();
                 result = result.and(outcome);
             }
@@ -235,18 +292,14 @@ impl Drop for RunningServer {
 }
 
 fn run_worker<S: Service>(
+    runtime: tokio::runtime::Runtime,
     listener: TcpListener,
     service: Arc<S>,
     limits: Limits,
     stop: &ShutdownHandle,
     shutdown_timeout: Duration,
-    max_blocking_threads: usize,
 ) -> std::io::Result<()> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .max_blocking_threads(max_blocking_threads)
-        .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE)
-        .build()?;
+    buffers::mark_worker_thread();
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, async {
         let listener = tokio::net::TcpListener::from_std(listener)?;
