@@ -32,14 +32,15 @@ def reference_bin() -> str:
 class RefServer:
     """A running reference server on 127.0.0.1 and a free port."""
 
-    def __init__(self, workers: int | None = None, preexec_fn=None, binary: str | None = None):
+    def __init__(self, workers: int | None = None, preexec_fn=None, binary: str | None = None,
+                 port: int = 0):
         self.binary = binary or reference_bin()
         if not os.access(self.binary, os.X_OK):
             raise FileNotFoundError(
                 f"reference binary not found at {self.binary}: build it with "
                 "`cargo build --release -p vireo --example reference` or set VIREO_REFERENCE_BIN"
             )
-        args = [self.binary, "--addr", "127.0.0.1:0"]
+        args = [self.binary, "--addr", f"127.0.0.1:{port}"]
         if workers:
             args += ["--workers", str(workers)]
         # stderr goes to a file, so a failure can show what the server said.
