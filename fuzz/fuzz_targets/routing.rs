@@ -26,8 +26,9 @@ fn client() -> &'static TestClient {
 
 fuzz_target!(|data: &[u8]| {
     let Ok(path) = std::str::from_utf8(data) else { return };
-    // Only targets a client could send: visible ASCII, starting with `/`.
-    if !path.starts_with('/') || !path.bytes().all(|b| b.is_ascii_graphic()) || path.len() > 512 {
+    // Only targets a client could send: visible ASCII without a fragment, starting with `/`.
+    let sendable = path.bytes().all(|b| b.is_ascii_graphic() && b != b'#');
+    if !path.starts_with('/') || !sendable || path.len() > 512 {
         return;
     }
     let res = client().get(path).send();
