@@ -208,14 +208,27 @@ impl AppService {
 impl vireo_http::Service for AppService {
     async fn call(&self, req: vireo_http::Request<'_>) -> Response {
         let remote = Some(req.remote_addr());
-        let (head, mut body) = req.into_parts();
+        let (head, body) = req.into_parts();
         if head.body_kind() == BodyKind::Empty {
             return self
                 .respond(self.request(head, None, Bytes::new(), remote))
                 .await;
         }
-        // The handler side asks for the body when it needs it; meanwhile the body stays on
-        // the connection, so a request refused before that never reads it.
+        // Boxed: the future that lends the body is large, and only requests with a body need
+        // it; the connection's own state (what an idle keep-alive connection costs) stays small.
+        Box::pin(self.respond_with_body(head, body, remote)).await
+    }
+}
+
+impl AppService {
+    /// Serve a request whose body is still on the connection. The handler side asks for the
+    /// body when it needs it; a request refused before that never reads it.
+    async fn respond_with_body(
+        &self,
+        head: vireo_http::Head,
+        mut body: vireo_http::RequestBody<'_>,
+        remote: Option<std::net::SocketAddr>,
+    ) -> Response {
         let (ask, asked) = oneshot::channel::<BodyRequest>();
         let respond = self.respond(self.request(head, Some(ask), Bytes::new(), remote));
         let serve_body = async {
