@@ -154,29 +154,18 @@ impl Conn {
             return Some(reply);
         }
         assert_eq!(reply.header("transfer-encoding"), Some("chunked"));
-        loop {
-            let Some(line_end) = self.buf.windows(2).position(|w| w == b"\r\n") else {
-                if !self.fill() {
-                    return None;
-                }
-                continue;
-            };
-            let size =
-                usize::from_str_radix(std::str::from_utf8(&self.buf[..line_end]).unwrap(), 16)
-                    .unwrap();
-            while self.buf.len() < line_end + 2 + size + 2 {
-                if !self.fill() {
-                    return None;
-                }
+        let mut decoder = vireo_http::proto::ChunkedDecoder::new(1 << 20);
+        while !decoder.is_done() {
+            if self.buf.is_empty() && !self.fill() {
+                return None;
             }
-            reply
-                .body
-                .extend_from_slice(&self.buf[line_end + 2..line_end + 2 + size]);
-            self.buf.drain(..line_end + 2 + size + 2);
-            if size == 0 {
-                return Some(reply);
+            let step = decoder.decode(&self.buf).unwrap();
+            if let Some(data) = step.data {
+                reply.body.extend_from_slice(&self.buf[data]);
             }
+            self.buf.drain(..step.consumed);
         }
+        Some(reply)
     }
 }
 
