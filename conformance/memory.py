@@ -32,7 +32,8 @@ def main(argv=None) -> int:
     p.add_argument("--baseline", type=int, default=100_000)
     p.add_argument("--connections", type=int, default=50)
     p.add_argument("--max-ratio", type=float, default=1.10)
-    p.add_argument("--settle", type=float, default=2.0, help="idle seconds before each reading")
+    p.add_argument("--settle", type=float, default=3.0,
+                   help="idle seconds before each reading (workers give freed memory back after 1-2 s of quiet)")
     p.add_argument("--max-seconds", type=float, default=1800.0, help="bound on the whole run")
     p.add_argument("--workers", type=int)
     p.add_argument("--seed", type=int, default=1)

@@ -139,6 +139,11 @@ mod pool {
 }
 use pool::HEADER_MAPS;
 
+/// Free every header map this thread's pool holds.
+pub(crate) fn release_pooled_header_maps() {
+    let _ = HEADER_MAPS.try_with(|pool| std::mem::take(&mut *pool.borrow_mut()));
+}
+
 fn pooled_header_map() -> Box<HeaderMap> {
     HEADER_MAPS
         .try_with(|pool| pool.borrow_mut().pop())

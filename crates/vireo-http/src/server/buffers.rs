@@ -69,6 +69,16 @@ fn give_to<T>(pool: &'static std::thread::LocalKey<RefCell<Vec<T>>>, item: T) {
     });
 }
 
+/// Free everything this thread's pools hold. A worker calls it when it goes quiet, so that
+/// buffers made for its busiest moment do not stay allocated after the load is gone; the next
+/// burst refills the pools.
+pub(crate) fn release_pools() {
+    let _ = READ_STATES.try_with(|p| std::mem::take(&mut *p.borrow_mut()));
+    let _ = WRITE_BUFFERS.try_with(|p| std::mem::take(&mut *p.borrow_mut()));
+    let _ = HEADS.try_with(|p| std::mem::take(&mut *p.borrow_mut()));
+    crate::response::release_pooled_header_maps();
+}
+
 /// Bytes read from a socket and not yet consumed: `buf[start..end]`.
 #[derive(Debug)]
 pub(crate) struct ReadBuf {

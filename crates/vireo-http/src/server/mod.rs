@@ -5,6 +5,7 @@ mod conn;
 mod idle;
 pub(crate) mod io;
 mod shutdown;
+mod trim;
 mod worker;
 
 pub use shutdown::ShutdownHandle;

@@ -3,6 +3,7 @@
 use super::conn::serve_connection;
 use super::idle::IdleRegistry;
 use super::shutdown::ShutdownHandle;
+use super::trim::QuietTrim;
 use crate::proto::date;
 use crate::service::Service;
 use crate::Limits;
@@ -35,6 +36,7 @@ pub(crate) struct Worker<S> {
     coarse_now: Cell<Instant>,
     open: Cell<usize>,
     closed: Notify,
+    quiet_trim: QuietTrim,
 }
 
 impl<S: Service> Worker<S> {
@@ -47,6 +49,7 @@ impl<S: Service> Worker<S> {
             coarse_now: Cell::new(Instant::now()),
             open: Cell::new(0),
             closed: Notify::new(),
+            quiet_trim: QuietTrim::default(),
         }
     }
 
@@ -67,6 +70,7 @@ impl<S: Service> Worker<S> {
         std::future::poll_fn(|cx| {
             if let Poll::Ready(ready) = stream.poll_read_ready(cx) {
                 self.idle.resume(slot);
+                self.quiet_trim.mark_active();
                 return Poll::Ready(ready.is_ok());
             }
             if self.is_shutting_down() || self.idle.wait(slot, cx.waker()) {
@@ -84,7 +88,8 @@ impl<S: Service> Worker<S> {
     }
 
     /// While the worker runs: refresh the coarse clock, close connections idle past the
-    /// keep-alive timeout, and re-render the cached `Date` once a second.
+    /// keep-alive timeout, re-render the cached `Date` once a second, and give freed memory
+    /// back to the system once the worker goes quiet.
     pub(crate) async fn tick(&self) {
         let period = DATE_REFRESH.min(self.limits.keep_alive_timeout / 2);
         let mut tick = tokio::time::interval(period.max(Duration::from_millis(1)));
@@ -100,6 +105,7 @@ impl<S: Service> Worker<S> {
                 dated = now;
                 date::refresh();
             }
+            self.quiet_trim.on_tick();
         }
     }
 
@@ -121,6 +127,7 @@ impl<S: Service> Worker<S> {
                 match accepted {
                     Ok((stream, remote)) => {
                         exhausted_logged = false;
+                        self.quiet_trim.mark_active();
                         // Responses are written whole, once per batch: Nagle's delay would only
                         // hold back the last segment of each.
                         let _ = stream.set_nodelay(true);
