@@ -6,7 +6,8 @@ use std::net::TcpStream;
 use std::time::Duration;
 use vireo_http::{Limits, Request, Response, RunningServer, Server, Service};
 
-/// Routes: `/echo` echoes the body, `/stream?n` streams n chunks, `/panic` panics, `/slow` waits
+/// Routes: `/echo` echoes the body, `/reflect` answers what it parsed (see [`reflect`]),
+/// `/stream?n` streams n chunks, `/panic` panics, `/slow` waits
 /// 300 ms, `/blocking` sleeps 300 ms on the blocking pool, `/count` reads the body chunk by
 /// chunk and answers its length, `/bye` asks to close the connection; anything else answers
 /// its method and path.
@@ -18,6 +19,10 @@ impl Service for TestService {
         match path.as_str() {
             "/echo" => match req.body().to_bytes().await {
                 Ok(body) => Response::new(http::StatusCode::OK, body),
+                Err(error) => Response::new(error.status(), error.to_string()),
+            },
+            "/reflect" => match req.body().to_bytes().await {
+                Ok(body) => Response::new(http::StatusCode::OK, reflect(req.head(), &body)),
                 Err(error) => Response::new(error.status(), error.to_string()),
             },
             "/count" => {
@@ -57,6 +62,22 @@ impl Service for TestService {
             )),
         }
     }
+}
+
+/// What the server parsed, as `/reflect` answers it: `METHOD target`, one `name: value` line per
+/// header field in the order received (names and values exactly as sent), an empty line, and
+/// the body.
+pub fn reflect(head: &vireo_http::proto::RequestHead, body: &[u8]) -> Vec<u8> {
+    let mut out = format!("{} {}\n", head.method(), head.target()).into_bytes();
+    for (name, value) in head.headers() {
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value);
+        out.push(b'\n');
+    }
+    out.push(b'\n');
+    out.extend_from_slice(body);
+    out
 }
 
 /// A `Stream` over an iterator, for the streaming route.
