@@ -7,8 +7,9 @@
 //!   validated strictly; bodies are framed by `Content-Length` or a strict chunked decoder;
 //!   responses are encoded from pre-rendered parts.
 //! - **Thread per core**: each worker runs a single-threaded Tokio runtime, accepts from a shared
-//!   listening socket and serves its connections; nothing is shared between workers but the
-//!   service.
+//!   listening socket and serves its connections; a worker that accepts while another holds
+//!   fewer connections hands the socket over, so workers stay within one connection of each
+//!   other. Nothing else is shared between workers but the service.
 //! - **Batched I/O**: a worker reads what a connection has, answers every complete request in it
 //!   (pipelining), and writes all the responses at once.
 //! - **Safe defaults** ([`Limits`]): every limit and timeout is on; a malformed request gets a

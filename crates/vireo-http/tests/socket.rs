@@ -377,3 +377,42 @@ fn shutdown_finishes_requests_in_flight_and_closes_idle_ones() {
         "no longer accepting"
     );
 }
+
+/// Connections opened in a burst are spread evenly over the workers, whichever worker's
+/// accept wins the race for each (each answer names the worker thread that served it).
+#[test]
+fn a_burst_of_connections_is_spread_evenly_over_the_workers() {
+    let server = vireo_http::Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(2)
+        .spawn(vireo_http::service_fn(|_req| {
+            let name = std::thread::current().name().unwrap_or("?").to_owned();
+            vireo_http::Response::text(name)
+        }))
+        .unwrap();
+    // Connections stay open across rounds: the balance is of open connections, and a closed
+    // one leaves its worker's count only once the server has read the close.
+    let mut open = Vec::new();
+    for round in 0..3 {
+        let mut readers: Vec<Reader> = (0..60).map(|_| Reader::new(connect(&server))).collect();
+        for reader in &mut readers {
+            reader.send(GET);
+        }
+        let mut per_worker = std::collections::BTreeMap::<String, usize>::new();
+        for reader in &mut readers {
+            let reply = reader.response(false).expect("an answer");
+            *per_worker.entry(reply.text().to_owned()).or_default() += 1;
+        }
+        let counts: Vec<usize> = per_worker.values().copied().collect();
+        assert_eq!(
+            counts.len(),
+            2,
+            "round {round}: both workers serve: {per_worker:?}"
+        );
+        assert!(
+            counts.iter().all(|&n| n.abs_diff(30) <= 1),
+            "round {round}: {per_worker:?}"
+        );
+        open.extend(readers);
+    }
+}

@@ -1,5 +1,6 @@
 //! Listening, workers and shutdown: the part of the engine that owns threads and sockets.
 
+mod balance;
 pub(crate) mod buffers;
 mod conn;
 mod idle;
@@ -183,8 +184,11 @@ impl Server {
         }
         drop(self.listener);
         let service = Arc::new(service);
+        let (balancer, mailboxes) = balance::Balancer::new(self.workers);
         let mut threads = Vec::with_capacity(self.workers);
-        for (id, (runtime, listener)) in prepared.into_iter().enumerate() {
+        for (id, ((runtime, listener), mailbox)) in prepared.into_iter().zip(mailboxes).enumerate()
+        {
+            let balancer = balancer.clone();
             let service = service.clone();
             let limits = self.limits.clone();
             let handle = self.handle.clone();
@@ -195,6 +199,7 @@ impl Server {
                     run_worker(
                         runtime,
                         listener,
+                        (balancer, id, mailbox),
                         service,
                         limits,
                         &handle,
@@ -295,6 +300,7 @@ impl Drop for RunningServer {
 fn run_worker<S: Service>(
     runtime: tokio::runtime::Runtime,
     listener: TcpListener,
+    (balancer, id, mailbox): (Arc<balance::Balancer>, usize, balance::Mailbox),
     service: Arc<S>,
     limits: Limits,
     stop: &ShutdownHandle,
@@ -304,14 +310,19 @@ fn run_worker<S: Service>(
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, async {
         let listener = tokio::net::TcpListener::from_std(listener)?;
-        let worker = Rc::new(Worker::new(service, limits));
+        let worker = Rc::new(Worker::new(service, limits, balancer, id));
         let ticker = tokio::task::spawn_local({
             let worker = worker.clone();
             async move { worker.tick().await }
         });
+        let handoffs = tokio::task::spawn_local({
+            let worker = worker.clone();
+            async move { worker.receive_handoffs(mailbox).await }
+        });
         worker.accept_loop(listener, stop).await;
         worker.drain(shutdown_timeout).await;
         ticker.abort();
+        handoffs.abort();
         Ok(())
     });
     drop(local);

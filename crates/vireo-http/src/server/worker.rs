@@ -1,5 +1,6 @@
 //! One worker: a single-threaded runtime that accepts connections and serves them.
 
+use super::balance::{Balancer, Handoff, Mailbox};
 use super::conn::serve_connection;
 use super::idle::IdleRegistry;
 use super::shutdown::ShutdownHandle;
@@ -8,6 +9,7 @@ use crate::proto::date;
 use crate::service::Service;
 use crate::Limits;
 use std::cell::Cell;
+use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Poll;
@@ -34,20 +36,23 @@ pub(crate) struct Worker<S> {
     shutting_down: Cell<bool>,
     pub(crate) idle: IdleRegistry,
     coarse_now: Cell<Instant>,
-    open: Cell<usize>,
+    /// This worker's index in `balancer`, which counts its open connections.
+    id: usize,
+    balancer: Arc<Balancer>,
     closed: Notify,
     quiet_trim: QuietTrim,
 }
 
 impl<S: Service> Worker<S> {
-    pub(crate) fn new(service: Arc<S>, limits: Limits) -> Self {
+    pub(crate) fn new(service: Arc<S>, limits: Limits, balancer: Arc<Balancer>, id: usize) -> Self {
         Worker {
             service,
             limits,
             shutting_down: Cell::new(false),
             idle: IdleRegistry::default(),
             coarse_now: Cell::new(Instant::now()),
-            open: Cell::new(0),
+            id,
+            balancer,
             closed: Notify::new(),
             quiet_trim: QuietTrim::default(),
         }
@@ -57,10 +62,58 @@ impl<S: Service> Worker<S> {
         self.shutting_down.get()
     }
 
+    fn open(&self) -> usize {
+        self.balancer.open(self.id)
+    }
+
     /// Count a connection as open until the returned guard is dropped.
-    pub(crate) fn track_connection(self: &Rc<Self>) -> OpenConnection<S> {
-        self.open.set(self.open.get() + 1);
+    fn track_connection(self: &Rc<Self>) -> OpenConnection<S> {
+        self.balancer.opened(self.id);
         OpenConnection(self.clone())
+    }
+
+    /// Serve a connection accepted here, or hand it to a worker that holds fewer.
+    fn take_connection(self: &Rc<Self>, stream: TcpStream, remote: SocketAddr) {
+        let cap = self.limits.max_connections_per_worker;
+        let target = self.balancer.pick(self.id, cap);
+        if target != self.id {
+            let handed = match stream.into_std() {
+                Ok(stream) => self.balancer.hand_off(target, (stream, remote)),
+                Err(error) => {
+                    tracing::debug!(%error, "could not hand a connection over; closing it");
+                    return;
+                }
+            };
+            match handed {
+                Ok(()) => return,
+                // The other worker has stopped: serve it here after all.
+                Err(returned) => return self.adopt(returned, false),
+            }
+        }
+        tokio::task::spawn_local(serve_connection(stream, remote, self.track_connection()));
+    }
+
+    /// Serve a connection another worker accepted and handed here (`counted`: the handoff
+    /// already counts it as this worker's).
+    fn adopt(self: &Rc<Self>, (stream, remote): Handoff, counted: bool) {
+        let guard = if counted {
+            OpenConnection(self.clone())
+        } else {
+            self.track_connection()
+        };
+        match TcpStream::from_std(stream) {
+            Ok(stream) => {
+                tokio::task::spawn_local(serve_connection(stream, remote, guard));
+            }
+            Err(error) => tracing::debug!(%error, "could not take a handed-over connection"),
+        }
+    }
+
+    /// Serve the connections other workers hand to this one, for as long as the worker runs.
+    pub(crate) async fn receive_handoffs(self: &Rc<Self>, mut mailbox: Mailbox) {
+        while let Some(handoff) = mailbox.recv().await {
+            self.adopt(handoff, true);
+        }
     }
 
     /// Wait until an idle connection (with slot `slot` in the idle registry) has bytes to
@@ -114,7 +167,7 @@ impl<S: Service> Worker<S> {
         let mut exhausted_logged = false;
         loop {
             for _ in 0..MAX_ACCEPTS_PER_WAKEUP {
-                while self.open.get() >= self.limits.max_connections_per_worker {
+                while self.open() >= self.limits.max_connections_per_worker {
                     if !self.wait_for_close(None, stop).await {
                         return;
                     }
@@ -131,11 +184,7 @@ impl<S: Service> Worker<S> {
                         // Responses are written whole, once per batch: Nagle's delay would only
                         // hold back the last segment of each.
                         let _ = stream.set_nodelay(true);
-                        tokio::task::spawn_local(serve_connection(
-                            stream,
-                            remote,
-                            self.track_connection(),
-                        ));
+                        self.take_connection(stream, remote);
                     }
                     Err(error) if is_resource_exhaustion(&error) => {
                         if !exhausted_logged {
@@ -173,7 +222,7 @@ impl<S: Service> Worker<S> {
                 let closed = self.closed.notified();
                 let mut closed = std::pin::pin!(closed);
                 closed.as_mut().enable();
-                if self.open.get() == 0 {
+                if self.open() == 0 {
                     return;
                 }
                 closed.await;
@@ -181,7 +230,7 @@ impl<S: Service> Worker<S> {
         };
         if tokio::time::timeout(timeout, all_closed).await.is_err() {
             tracing::warn!(
-                open = self.open.get(),
+                open = self.open(),
                 "shutdown timeout passed with connections still open; dropping them"
             );
         }
@@ -201,7 +250,7 @@ impl<S> std::ops::Deref for OpenConnection<S> {
 
 impl<S> Drop for OpenConnection<S> {
     fn drop(&mut self) {
-        self.0.open.set(self.0.open.get() - 1);
+        self.0.balancer.closed(self.0.id);
         self.0.closed.notify_waiters();
     }
 }
