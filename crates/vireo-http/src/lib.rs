@@ -12,6 +12,9 @@
 //!   other. Nothing else is shared between workers but the service.
 //! - **Batched I/O**: a worker reads what a connection has, answers every complete request in it
 //!   (pipelining), and writes all the responses at once.
+//! - **Small idle connections**: an idle keep-alive connection holds no buffer and no request
+//!   state, only a small task (under 1 KiB of user-space memory in all); the state of serving
+//!   requests lives in pooled memory only while the connection is busy.
 //! - **Safe defaults** ([`Limits`]): every limit and timeout is on; a malformed request gets a
 //!   precise 4xx/5xx and the connection closes; a panicking service costs one 500.
 //! - **Graceful shutdown** ([`ShutdownHandle`], SIGTERM/SIGINT): stop accepting, close idle

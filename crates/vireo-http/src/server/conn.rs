@@ -30,19 +30,32 @@ const MAX_DRAIN: u64 = 64 * 1024;
 /// written from their own memory after the buffer is flushed.
 const COPY_BODY_MAX: usize = 16 * 1024;
 
-/// How a connection ends.
+/// How a busy spell of a connection ends.
 enum End {
+    /// Every request so far is answered and written, and no bytes are left: wait for more.
+    Idle,
     /// Close now: the peer is gone, or timed out while idle.
     Quietly,
     /// Close after a final response, lingering so the client reads it.
     Linger,
 }
 
+/// What waiting for the next request head gave.
+enum NextHead {
+    /// A complete head, and its length in the read buffer.
+    Parsed(Head, usize),
+    /// Nothing left to read for now.
+    Idle,
+    /// The connection is over.
+    Closed,
+}
+
 /// Serve one connection until it closes.
 ///
-/// The state an idle connection keeps is what this future holds, so it is kept small: the hot
-/// path is plain functions and a few small awaits, while rare paths with large futures (slow
-/// writes, streamed bodies, refusals, draining, lingering) are boxed.
+/// This future is what an idle connection costs, so it holds only the socket and its slot in
+/// the idle registry. Serving requests (buffers, the request, the service's future, the
+/// response) happens in a larger future placed in a block from the worker's pool when bytes
+/// arrive, and given back as soon as the connection is idle again.
 // An async block, not an async fn: an async fn would keep a second copy of its arguments.
 #[allow(clippy::manual_async_fn)]
 pub(crate) fn serve_connection<S: Service>(
@@ -51,22 +64,43 @@ pub(crate) fn serve_connection<S: Service>(
     worker: OpenConnection<S>,
 ) -> impl Future<Output = ()> {
     async move {
-        let mut conn = Conn {
-            stream: &stream,
-            worker: &worker,
-            remote: &remote,
-            idle_slot: worker.idle.register(worker.coarse_now()),
-            read: None,
-            out: Vec::new(),
+        let idle_slot = worker.idle.register(worker.coarse_now());
+        let end = loop {
+            if !worker.wait_readable(&stream, idle_slot).await {
+                break End::Quietly;
+            }
+            let busy = || serve_until_idle(&stream, &worker, &remote, idle_slot);
+            match worker.busy_futures.place(busy).await {
+                End::Idle => continue,
+                end => break end,
+            }
         };
-        let end = conn.run().await;
-        conn.release_buffers();
-        worker.idle.unregister(conn.idle_slot);
-        drop(conn);
+        worker.idle.unregister(idle_slot);
         if let End::Linger = end {
             Box::pin(linger_close(stream)).await;
         }
     }
+}
+
+/// Serve the requests that arrive on a readable connection until it is idle again or ends.
+async fn serve_until_idle<S: Service>(
+    stream: &TcpStream,
+    worker: &Worker<S>,
+    remote: &SocketAddr,
+    idle_slot: usize,
+) -> End {
+    let mut conn = Conn {
+        stream,
+        worker,
+        remote,
+        idle_slot,
+        read: Some(take_read_state()),
+        out: take_write_buffer(),
+        readable: true,
+    };
+    let end = conn.run().await;
+    conn.release_buffers();
+    end
 }
 
 /// What a response must match in the request it answers.
@@ -86,8 +120,10 @@ struct Conn<'c, S> {
     idle_slot: usize,
     /// Present while there are bytes to work on; back in the pool while idle.
     read: Option<Box<ReadState>>,
-    /// Encoded responses not yet written; an empty, unallocated vector while idle.
+    /// Encoded responses not yet written.
     out: Vec<u8>,
+    /// The socket was reported readable and has not been read since: read before going idle.
+    readable: bool,
 }
 
 impl<S: Service> Conn<'_, S> {
@@ -97,8 +133,9 @@ impl<S: Service> Conn<'_, S> {
         let mut batch = 0;
         loop {
             let (head, head_len) = match self.next_head().await {
-                Ok(Some(parsed)) => parsed,
-                Ok(None) => return End::Quietly,
+                Ok(NextHead::Parsed(head, len)) => (head, len),
+                Ok(NextHead::Idle) => return End::Idle,
+                Ok(NextHead::Closed) => return End::Quietly,
                 Err(error) => {
                     tracing::debug!(remote = %self.remote, %error, "refused a request");
                     return Box::pin(refuse(self.stream, &mut self.out, error, stall)).await;
@@ -184,8 +221,8 @@ impl<S: Service> Conn<'_, S> {
     }
 
     /// Wait for and parse the next request head. Pending output is written before waiting
-    /// for input, and buffers go back to the pool while the connection is idle.
-    async fn next_head(&mut self) -> Result<Option<(Head, usize)>, ProtoError> {
+    /// for input; with no bytes left to work on, the connection is idle.
+    async fn next_head(&mut self) -> Result<NextHead, ProtoError> {
         let limits = &self.worker.limits;
         let mut head_deadline = None;
         // Taken from the pool only once there are bytes to parse: idle connections hold no head.
@@ -194,29 +231,25 @@ impl<S: Service> Conn<'_, S> {
             if let Some(state) = self.read.as_ref().filter(|s| !s.buf.is_empty()) {
                 let parsed = head.get_or_insert_with(Head::take);
                 if let Some(len) = parse_head(state.buf.data(), limits, parsed)? {
-                    return Ok(Some((head.take().expect("just parsed into"), len)));
+                    return Ok(NextHead::Parsed(
+                        head.take().expect("just parsed into"),
+                        len,
+                    ));
                 }
                 head_deadline.get_or_insert_with(|| Instant::now() + limits.head_timeout);
             }
             if !self.out.is_empty()
                 && !write_out(self.stream, &mut self.out, limits.keep_alive_timeout).await
             {
-                return Ok(None);
+                return Ok(NextHead::Closed);
             }
-            if self.read.as_ref().is_some_and(|state| state.buf.is_empty()) {
-                // Between requests: go idle without holding a buffer.
-                self.release_buffers();
-            }
-            let state = match &mut self.read {
-                Some(state) => state,
-                None => {
-                    if !self.worker.wait_readable(self.stream, self.idle_slot).await {
-                        return Ok(None);
-                    }
-                    self.out = take_write_buffer();
-                    self.read.insert(take_read_state())
-                }
+            let Some(state) = self.read.as_mut() else {
+                return Ok(NextHead::Closed);
             };
+            if state.buf.is_empty() && !std::mem::take(&mut self.readable) {
+                // Between requests, with everything read that was ready: go idle.
+                return Ok(NextHead::Idle);
+            }
             let spare = state.buf.spare(limits.max_head_size);
             let room = spare.len();
             let received = match head_deadline {
@@ -225,12 +258,12 @@ impl<S: Service> Conn<'_, S> {
                     let read = tokio::time::timeout_at(deadline, read_some(self.stream, spare));
                     match Box::pin(read).await {
                         Ok(result) => result,
-                        Err(_) => return Ok(None),
+                        Err(_) => return Ok(NextHead::Closed),
                     }
                 }
             };
             match received {
-                Ok(0) => return Ok(None),
+                Ok(0) => return Ok(NextHead::Closed),
                 Ok(n) => {
                     state.buf.filled(n);
                     if n < room {
@@ -238,7 +271,7 @@ impl<S: Service> Conn<'_, S> {
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(_) => return Ok(None),
+                Err(_) => return Ok(NextHead::Closed),
             }
         }
     }

@@ -3,6 +3,7 @@
 mod balance;
 pub(crate) mod buffers;
 mod conn;
+mod future_pool;
 mod idle;
 pub(crate) mod io;
 mod shutdown;

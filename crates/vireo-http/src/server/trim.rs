@@ -22,9 +22,10 @@ impl QuietTrim {
         self.active.set(true);
     }
 
-    /// Called once per tick: releases memory when the tick that just ended saw no activity and
+    /// Called once per tick: releases memory (the thread's pools, whatever `release` frees,
+    /// then the allocator's free pages) when the tick that just ended saw no activity and
     /// nothing has been released since the last activity. Returns whether it released.
-    pub(crate) fn on_tick(&self) -> bool {
+    pub(crate) fn on_tick(&self, release: impl FnOnce()) -> bool {
         if self.active.replace(false) {
             self.trimmed.set(false);
             return false;
@@ -33,6 +34,7 @@ impl QuietTrim {
             return false;
         }
         super::buffers::release_pools();
+        release();
         release_free_memory();
         true
     }
@@ -58,14 +60,17 @@ mod tests {
     fn trims_once_per_quiet_spell_and_never_while_active() {
         let trim = QuietTrim::default();
         trim.mark_active();
-        assert!(!trim.on_tick(), "a busy tick must not trim");
-        assert!(trim.on_tick(), "the first quiet tick trims");
+        assert!(!trim.on_tick(|| {}), "a busy tick must not trim");
+        assert!(trim.on_tick(|| {}), "the first quiet tick trims");
         assert!(
-            !trim.on_tick(),
+            !trim.on_tick(|| {}),
             "a second quiet tick has nothing new to trim"
         );
         trim.mark_active();
-        assert!(!trim.on_tick());
-        assert!(trim.on_tick(), "quiet again after activity: trims again");
+        assert!(!trim.on_tick(|| {}));
+        assert!(
+            trim.on_tick(|| {}),
+            "quiet again after activity: trims again"
+        );
     }
 }

@@ -2,6 +2,7 @@
 
 use super::balance::{Balancer, Handoff, Mailbox};
 use super::conn::serve_connection;
+use super::future_pool::FuturePool;
 use super::idle::IdleRegistry;
 use super::shutdown::ShutdownHandle;
 use super::trim::QuietTrim;
@@ -41,6 +42,8 @@ pub(crate) struct Worker<S> {
     balancer: Arc<Balancer>,
     closed: Notify,
     quiet_trim: QuietTrim,
+    /// Blocks for the futures of connections that are serving requests.
+    pub(crate) busy_futures: FuturePool,
 }
 
 impl<S: Service> Worker<S> {
@@ -55,6 +58,7 @@ impl<S: Service> Worker<S> {
             balancer,
             closed: Notify::new(),
             quiet_trim: QuietTrim::default(),
+            busy_futures: FuturePool::default(),
         }
     }
 
@@ -158,7 +162,7 @@ impl<S: Service> Worker<S> {
                 dated = now;
                 date::refresh();
             }
-            self.quiet_trim.on_tick();
+            self.quiet_trim.on_tick(|| self.busy_futures.release());
         }
     }
 
