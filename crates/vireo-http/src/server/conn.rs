@@ -94,7 +94,7 @@ async fn serve_until_idle<S: Service>(
         worker,
         remote,
         idle_slot,
-        read: Some(take_read_state()),
+        read: take_read_state(),
         out: take_write_buffer(),
         readable: true,
     };
@@ -118,8 +118,8 @@ struct Conn<'c, S> {
     remote: &'c SocketAddr,
     /// This connection's slot in the worker's idle registry.
     idle_slot: usize,
-    /// Present while there are bytes to work on; back in the pool while idle.
-    read: Option<Box<ReadState>>,
+    /// Taken from the pool for this busy spell; back in the pool while idle.
+    read: Box<ReadState>,
     /// Encoded responses not yet written.
     out: Vec<u8>,
     /// The socket was reported readable and has not been read since: read before going idle.
@@ -142,10 +142,7 @@ impl<S: Service> Conn<'_, S> {
                 }
             };
             batch += 1;
-            let state = self
-                .read
-                .as_mut()
-                .expect("a head was parsed from the read buffer");
+            let state = &mut self.read;
             state.buf.consume(head_len);
             state.start_body(head.body_kind(), head.expects_continue(), limits);
             let reply = ReplyTo {
@@ -228,9 +225,9 @@ impl<S: Service> Conn<'_, S> {
         // Taken from the pool only once there are bytes to parse: idle connections hold no head.
         let mut head: Option<Head> = None;
         loop {
-            if let Some(state) = self.read.as_ref().filter(|s| !s.buf.is_empty()) {
+            if !self.read.buf.is_empty() {
                 let parsed = head.get_or_insert_with(Head::take);
-                if let Some(len) = parse_head(state.buf.data(), limits, parsed)? {
+                if let Some(len) = parse_head(self.read.buf.data(), limits, parsed)? {
                     return Ok(NextHead::Parsed(
                         head.take().expect("just parsed into"),
                         len,
@@ -243,9 +240,7 @@ impl<S: Service> Conn<'_, S> {
             {
                 return Ok(NextHead::Closed);
             }
-            let Some(state) = self.read.as_mut() else {
-                return Ok(NextHead::Closed);
-            };
+            let state = &mut self.read;
             if state.buf.is_empty() && !std::mem::take(&mut self.readable) {
                 // Between requests, with everything read that was ready: go idle.
                 return Ok(NextHead::Idle);
@@ -277,11 +272,9 @@ impl<S: Service> Conn<'_, S> {
     }
 
     /// Give the read state and the write buffer back to the worker's pools.
-    fn release_buffers(&mut self) {
-        if let Some(state) = self.read.take() {
-            give_read_state(state);
-        }
-        give_write_buffer(std::mem::take(&mut self.out));
+    fn release_buffers(self) {
+        give_read_state(self.read);
+        give_write_buffer(self.out);
     }
 }
 

@@ -67,7 +67,7 @@ impl Service for TestService {
 /// What the server parsed, as `/reflect` answers it: `METHOD target`, one `name: value` line per
 /// header field in the order received (names and values exactly as sent), an empty line, and
 /// the body.
-pub fn reflect(head: &vireo_http::proto::RequestHead, body: &[u8]) -> Vec<u8> {
+fn reflect(head: &vireo_http::proto::RequestHead, body: &[u8]) -> Vec<u8> {
     let mut out = format!("{} {}\n", head.method(), head.target()).into_bytes();
     for (name, value) in head.headers() {
         out.extend_from_slice(name.as_bytes());
