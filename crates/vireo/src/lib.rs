@@ -39,6 +39,7 @@
 
 mod app;
 mod error;
+mod extensions;
 mod handler;
 pub mod middleware;
 mod request;
@@ -52,6 +53,7 @@ mod tree;
 pub use app::{App, AppService};
 pub use bytes::Bytes;
 pub use error::{Error, Rejection};
+pub use extensions::Extensions;
 pub use handler::{blocking, Blocking, Handler, Reply};
 pub use middleware::{Middleware, Next};
 pub use request::Request;

@@ -1,6 +1,7 @@
 //! The request a handler receives.
 
 use crate::error::{Error, Rejection};
+use crate::extensions::Extensions;
 use crate::tree::Captures;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
@@ -49,7 +50,7 @@ struct Parts {
     body: BodySource,
     body_limit: u64,
     headers: OnceLock<HeaderMap>,
-    extensions: http::Extensions,
+    extensions: Extensions,
     state: Option<Arc<http::Extensions>>,
     remote_addr: Option<SocketAddr>,
 }
@@ -134,7 +135,7 @@ impl Request {
                 body,
                 body_limit,
                 headers: OnceLock::new(),
-                extensions: http::Extensions::new(),
+                extensions: Extensions::default(),
                 state: Some(state),
                 remote_addr,
             }),
@@ -309,18 +310,20 @@ impl Request {
     }
 
     /// Typed values attached to this request by middleware.
-    pub fn extensions(&self) -> &http::Extensions {
+    pub fn extensions(&self) -> &Extensions {
         &self.p().extensions
     }
 
     /// Typed values attached to this request, to change.
-    pub fn extensions_mut(&mut self) -> &mut http::Extensions {
+    pub fn extensions_mut(&mut self) -> &mut Extensions {
         &mut self.p_mut().extensions
     }
 
-    /// Attach a typed value to this request (for later middleware and the handler).
-    pub fn set<T: Clone + Send + Sync + 'static>(&mut self, value: T) {
-        self.p_mut().extensions.insert(value);
+    /// Attach a typed value to this request (for later middleware and the handler), returning
+    /// the value of the same type attached before, if any. Values of up to three words are
+    /// stored without allocating.
+    pub fn set<T: Send + Sync + 'static>(&mut self, value: T) -> Option<T> {
+        self.p_mut().extensions.insert(value)
     }
 
     /// A typed value attached to this request.
