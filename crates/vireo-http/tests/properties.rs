@@ -185,7 +185,9 @@ impl GenRequest {
 
     fn expected_body_kind(&self) -> BodyKind {
         match &self.body {
+            // `Content-Length: 0` frames no body, like no field at all.
             GenBody::None => BodyKind::Empty,
+            GenBody::Length(body) if body.is_empty() => BodyKind::Empty,
             GenBody::Length(body) => BodyKind::Length(body.len() as u64),
             GenBody::Chunked(..) => BodyKind::Chunked,
         }
