@@ -179,6 +179,36 @@ fn reused_head_forgets_the_previous_request() {
     assert_eq!(head.body_kind(), BodyKind::Empty);
 }
 
+#[test]
+fn target_path_and_query_in_every_form() {
+    // (target, path, path and query, query)
+    let cases: &[(&str, &str, &str, Option<&str>)] = &[
+        ("/", "/", "/", None),
+        ("/a/b?c=d", "/a/b", "/a/b?c=d", Some("c=d")),
+        ("/a?", "/a", "/a?", Some("")),
+        ("/a?b?c", "/a", "/a?b?c", Some("b?c")),
+        ("/?x", "/", "/?x", Some("x")),
+        ("http://h.example/p?q=1", "/p", "/p?q=1", Some("q=1")),
+        ("HTTPS://h.example:8443", "/", "/", None),
+        ("http://h.example/", "/", "/", None),
+    ];
+    let mut head = RequestHead::default();
+    for &(target, path, path_and_query, query) in cases {
+        let bytes = format!("GET {target} HTTP/1.1\r\nHost: h.example\r\n\r\n");
+        parse_head(bytes.as_bytes(), &Limits::default(), &mut head)
+            .unwrap_or_else(|e| panic!("{target}: {e}"))
+            .unwrap_or_else(|| panic!("{target}: incomplete"));
+        assert_eq!(head.target(), target);
+        assert_eq!(head.path(), path, "{target}: path");
+        assert_eq!(
+            head.path_and_query(),
+            path_and_query,
+            "{target}: path and query"
+        );
+        assert_eq!(head.query(), query, "{target}: query");
+    }
+}
+
 fn limits_test(bytes: &[u8], limits: &Limits) -> Result<Option<usize>, u16> {
     let mut head = RequestHead::default();
     parse_head(bytes, limits, &mut head).map_err(|e| e.status().as_u16())

@@ -30,13 +30,15 @@ type Span = Range<u32>;
 #[derive(Debug, Clone)]
 pub struct RequestHead {
     raw: Vec<u8>,
-    /// The request target, copied out of `raw` as text once, so that the path, which routing
-    /// and handlers read many times, is never validated again.
-    target: String,
+    /// The request target within `raw`; every byte of it was checked to be visible ASCII, so
+    /// it is read as text without validating it again.
+    target: Span,
     method: Method,
     version: Version,
-    /// The path and query within `target`.
+    /// The path and query within `raw`.
     path: Span,
+    /// Where the path ends within `raw`: at the `?` before the query, or with `path`.
+    path_end: u32,
     headers: Vec<(Span, Span)>,
     body: BodyKind,
     keep_alive: bool,
@@ -47,10 +49,11 @@ impl Default for RequestHead {
     fn default() -> Self {
         RequestHead {
             raw: Vec::new(),
-            target: String::new(),
+            target: 0..0,
             method: Method::GET,
             version: Version::HTTP_11,
             path: 0..0,
+            path_end: 0,
             headers: Vec::new(),
             body: BodyKind::Empty,
             keep_alive: true,
@@ -72,13 +75,13 @@ impl RequestHead {
 
     /// The request target exactly as received: `/a?b`, `http://host/a?b` or `*`.
     pub fn target(&self) -> &str {
-        &self.target
+        self.text(self.target.start, self.target.end)
     }
 
     /// The path and query of the target (for absolute-form, the part after the authority,
     /// `/` when that is empty).
     pub fn path_and_query(&self) -> &str {
-        match &self.target[self.path.start as usize..self.path.end as usize] {
+        match self.text(self.path.start, self.path.end) {
             "" => "/",
             path => path,
         }
@@ -86,17 +89,24 @@ impl RequestHead {
 
     /// The path of the target, without the query.
     pub fn path(&self) -> &str {
-        let pq = self.path_and_query();
-        match memchr::memchr(b'?', pq.as_bytes()) {
-            Some(q) => &pq[..q],
-            None => pq,
+        match self.text(self.path.start, self.path_end) {
+            "" => "/",
+            path => path,
         }
     }
 
     /// The query string after `?`, if there is one.
     pub fn query(&self) -> Option<&str> {
-        let pq = self.path_and_query();
-        memchr::memchr(b'?', pq.as_bytes()).map(|q| &pq[q + 1..])
+        (self.path_end < self.path.end).then(|| self.text(self.path_end + 1, self.path.end))
+    }
+
+    /// Part of the request target as text.
+    fn text(&self, start: u32, end: u32) -> &str {
+        let bytes = &self.raw[start as usize..end as usize];
+        debug_assert!(bytes.is_ascii());
+        // SAFETY: every caller passes a range within `target`, whose bytes `target_path`
+        // checked to be visible ASCII before `fill` stored it; ASCII is valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
     }
 
     /// The first value of the named header field, compared without ASCII case.
@@ -224,11 +234,10 @@ fn fill(
     } else {
         Version::HTTP_11
     };
-    let path = target_path(&head.method, target)?;
-    let path_start = (path.as_ptr() as usize - target.as_ptr() as usize) as u32;
-    head.path = path_start..path_start + path.len() as u32;
-    head.target.clear();
-    head.target.push_str(target);
+    let (path, query_at) = target_path(&head.method, target)?;
+    head.target = span(target.as_bytes());
+    head.path = span(path.as_bytes());
+    head.path_end = head.path.start + query_at.unwrap_or(path.len()) as u32;
     head.headers.clear();
     head.headers.extend(
         req.headers
@@ -249,22 +258,32 @@ fn parse_method(method: &str) -> Result<Method, ProtoError> {
     Ok(method)
 }
 
-/// The path-and-query part of a target in origin-, absolute- or asterisk-form (RFC 9112 §3.2);
-/// empty for an absolute-form target with no path, which means `/`. A fragment or a byte
-/// outside visible ASCII (which httparse lets through) is refused: neither can appear in a
-/// request target (RFC 9112 §3.2, RFC 3986 §3).
-fn target_path<'a>(method: &Method, target: &'a str) -> Result<&'a str, ProtoError> {
-    if !target.bytes().all(|b| b.is_ascii_graphic() && b != b'#') {
-        return Err(ProtoError::BadRequest(
-            "invalid character in request target",
-        ));
+/// The path-and-query part of a target in origin-, absolute- or asterisk-form (RFC 9112 §3.2),
+/// and where its query's `?` is; empty for an absolute-form target with no path, which means
+/// `/`. A fragment or a byte outside visible ASCII (which httparse lets through) is refused:
+/// neither can appear in a request target (RFC 9112 §3.2, RFC 3986 §3).
+fn target_path<'a>(
+    method: &Method,
+    target: &'a str,
+) -> Result<(&'a str, Option<usize>), ProtoError> {
+    // One pass checks every byte and finds the first `?`.
+    let mut query_at = None;
+    for (at, b) in target.bytes().enumerate() {
+        if !b.is_ascii_graphic() || b == b'#' {
+            return Err(ProtoError::BadRequest(
+                "invalid character in request target",
+            ));
+        }
+        if b == b'?' && query_at.is_none() {
+            query_at = Some(at);
+        }
     }
     if target.starts_with('/') {
-        return Ok(target);
+        return Ok((target, query_at));
     }
     if target == "*" {
         return if *method == Method::OPTIONS {
-            Ok(target)
+            Ok((target, None))
         } else {
             Err(ProtoError::BadRequest("asterisk-form is only for OPTIONS"))
         };
@@ -279,7 +298,9 @@ fn target_path<'a>(method: &Method, target: &'a str) -> Result<&'a str, ProtoErr
         ));
     }
     match &rest[authority_end..] {
-        path if path.is_empty() || path.starts_with('/') => Ok(path),
+        path if path.is_empty() || path.starts_with('/') => {
+            Ok((path, memchr::memchr(b'?', path.as_bytes())))
+        }
         _ => Err(ProtoError::BadRequest(
             "absolute-form target without a path",
         )),
@@ -407,27 +428,33 @@ fn parse_content_length(value: &[u8]) -> Result<u64, ProtoError> {
 /// `Host = uri-host [ ":" port ]` (RFC 9110 §7.2): a reg-name or IPv4 address, or a bracketed
 /// IP literal, then optionally `:` and digits.
 fn valid_host(value: &[u8]) -> bool {
-    let (host, port) = if value.first() == Some(&b'[') {
-        match memchr::memchr(b']', value) {
-            Some(end) => (&value[1..end], &value[end + 1..]),
-            None => return false,
+    if value.first() == Some(&b'[') {
+        let Some(end) = memchr::memchr(b']', value) else {
+            return false;
+        };
+        let literal_ok = value[1..end].iter().all(|&b| HOST_CHARS[b as usize]);
+        return literal_ok && valid_port(&value[end + 1..]);
+    }
+    // One pass, since this runs on every request: name bytes up to the first `:`, which
+    // starts the port.
+    for (at, &b) in value.iter().enumerate() {
+        if b == b':' {
+            return valid_port(&value[at..]);
         }
-    } else {
-        match memchr::memrchr(b':', value) {
-            Some(colon) => (&value[..colon], &value[colon..]),
-            None => (value, &value[value.len()..]),
+        if !HOST_CHARS[b as usize] || b == b'[' || b == b']' {
+            return false;
         }
-    };
-    let port_ok = match port {
+    }
+    true
+}
+
+/// Nothing, or `:` and digits.
+fn valid_port(port: &[u8]) -> bool {
+    match port {
         [] => true,
         [b':', digits @ ..] => digits.iter().all(u8::is_ascii_digit),
         _ => false,
-    };
-    let literal = value.first() == Some(&b'[');
-    port_ok
-        && host
-            .iter()
-            .all(|&b| HOST_CHARS[b as usize] && (literal || !matches!(b, b':' | b'[' | b']')))
+    }
 }
 
 /// The bytes allowed in a `Host` value: unreserved, sub-delims, `%`, `:`, `[` and `]`. A table,
