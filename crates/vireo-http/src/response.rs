@@ -125,31 +125,76 @@ impl From<Bytes> for Body {
     }
 }
 
-/// Header maps kept per thread: a response takes a cleared map here and gives it back when it
-/// is dropped, so building a response with a few headers does not allocate once warm. The maps
-/// are boxed so a `Response` is small to move and to hold in a connection's state.
+/// The `Content-Type` most responses carry. A response made with [`Response::typed`] starts
+/// from a pooled header map that already holds the field, and gives it back unchanged if
+/// nothing changed its fields: inserting and clearing the field through `HeaderMap` costs more
+/// than the rest of encoding a small response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ContentType {
+    /// `text/plain; charset=utf-8`
+    Text,
+    /// `text/html; charset=utf-8`
+    Html,
+    /// `application/json`
+    Json,
+    /// `application/octet-stream`
+    OctetStream,
+}
+
+impl ContentType {
+    const ALL: [ContentType; 4] = [
+        ContentType::Text,
+        ContentType::Html,
+        ContentType::Json,
+        ContentType::OctetStream,
+    ];
+
+    /// The field value.
+    pub const fn value(self) -> HeaderValue {
+        HeaderValue::from_static(match self {
+            ContentType::Text => "text/plain; charset=utf-8",
+            ContentType::Html => "text/html; charset=utf-8",
+            ContentType::Json => "application/json",
+            ContentType::OctetStream => "application/octet-stream",
+        })
+    }
+
+    /// This type's pool in [`HEADER_MAPS`]; pool 0 holds empty maps.
+    fn pool(self) -> usize {
+        1 + self as usize
+    }
+}
+
+/// Header maps kept per thread, per kind: empty ones, and ones holding just one
+/// [`ContentType`]. A response takes a map here and gives it back when it is dropped, so
+/// building a response with a few headers does not allocate once warm. The maps are boxed so a
+/// `Response` is small to move and to hold in a connection's state.
 const HEADER_MAP_POOL_SIZE: usize = 64;
+
+type HeaderMapPools = [Vec<Box<HeaderMap>>; 1 + ContentType::ALL.len()];
 
 #[allow(clippy::vec_box)] // the boxes are what responses hold; pooling them saves the allocation
 mod pool {
     use super::*;
     thread_local! {
-        pub(super) static HEADER_MAPS: RefCell<Vec<Box<HeaderMap>>> = const { RefCell::new(Vec::new()) };
+        pub(super) static HEADER_MAPS: RefCell<HeaderMapPools> =
+            const { RefCell::new([const { Vec::new() }; 1 + ContentType::ALL.len()]) };
     }
 }
 use pool::HEADER_MAPS;
 
-/// Free every header map this thread's pool holds.
+/// Free every header map this thread's pools hold.
 pub(crate) fn release_pooled_header_maps() {
-    let _ = HEADER_MAPS.try_with(|pool| std::mem::take(&mut *pool.borrow_mut()));
+    let _ = HEADER_MAPS.try_with(|pools| std::mem::take(&mut *pools.borrow_mut()));
 }
 
-fn pooled_header_map() -> Box<HeaderMap> {
+/// A map from the pool of kind `pool`, if it has one.
+fn pooled_header_map(pool: usize) -> Option<Box<HeaderMap>> {
     HEADER_MAPS
-        .try_with(|pool| pool.borrow_mut().pop())
+        .try_with(|pools| pools.borrow_mut()[pool].pop())
         .ok()
         .flatten()
-        .unwrap_or_default()
 }
 
 /// An HTTP response.
@@ -166,6 +211,9 @@ pub struct Response {
     status: StatusCode,
     /// Always `Some` until the response is dropped, when the map goes back to the pool.
     headers: Option<Box<HeaderMap>>,
+    /// Set while the map holds exactly this type's field and nothing else, as it was taken
+    /// from that type's pool; cleared when the fields are borrowed to change.
+    untouched: Option<ContentType>,
     body: Body,
     extensions: http::Extensions,
 }
@@ -175,7 +223,30 @@ impl Response {
     pub fn new(status: StatusCode, body: impl Into<Body>) -> Self {
         Response {
             status,
-            headers: Some(pooled_header_map()),
+            headers: Some(pooled_header_map(0).unwrap_or_default()),
+            untouched: None,
+            body: body.into(),
+            extensions: http::Extensions::new(),
+        }
+    }
+
+    /// A response with this status, body and `Content-Type`, and no other header field.
+    ///
+    /// ```
+    /// use vireo_http::{ContentType, Response};
+    /// let res = Response::typed(http::StatusCode::OK, "{}", ContentType::Json);
+    /// assert_eq!(res.headers()["content-type"], "application/json");
+    /// ```
+    pub fn typed(status: StatusCode, body: impl Into<Body>, content_type: ContentType) -> Self {
+        let headers = pooled_header_map(content_type.pool()).unwrap_or_else(|| {
+            let mut map = pooled_header_map(0).unwrap_or_default();
+            map.insert(http::header::CONTENT_TYPE, content_type.value());
+            map
+        });
+        Response {
+            status,
+            headers: Some(headers),
+            untouched: Some(content_type),
             body: body.into(),
             extensions: http::Extensions::new(),
         }
@@ -183,12 +254,7 @@ impl Response {
 
     /// `200 OK` with a `text/plain; charset=utf-8` body.
     pub fn text(body: impl Into<Body>) -> Self {
-        let mut res = Response::new(StatusCode::OK, body);
-        res.headers_mut().insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; charset=utf-8"),
-        );
-        res
+        Response::typed(StatusCode::OK, body, ContentType::Text)
     }
 
     /// The status code.
@@ -210,6 +276,7 @@ impl Response {
 
     /// The header fields, to change.
     pub fn headers_mut(&mut self) -> &mut HeaderMap {
+        self.untouched = None;
         self.headers
             .as_deref_mut()
             .expect("a response holds its headers until dropped")
@@ -250,10 +317,16 @@ impl Drop for Response {
         if !crate::server::buffers::on_worker_thread() {
             return;
         }
-        headers.clear();
-        // During thread teardown the pool may be gone; the map is then simply freed.
-        let _ = HEADER_MAPS.try_with(|pool| {
-            let mut pool = pool.borrow_mut();
+        let pool = match self.untouched {
+            Some(content_type) => content_type.pool(),
+            None => {
+                headers.clear();
+                0
+            }
+        };
+        // During thread teardown the pools may be gone; the map is then simply freed.
+        let _ = HEADER_MAPS.try_with(|pools| {
+            let pool = &mut pools.borrow_mut()[pool];
             if pool.len() < HEADER_MAP_POOL_SIZE {
                 pool.push(headers);
             }
@@ -268,5 +341,61 @@ impl fmt::Debug for Response {
             .field("headers", self.headers())
             .field("body", &self.body)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::header;
+
+    fn pooled(pool: usize) -> usize {
+        HEADER_MAPS.with(|pools| pools.borrow()[pool].len())
+    }
+
+    #[test]
+    fn a_typed_map_goes_back_to_its_pool_only_while_untouched() {
+        crate::server::buffers::mark_worker_thread();
+        drop(Response::typed(StatusCode::OK, "{}", ContentType::Json));
+        assert_eq!(pooled(ContentType::Json.pool()), 1);
+        let res = Response::typed(StatusCode::OK, "{}", ContentType::Json);
+        assert_eq!(
+            pooled(ContentType::Json.pool()),
+            0,
+            "the pooled map was taken"
+        );
+        assert_eq!(res.headers().len(), 1);
+        assert_eq!(res.headers()[header::CONTENT_TYPE], "application/json");
+        drop(res);
+
+        let mut res = Response::typed(StatusCode::OK, "{}", ContentType::Json);
+        res.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/csv"));
+        res.headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        drop(res);
+        assert_eq!(
+            pooled(ContentType::Json.pool()),
+            0,
+            "a changed map is not typed"
+        );
+        assert_eq!(pooled(0), 1, "it goes back empty");
+        let res = Response::typed(StatusCode::OK, "{}", ContentType::Json);
+        assert_eq!(res.headers().len(), 1, "the changed map came back cleared");
+        assert_eq!(res.headers()[header::CONTENT_TYPE], "application/json");
+        let plain = Response::new(StatusCode::OK, "x");
+        assert!(plain.headers().is_empty());
+    }
+
+    #[test]
+    fn every_content_type_has_its_own_pool_and_value() {
+        crate::server::buffers::mark_worker_thread();
+        for content_type in ContentType::ALL {
+            let res = Response::typed(StatusCode::OK, "", content_type);
+            assert_eq!(res.headers()[header::CONTENT_TYPE], content_type.value());
+            drop(res);
+            let again = Response::typed(StatusCode::OK, "", content_type);
+            assert_eq!(again.headers()[header::CONTENT_TYPE], content_type.value());
+        }
     }
 }

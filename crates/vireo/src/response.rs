@@ -4,7 +4,7 @@ use crate::error::Error;
 use bytes::Bytes;
 use http::{header, HeaderName, HeaderValue, StatusCode};
 use serde::Serialize;
-use vireo_http::{Body, Response};
+use vireo_http::{Body, ContentType, Response};
 
 /// Anything a handler may return.
 ///
@@ -17,15 +17,13 @@ pub trait IntoResponse {
     fn into_response(self) -> Response;
 }
 
-const TEXT: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
-const OCTETS: HeaderValue = HeaderValue::from_static("application/octet-stream");
-const JSON: HeaderValue = HeaderValue::from_static("application/json");
-const HTML: HeaderValue = HeaderValue::from_static("text/html; charset=utf-8");
+const TEXT: ContentType = ContentType::Text;
+const OCTETS: ContentType = ContentType::OctetStream;
+const JSON: ContentType = ContentType::Json;
+const HTML: ContentType = ContentType::Html;
 
-fn with_type(body: impl Into<Body>, content_type: HeaderValue) -> Response {
-    let mut res = Response::new(StatusCode::OK, body);
-    res.headers_mut().insert(header::CONTENT_TYPE, content_type);
-    res
+fn with_type(body: impl Into<Body>, content_type: ContentType) -> Response {
+    Response::typed(StatusCode::OK, body, content_type)
 }
 
 impl IntoResponse for Response {
