@@ -1,7 +1,7 @@
 //! The application: routes, middleware, state and error handling, served by the engine.
 
 use crate::error::{Error, ErrorMarker};
-use crate::middleware::{Chain, End, Next};
+use crate::middleware::{Chain, End};
 use crate::request::{BodyRequest, Request};
 use crate::response::IntoResponse;
 use crate::router::Router;
@@ -178,7 +178,7 @@ impl AppService {
         &self,
         head: vireo_http::Head,
         pending_body: Option<oneshot::Sender<BodyRequest>>,
-        ready_body: Bytes,
+        ready_body: Option<Bytes>,
         remote: Option<std::net::SocketAddr>,
     ) -> Request {
         Request::new(
@@ -194,7 +194,7 @@ impl AppService {
     /// Run a request through the app-wide middleware, the router and the handler, then the
     /// error handler.
     pub(crate) async fn respond(&self, req: Request) -> Response {
-        let response = Next::start(self.0.chain.clone()).run(req).await;
+        let response = self.0.chain.run(req).await;
         match &self.0.error_handler {
             Some(handler) => match response.extensions().get::<ErrorMarker>() {
                 Some(ErrorMarker(error)) => handler(error),
@@ -210,9 +210,7 @@ impl vireo_http::Service for AppService {
         let remote = Some(req.remote_addr());
         let (head, body) = req.into_parts();
         if head.body_kind() == BodyKind::Empty {
-            return self
-                .respond(self.request(head, None, Bytes::new(), remote))
-                .await;
+            return self.respond(self.request(head, None, None, remote)).await;
         }
         // Boxed: the future that lends the body is large, and only requests with a body need
         // it; the connection's own state (what an idle keep-alive connection costs) stays small.
@@ -230,7 +228,7 @@ impl AppService {
         remote: Option<std::net::SocketAddr>,
     ) -> Response {
         let (ask, asked) = oneshot::channel::<BodyRequest>();
-        let respond = self.respond(self.request(head, Some(ask), Bytes::new(), remote));
+        let respond = self.respond(self.request(head, Some(ask), None, remote));
         let serve_body = async {
             if let Ok(BodyRequest { limit, reply }) = asked.await {
                 body.set_limit(limit);

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Rejection};
 use crate::extensions::Extensions;
-use crate::tree::Captures;
+use crate::tree::{Captures, Tree};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use serde::de::DeserializeOwned;
@@ -21,7 +21,9 @@ pub(crate) struct BodyRequest {
 
 /// Where the body is.
 enum BodySource {
-    /// Read, or there was none.
+    /// There was none.
+    Empty,
+    /// Read.
     Ready(Bytes),
     /// Still on the connection: ask for it through this channel.
     Pending(oneshot::Sender<BodyRequest>),
@@ -72,7 +74,7 @@ impl Drop for Request {
             return;
         };
         parts.head = None;
-        parts.body = BodySource::Ready(Bytes::new());
+        parts.body = BodySource::Empty;
         parts.headers = OnceLock::new();
         parts.extensions.clear();
         parts.state = None;
@@ -104,14 +106,15 @@ impl Request {
     pub(crate) fn new(
         head: Head,
         body: Option<oneshot::Sender<BodyRequest>>,
-        ready_body: Bytes,
+        ready_body: Option<Bytes>,
         body_limit: u64,
         state: Arc<http::Extensions>,
         remote_addr: Option<SocketAddr>,
     ) -> Self {
-        let body = match body {
-            Some(channel) => BodySource::Pending(channel),
-            None => BodySource::Ready(ready_body),
+        let body = match (body, ready_body) {
+            (Some(channel), _) => BodySource::Pending(channel),
+            (None, Some(bytes)) => BodySource::Ready(bytes),
+            (None, None) => BodySource::Empty,
         };
         let pooled = pool::PARTS
             .try_with(|pool| pool.borrow_mut().pop())
@@ -121,7 +124,7 @@ impl Request {
             Some(mut parts) => {
                 parts.head = Some(head);
                 parts.prefix_len = 0;
-                parts.captures = Captures::default();
+                parts.captures.clear();
                 parts.body = body;
                 parts.body_limit = body_limit;
                 parts.state = Some(state);
@@ -162,8 +165,21 @@ impl Request {
             .expect("a request holds its parts until dropped")
     }
 
-    pub(crate) fn set_route(&mut self, captures: Captures, prefix_len: usize) {
-        self.p_mut().captures = captures;
+    /// Match this request's path in `tree`, keeping the route's parameters.
+    pub(crate) fn find_route<'t, T>(&mut self, tree: &'t Tree<T>) -> Option<&'t T> {
+        let parts = self
+            .parts
+            .as_deref_mut()
+            .expect("a request holds its parts until dropped");
+        let head = parts
+            .head
+            .as_ref()
+            .expect("a request holds its head until dropped");
+        tree.find(head.path(), &mut parts.captures)
+    }
+
+    /// How much of the path the router this request was routed through is mounted at.
+    pub(crate) fn set_prefix_len(&mut self, prefix_len: usize) {
         self.p_mut().prefix_len = prefix_len;
     }
 
@@ -364,7 +380,8 @@ impl Request {
     /// without being read.
     pub async fn load_body(&mut self) -> Result<&Bytes, Error> {
         let limit = self.p().body_limit;
-        match std::mem::replace(&mut self.p_mut().body, BodySource::Ready(Bytes::new())) {
+        match std::mem::replace(&mut self.p_mut().body, BodySource::Empty) {
+            BodySource::Empty => {}
             BodySource::Ready(bytes) if bytes.len() as u64 > limit => {
                 self.p_mut().body = BodySource::Failed(Error::from(Rejection::BodyTooLarge));
             }
@@ -395,12 +412,18 @@ impl Request {
 
     /// Whether the body is here and within the limit, so the handler can run without waiting.
     pub(crate) fn body_is_ready(&self) -> bool {
-        matches!(&self.p().body, BodySource::Ready(bytes) if bytes.len() as u64 <= self.p().body_limit)
+        match &self.p().body {
+            BodySource::Empty => true,
+            BodySource::Ready(bytes) => bytes.len() as u64 <= self.p().body_limit,
+            BodySource::Pending(_) | BodySource::Failed(_) => false,
+        }
     }
 
     /// The body bytes, exactly as received.
     pub fn body(&self) -> Result<&Bytes, Error> {
+        static NO_BODY: Bytes = Bytes::new();
         match &self.p().body {
+            BodySource::Empty => Ok(&NO_BODY),
             BodySource::Ready(bytes) => Ok(bytes),
             BodySource::Failed(error) => Err(error.clone()),
             BodySource::Pending(_) => Err(Error::rejection(

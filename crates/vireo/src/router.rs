@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Rejection};
 use crate::handler::{Endpoint, Handler, Reply};
-use crate::middleware::{Chain, End, Middleware, Next};
+use crate::middleware::{Chain, End, Middleware};
 use crate::response::IntoResponse;
 use crate::tree::Tree;
 use crate::Request;
@@ -318,7 +318,7 @@ impl Routes {
     /// Route a request to its handler's chain: 404 if no path matches, 405 (with `Allow`) if
     /// the path has no handler for the method.
     pub(crate) fn dispatch(&self, mut req: Request) -> Reply {
-        let Some((methods, captures)) = self.tree.find(req.original_path()) else {
+        let Some(methods) = req.find_route(&self.tree) else {
             let rejection = if self.unknown_method(req.method()) {
                 Rejection::MethodNotImplemented
             } else {
@@ -328,8 +328,8 @@ impl Routes {
         };
         match methods.select(req.method()) {
             Some(target) => {
-                req.set_route(captures, target.prefix_len);
-                Next::start(target.chain.clone()).run(req)
+                req.set_prefix_len(target.prefix_len);
+                target.chain.run(req)
             }
             None if self.unknown_method(req.method()) => {
                 Reply::ready(Error::from(Rejection::MethodNotImplemented).into_response())

@@ -129,7 +129,7 @@ impl TestRequest<'_> {
         let service = &self.client.service;
         let (parsed, _) = vireo_http::Head::parse(head.as_bytes(), service.limits())
             .unwrap_or_else(|e| panic!("the test request is not valid HTTP: {e}"));
-        let request = service.request(parsed, None, self.body, None);
+        let request = service.request(parsed, None, Some(self.body), None);
         let is_head = self.method == Method::HEAD;
         self.client.runtime.block_on(async {
             let mut response = service.respond(request).await;

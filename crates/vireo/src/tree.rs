@@ -19,6 +19,11 @@ pub struct Captures {
 }
 
 impl Captures {
+    /// Forget every capture.
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
     fn push(&mut self, name: &'static str, start: usize, end: usize) {
         self.items[self.len] = (name, start as u32, end as u32);
         self.len += 1;
@@ -199,11 +204,12 @@ impl<T> Tree<T> {
     }
 
     /// Match a request path (without its query). Parameters are byte ranges of `path`.
-    pub fn find(&self, path: &str) -> Option<(&T, Captures)> {
-        let mut captures = Captures::default();
+    /// The value of the route `path` matches, with its parameters written into `captures`
+    /// (which is cleared first: it is reused from request to request, never copied).
+    pub fn find(&self, path: &str, captures: &mut Captures) -> Option<&T> {
+        captures.clear();
         let rest = path.strip_prefix('/')?;
-        find_in(&self.root, path, path.len() - rest.len(), &mut captures)
-            .map(|value| (value, captures))
+        find_in(&self.root, path, path.len() - rest.len(), captures)
     }
 }
 
@@ -230,12 +236,12 @@ fn find_in<'t, T>(
     }
     if let Some((name, child)) = &node.param {
         if !segment.is_empty() {
-            let saved = *captures;
+            let saved = captures.len;
             captures.push(name, at, end);
             if let Some(found) = find_in(child, path, next, captures) {
                 return Some(found);
             }
-            *captures = saved;
+            captures.len = saved;
         }
     }
     wildcard(node, path, at, captures)
@@ -269,7 +275,8 @@ mod tests {
     }
 
     fn find(tree: &Tree<String>, path: &str) -> Option<(String, Vec<(String, String)>)> {
-        tree.find(path).map(|(v, caps)| {
+        let mut caps = Captures::default();
+        tree.find(path, &mut caps).map(|v| {
             (
                 v.clone(),
                 caps.iter()

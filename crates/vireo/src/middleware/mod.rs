@@ -79,10 +79,30 @@ pub(crate) struct Chain {
     pub(crate) end: End,
 }
 
+impl Chain {
+    /// Run `req` through the chain. With no middleware the end is called directly: a `Next`
+    /// would cost two reference-count changes for nothing.
+    pub(crate) fn run(self: &Arc<Self>, req: Request) -> Reply {
+        if self.layers.is_empty() {
+            return self.end.call(req);
+        }
+        Next::start(self.clone()).run(req)
+    }
+}
+
 /// What a chain leads to: a handler, or the router (for app-wide middleware).
 pub(crate) enum End {
     Endpoint(Arc<dyn Endpoint>),
     Router(Arc<crate::router::Routes>),
+}
+
+impl End {
+    fn call(&self, req: Request) -> Reply {
+        match self {
+            End::Endpoint(endpoint) => endpoint.call(req),
+            End::Router(routes) => routes.dispatch(req),
+        }
+    }
 }
 
 /// The rest of the chain after a middleware. Call [`Next::run`] to pass the request on.
@@ -98,7 +118,7 @@ impl std::fmt::Debug for Next {
 }
 
 impl Next {
-    pub(crate) fn start(chain: Arc<Chain>) -> Self {
+    fn start(chain: Arc<Chain>) -> Self {
         Next { chain, index: 0 }
     }
 
@@ -112,10 +132,7 @@ impl Next {
                     index: self.index + 1,
                 },
             ),
-            None => match &self.chain.end {
-                End::Endpoint(endpoint) => endpoint.call(req),
-                End::Router(routes) => routes.dispatch(req),
-            },
+            None => self.chain.end.call(req),
         }
     }
 }
