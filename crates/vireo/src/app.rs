@@ -1,7 +1,7 @@
 //! The application: routes, middleware, state and error handling, served by the engine.
 
 use crate::error::{Error, ErrorMarker};
-use crate::middleware::{Chain, End};
+use crate::middleware::{forget_local_root, local_root, Chain, End};
 use crate::request::{BodyRequest, Request};
 use crate::response::IntoResponse;
 use crate::router::Router;
@@ -186,15 +186,24 @@ impl AppService {
             pending_body,
             ready_body,
             self.0.default_body_limit,
-            self.0.state.clone(),
+            &self.0.state,
             remote,
         )
+    }
+
+    /// Let go of the handle this thread keeps on the app's middleware and routes (made by the
+    /// first request served on it), so they can be freed before the thread ends. (Request
+    /// parts, which keep the app's state, are pooled only on the engine's workers, which end
+    /// with the server.)
+    pub(crate) fn forget_on_this_thread(&self) {
+        forget_local_root(&self.0.chain);
     }
 
     /// Run a request through the app-wide middleware, the router and the handler, then the
     /// error handler.
     pub(crate) async fn respond(&self, req: Request) -> Response {
-        let response = self.0.chain.run(req).await;
+        let root = local_root(&self.0.chain);
+        let response = self.0.chain.run(req, &root).await;
         match &self.0.error_handler {
             Some(handler) => match response.extensions().get::<ErrorMarker>() {
                 Some(ErrorMarker(error)) => handler(error),

@@ -77,7 +77,8 @@ impl Drop for Request {
         parts.body = BodySource::Empty;
         parts.headers = OnceLock::new();
         parts.extensions.clear();
-        parts.state = None;
+        // The app's state stays with pooled parts: the next request on this thread is almost
+        // always for the same app, and then takes it without touching the shared count.
         if !vireo_http::on_worker_thread() {
             // Dropped on a blocking-pool thread: nothing there would reuse it.
             return;
@@ -108,7 +109,7 @@ impl Request {
         body: Option<oneshot::Sender<BodyRequest>>,
         ready_body: Option<Bytes>,
         body_limit: u64,
-        state: Arc<http::Extensions>,
+        state: &Arc<http::Extensions>,
         remote_addr: Option<SocketAddr>,
     ) -> Self {
         let body = match (body, ready_body) {
@@ -127,7 +128,9 @@ impl Request {
                 parts.captures.clear();
                 parts.body = body;
                 parts.body_limit = body_limit;
-                parts.state = Some(state);
+                if !parts.state.as_ref().is_some_and(|s| Arc::ptr_eq(s, state)) {
+                    parts.state = Some(state.clone());
+                }
                 parts.remote_addr = remote_addr;
                 parts
             }
@@ -139,7 +142,7 @@ impl Request {
                 body_limit,
                 headers: OnceLock::new(),
                 extensions: Extensions::default(),
-                state: Some(state),
+                state: Some(state.clone()),
                 remote_addr,
             }),
         };

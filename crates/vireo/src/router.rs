@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Rejection};
 use crate::handler::{Endpoint, Handler, Reply};
-use crate::middleware::{Chain, End, Middleware};
+use crate::middleware::{Chain, End, Middleware, Root};
 use crate::response::IntoResponse;
 use crate::tree::Tree;
 use crate::Request;
@@ -195,10 +195,10 @@ impl Router {
             let mut layers = stack.clone();
             layers.extend(def.middleware);
             let target = Target {
-                chain: Arc::new(Chain {
+                chain: Chain {
                     layers,
                     end: End::Endpoint(def.endpoint),
-                }),
+                },
                 prefix_len: prefix.len(),
                 location: def.location,
             };
@@ -212,7 +212,7 @@ impl Router {
 
 /// One registered handler with its middleware.
 struct Target {
-    chain: Arc<Chain>,
+    chain: Chain,
     prefix_len: usize,
     location: &'static Location<'static>,
 }
@@ -317,7 +317,7 @@ impl Routes {
 
     /// Route a request to its handler's chain: 404 if no path matches, 405 (with `Allow`) if
     /// the path has no handler for the method.
-    pub(crate) fn dispatch(&self, mut req: Request) -> Reply {
+    pub(crate) fn dispatch(&self, mut req: Request, root: &Root) -> Reply {
         let Some(methods) = req.find_route(&self.tree) else {
             let rejection = if self.unknown_method(req.method()) {
                 Rejection::MethodNotImplemented
@@ -329,7 +329,7 @@ impl Routes {
         match methods.select(req.method()) {
             Some(target) => {
                 req.set_prefix_len(target.prefix_len);
-                target.chain.run(req)
+                target.chain.run(req, root)
             }
             None if self.unknown_method(req.method()) => {
                 Reply::ready(Error::from(Rejection::MethodNotImplemented).into_response())

@@ -29,6 +29,12 @@ impl std::fmt::Debug for TestClient {
     }
 }
 
+impl Drop for TestClient {
+    fn drop(&mut self) {
+        self.service.forget_on_this_thread();
+    }
+}
+
 impl TestClient {
     /// A client for `app`.
     pub fn new(app: App) -> Self {

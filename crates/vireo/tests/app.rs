@@ -1,6 +1,7 @@
 //! The framework through its test client: routing, handlers, requests, middleware, errors.
 
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 use std::time::Duration;
 use vireo::http::{Method, StatusCode};
 use vireo::middleware::{body_limit, compression, cors, request_id, timeout, RequestId};
@@ -684,4 +685,31 @@ fn static_files_with_validators_ranges_index_and_no_traversal() {
     ] {
         assert_eq!(c.get(evil).send().status(), StatusCode::NOT_FOUND, "{evil}");
     }
+}
+
+#[test]
+fn dropping_the_test_client_frees_the_app_it_served() {
+    let held = Arc::new(());
+    let mut app = App::new();
+    app.state(held.clone());
+    let in_middleware = held.clone();
+    app.r#use(move |req: Request, next: Next| {
+        let _keep = &in_middleware;
+        next.run(req)
+    });
+    app.get("/", |_req| "ok");
+    let client = TestClient::new(app);
+    assert_eq!(client.get("/").send().text(), "ok");
+    assert_eq!(client.get("/").send().text(), "ok");
+    assert_eq!(
+        Arc::strong_count(&held),
+        3,
+        "the app holds its middleware and state"
+    );
+    drop(client);
+    assert_eq!(
+        Arc::strong_count(&held),
+        1,
+        "what the thread kept of the app went with the client"
+    );
 }
