@@ -56,20 +56,23 @@ def main(argv=None) -> int:
                                                    "req_per_s", "elapsed_s", "examples")}
                           | {"rss_kib_every_5s": [k for _, k in summary.get("rss_kib", {}).get("samples", [])]})
             time.sleep(args.settle)
-            readings[name] = server.rss_kib()
+            readings[name] = server.memory_kib()
         status = server.stop()
     finally:
         server.kill()
     sent = sum(ph["sent"] for ph in phases)
-    ratio = readings["total"] / readings["baseline"]
+    ratio = readings["total"]["rss"] / readings["baseline"]["rss"]
     failures = sum(ph["failures"] + ph["lost"] for ph in phases)
     complete = sent >= args.total
     result = {
         "requests": sent,
-        "rss_kib_after_baseline": readings["baseline"],
+        "rss_kib_after_baseline": readings["baseline"]["rss"],
         "baseline_requests": phases[0]["sent"],
-        "rss_kib_after_total": readings["total"],
+        "rss_kib_after_total": readings["total"]["rss"],
         "ratio": round(ratio, 4),
+        # The same readings split: private memory, and pages of the binary and libraries.
+        "anon_kib": [readings["baseline"]["anon"], readings["total"]["anon"]],
+        "file_kib": [readings["baseline"]["file"], readings["total"]["file"]],
         "max_ratio": args.max_ratio,
         "mix": args.mix or dict(soak.MIX),
         "failures": failures,

@@ -99,6 +99,9 @@ class RefServer:
     def rss_kib(self) -> int | None:
         return rss_kib(self.pid)
 
+    def memory_kib(self) -> dict:
+        return memory_kib(self.pid)
+
     def cpu_seconds(self) -> float | None:
         return cpu_seconds(self.pid)
 
@@ -143,14 +146,24 @@ class RefServer:
 
 def rss_kib(pid: int) -> int | None:
     """VmRSS of a process in KiB, from /proc/PID/status."""
+    return memory_kib(pid).get("rss")
+
+
+def memory_kib(pid: int) -> dict:
+    """Resident memory of a process in KiB, from /proc/PID/status: all of it (`rss`, VmRSS),
+    private memory (`anon`: heap, stacks) and mapped files (`file`: the binary's and the
+    libraries' pages, faulted in as code runs for the first time). Empty if it is gone."""
+    fields = {"VmRSS:": "rss", "RssAnon:": "anon", "RssFile:": "file"}
+    found = {}
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
+                key = fields.get(line.split(maxsplit=1)[0]) if line.strip() else None
+                if key:
+                    found[key] = int(line.split()[1])
     except OSError:
-        return None
-    return None
+        return {}
+    return found
 
 
 def cpu_seconds(pid: int) -> float | None:
