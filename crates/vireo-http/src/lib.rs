@@ -55,7 +55,9 @@ pub use limits::Limits;
 pub use request::{BodyError, Head, Request, RequestBody};
 pub use response::{Body, BodyStream, BoxError, ContentType, Response};
 pub use server::buffers::on_worker_thread;
-pub use server::{RunningServer, Server, ShutdownHandle, DEFAULT_MAX_BLOCKING_THREADS};
+pub use server::{
+    release_when_quiet, RunningServer, Server, ShutdownHandle, DEFAULT_MAX_BLOCKING_THREADS,
+};
 pub use service::{service_fn, spawn_blocking, Service, ServiceFn};
 
 pub use bytes;

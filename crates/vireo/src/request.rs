@@ -43,8 +43,9 @@ pub struct Request {
 }
 
 /// What a request holds. Boxed and pooled per thread: the request is moved through every
-/// middleware and into every handler, so it is one pointer to move, and its extensions map
-/// keeps its allocation from one request to the next.
+/// middleware and into every handler, so it is one pointer to move, and its extension slots
+/// keep their allocation from one request to the next. Pooled parts go when the worker goes
+/// quiet.
 struct Parts {
     head: Option<Head>,
     prefix_len: usize,
@@ -66,6 +67,18 @@ mod pool {
         pub(super) static PARTS: std::cell::RefCell<Vec<Box<super::Parts>>> =
             const { std::cell::RefCell::new(Vec::new()) };
     }
+}
+
+/// Free this thread's pooled request parts (and the app state they keep); the engine calls it
+/// when the worker goes quiet, once `release_parts_when_quiet` has registered it.
+fn release_pooled_parts() {
+    let _ = pool::PARTS.try_with(|pool| std::mem::take(&mut *pool.borrow_mut()));
+}
+
+/// Have the engine free this thread's pooled request parts whenever the worker goes quiet, as it
+/// frees its own pools.
+pub(crate) fn release_parts_when_quiet() {
+    vireo_http::release_when_quiet(release_pooled_parts);
 }
 
 impl Drop for Request {

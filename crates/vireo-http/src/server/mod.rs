@@ -12,6 +12,7 @@ mod trim;
 mod worker;
 
 pub use shutdown::ShutdownHandle;
+pub use trim::release_when_quiet;
 
 use crate::service::Service;
 use crate::{limits::DEFAULT_SHUTDOWN_TIMEOUT, Limits};

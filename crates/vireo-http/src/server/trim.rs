@@ -7,7 +7,37 @@
 //! once per quiet spell, never under load, and costs well under a millisecond for a heap of a
 //! few megabytes.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+
+thread_local! {
+    /// What code above the engine asked to run on this thread when it goes quiet.
+    static QUIET_HOOKS: RefCell<Vec<fn()>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Have `release` called on this worker thread each time it goes quiet (a whole tick with no
+/// connection activity), before the allocator is asked to give free memory back: for code
+/// built on the engine that pools objects per thread, as the engine does, to free them. Call
+/// it from a worker thread (from a service); registering the same function again does
+/// nothing.
+pub fn release_when_quiet(release: fn()) {
+    QUIET_HOOKS.with(|hooks| {
+        let mut hooks = hooks.borrow_mut();
+        if !hooks
+            .iter()
+            .any(|&hook| std::ptr::fn_addr_eq(hook, release))
+        {
+            hooks.push(release);
+        }
+    });
+}
+
+fn run_quiet_hooks() {
+    // Copied out first, so a hook may register another without a double borrow.
+    let hooks = QUIET_HOOKS.with(|hooks| hooks.borrow().clone());
+    for hook in hooks {
+        hook();
+    }
+}
 
 /// Tracks whether a worker has been busy, and trims once after each busy spell ends.
 #[derive(Debug, Default)]
@@ -35,6 +65,7 @@ impl QuietTrim {
         }
         super::buffers::release_pools();
         release();
+        run_quiet_hooks();
         release_free_memory();
         true
     }
@@ -55,6 +86,23 @@ fn release_free_memory() {}
 #[cfg(test)]
 mod tests {
     use super::QuietTrim;
+
+    #[test]
+    fn registered_hooks_run_once_each_when_quiet() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static RUNS: AtomicUsize = AtomicUsize::new(0);
+        fn hook() {
+            RUNS.fetch_add(1, Ordering::SeqCst);
+        }
+        super::release_when_quiet(hook);
+        super::release_when_quiet(hook);
+        let trim = QuietTrim::default();
+        trim.mark_active();
+        assert!(!trim.on_tick(|| {}));
+        assert_eq!(RUNS.load(Ordering::SeqCst), 0, "not while active");
+        assert!(trim.on_tick(|| {}));
+        assert_eq!(RUNS.load(Ordering::SeqCst), 1, "registered twice, run once");
+    }
 
     #[test]
     fn trims_once_per_quiet_spell_and_never_while_active() {

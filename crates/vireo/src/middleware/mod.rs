@@ -104,6 +104,9 @@ pub(crate) fn local_root(root: &Arc<Chain>) -> Root {
         }
         let local = Rc::new(root.clone());
         roots.push(local.clone());
+        // The first request this thread serves for this app: from here on it pools request
+        // parts, which should go when the worker goes quiet.
+        crate::request::release_parts_when_quiet();
         local
     })
 }
