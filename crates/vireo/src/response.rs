@@ -17,12 +17,8 @@ pub trait IntoResponse {
     fn into_response(self) -> Response;
 }
 
-const TEXT: ContentType = ContentType::Text;
-const OCTETS: ContentType = ContentType::OctetStream;
-const JSON: ContentType = ContentType::Json;
-const HTML: ContentType = ContentType::Html;
-
-fn with_type(body: impl Into<Body>, content_type: ContentType) -> Response {
+/// `200 OK` with this body and content type.
+fn ok(body: impl Into<Body>, content_type: ContentType) -> Response {
     Response::typed(StatusCode::OK, body, content_type)
 }
 
@@ -34,31 +30,31 @@ impl IntoResponse for Response {
 
 impl IntoResponse for &'static str {
     fn into_response(self) -> Response {
-        with_type(self, TEXT)
+        ok(self, ContentType::Text)
     }
 }
 
 impl IntoResponse for String {
     fn into_response(self) -> Response {
-        with_type(self, TEXT)
+        ok(self, ContentType::Text)
     }
 }
 
 impl IntoResponse for &'static [u8] {
     fn into_response(self) -> Response {
-        with_type(self, OCTETS)
+        ok(self, ContentType::OctetStream)
     }
 }
 
 impl IntoResponse for Vec<u8> {
     fn into_response(self) -> Response {
-        with_type(self, OCTETS)
+        ok(self, ContentType::OctetStream)
     }
 }
 
 impl IntoResponse for Bytes {
     fn into_response(self) -> Response {
-        with_type(self, OCTETS)
+        ok(self, ContentType::OctetStream)
     }
 }
 
@@ -126,7 +122,7 @@ pub struct Json<T>(pub T);
 impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
         match serde_json::to_vec(&self.0) {
-            Ok(bytes) => with_type(bytes, JSON),
+            Ok(bytes) => ok(bytes, ContentType::Json),
             Err(error) => Error::internal(error).into_response(),
         }
     }
@@ -138,7 +134,7 @@ pub struct Html<T>(pub T);
 
 impl<T: Into<Body>> IntoResponse for Html<T> {
     fn into_response(self) -> Response {
-        with_type(self.0, HTML)
+        ok(self.0, ContentType::Html)
     }
 }
 
