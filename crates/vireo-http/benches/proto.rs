@@ -4,9 +4,9 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use vireo_http::proto::{
-    encode_head, parse_head, ChunkedDecoder, Connection, Framing, RequestHead,
+    encode_head, encode_typed_head, parse_head, ChunkedDecoder, Connection, Framing, RequestHead,
 };
-use vireo_http::Limits;
+use vireo_http::{ContentType, Limits};
 
 const WRK_REQUEST: &[u8] = b"GET /plaintext HTTP/1.1\r\nHost: localhost\r\n\r\n";
 const BROWSER_REQUEST: &[u8] = b"GET /users/42?tab=profile HTTP/1.1\r\nHost: example.com\r\n\
@@ -25,6 +25,15 @@ fn parse(c: &mut Criterion) {
             b.iter(|| parse_head(black_box(bytes), &limits, &mut head).unwrap())
         });
     }
+    // httparse alone, borrowing the input and checking nothing more: the floor under
+    // `parse_head`, which also validates the framing fields and copies the head.
+    group.bench_function("wrk_httparse_alone", |b| {
+        b.iter(|| {
+            let mut fields = [httparse::EMPTY_HEADER; 16];
+            let mut request = httparse::Request::new(&mut fields);
+            request.parse(black_box(WRK_REQUEST)).unwrap().unwrap()
+        })
+    });
     group.finish();
 }
 
@@ -63,6 +72,19 @@ fn encode(c: &mut Criterion) {
                 &mut out,
                 http::StatusCode::OK,
                 black_box(&headers),
+                Framing::Length(13),
+                Connection::Default,
+                &date,
+            );
+        })
+    });
+    c.bench_function("encode_head/plaintext_typed", |b| {
+        b.iter(|| {
+            out.clear();
+            encode_typed_head(
+                &mut out,
+                http::StatusCode::OK,
+                black_box(ContentType::Text),
                 Framing::Length(13),
                 Connection::Default,
                 &date,

@@ -1,5 +1,6 @@
 //! Encoding a response head (RFC 9112 §4, §6): status line, fields, framing and `Date`.
 
+use crate::ContentType;
 use http::{header, HeaderMap, StatusCode};
 
 /// How the body after a head is framed.
@@ -50,18 +51,7 @@ pub fn encode_head(
     date: &[u8],
 ) -> Connection {
     status_line(out, status);
-    out.extend_from_slice(b"date: ");
-    out.extend_from_slice(date);
-    out.extend_from_slice(b"\r\n");
-    match framing {
-        Framing::Length(n) => {
-            out.extend_from_slice(b"content-length: ");
-            out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
-        Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
-        Framing::NoBody | Framing::UntilClose => {}
-    }
+    framing_fields(out, framing, date);
     let mut connection = connection;
     for (name, value) in headers {
         if is_framing_field(name) {
@@ -75,13 +65,62 @@ pub fn encode_head(
         out.extend_from_slice(value.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    match connection {
-        Connection::Default => {}
-        Connection::KeepAlive => out.extend_from_slice(b"connection: keep-alive\r\n"),
-        Connection::Close => out.extend_from_slice(b"connection: close\r\n"),
-    }
-    out.extend_from_slice(b"\r\n");
+    end_head(out, connection);
     connection
+}
+
+/// Append the head of a response whose only field is `Content-Type`, as
+/// [`crate::Response::typed`] makes them: as [`encode_head`] with a map holding just that field,
+/// without walking a map.
+///
+/// ```
+/// use vireo_http::proto::{encode_head, encode_typed_head, Connection, Framing};
+/// use vireo_http::ContentType;
+/// let date = b"Sun, 06 Nov 1994 08:49:37 GMT";
+/// let mut map = http::HeaderMap::new();
+/// map.insert(http::header::CONTENT_TYPE, ContentType::Json.value());
+/// let (mut typed, mut walked) = (Vec::new(), Vec::new());
+/// encode_typed_head(&mut typed, http::StatusCode::OK, ContentType::Json, Framing::Length(2), Connection::Default, date);
+/// encode_head(&mut walked, http::StatusCode::OK, &map, Framing::Length(2), Connection::Default, date);
+/// assert_eq!(typed, walked);
+/// ```
+pub fn encode_typed_head(
+    out: &mut Vec<u8>,
+    status: StatusCode,
+    content_type: ContentType,
+    framing: Framing,
+    connection: Connection,
+    date: &[u8],
+) {
+    status_line(out, status);
+    framing_fields(out, framing, date);
+    out.extend_from_slice(content_type.field_line());
+    end_head(out, connection);
+}
+
+/// `Date` and the framing field.
+fn framing_fields(out: &mut Vec<u8>, framing: Framing, date: &[u8]) {
+    out.extend_from_slice(b"date: ");
+    out.extend_from_slice(date);
+    out.extend_from_slice(b"\r\n");
+    match framing {
+        Framing::Length(n) => {
+            out.extend_from_slice(b"content-length: ");
+            out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        Framing::Chunked => out.extend_from_slice(b"transfer-encoding: chunked\r\n"),
+        Framing::NoBody | Framing::UntilClose => {}
+    }
+}
+
+/// The `Connection` field, if any, and the empty line that ends the head.
+fn end_head(out: &mut Vec<u8>, connection: Connection) {
+    out.extend_from_slice(match connection {
+        Connection::Default => b"\r\n",
+        Connection::KeepAlive => b"connection: keep-alive\r\n\r\n",
+        Connection::Close => b"connection: close\r\n\r\n",
+    });
 }
 
 /// Whether a `Connection` value lists `close`.

@@ -2,7 +2,8 @@
 //!
 //! Nothing here touches a socket, a clock (except the cached `Date`) or a runtime, which is what
 //! makes it table-testable and fuzzable: [`parse_head`] reads a request head,
-//! [`ChunkedDecoder`] frames a chunked body, [`encode_head`] and [`encode_chunk`] write responses.
+//! [`ChunkedDecoder`] frames a chunked body, [`encode_head`], [`encode_typed_head`] and
+//! [`encode_chunk`] write responses.
 
 mod chunked;
 pub mod date;
@@ -11,6 +12,8 @@ mod error;
 mod head;
 
 pub use chunked::{encode_chunk, ChunkedDecoder, Decoded, LAST_CHUNK};
-pub use encode::{encode_head, status_allows_body, Connection, Framing, CONTINUE};
+pub use encode::{
+    encode_head, encode_typed_head, status_allows_body, Connection, Framing, CONTINUE,
+};
 pub use error::ProtoError;
 pub use head::{parse_head, BodyKind, RequestHead};

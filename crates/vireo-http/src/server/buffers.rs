@@ -76,7 +76,7 @@ pub(crate) fn release_pools() {
     let _ = READ_STATES.try_with(|p| std::mem::take(&mut *p.borrow_mut()));
     let _ = WRITE_BUFFERS.try_with(|p| std::mem::take(&mut *p.borrow_mut()));
     let _ = HEADS.try_with(|p| std::mem::take(&mut *p.borrow_mut()));
-    crate::response::release_pooled_header_maps();
+    crate::response::release_pooled_responses();
 }
 
 /// Bytes read from a socket and not yet consumed: `buf[start..end]`.

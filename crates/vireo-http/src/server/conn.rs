@@ -7,8 +7,8 @@ use super::buffers::{
 use super::io::{clear_read_readiness, flush, linger_close, write_all, write_now};
 use super::worker::{OpenConnection, Worker};
 use crate::proto::{
-    date, encode_chunk, encode_head, parse_head, status_allows_body, Connection, Framing,
-    ProtoError, LAST_CHUNK,
+    date, encode_chunk, encode_head, encode_typed_head, parse_head, status_allows_body, Connection,
+    Framing, ProtoError, LAST_CHUNK,
 };
 use crate::request::{BodyProgress, Continue, ReadState, Request, RequestBody};
 use crate::response::{Body, BodyStream, Response};
@@ -389,8 +389,16 @@ fn encode_response(
         Connection::Default
     };
     let date = date::current();
-    let sent = encode_head(out, status, response.headers(), framing, connection, &date);
-    let close = sent == Connection::Close;
+    let close = match response.only_content_type() {
+        Some(content_type) => {
+            encode_typed_head(out, status, content_type, framing, connection, &date);
+            close
+        }
+        None => {
+            let sent = encode_head(out, status, response.headers(), framing, connection, &date);
+            sent == Connection::Close
+        }
+    };
     if reply.is_head || framing == Framing::NoBody {
         return (close, Rest::Nothing);
     }
