@@ -1,13 +1,17 @@
 //! The application: routes, middleware, state and error handling, served by the engine.
 
 use crate::error::{Error, ErrorMarker};
+use crate::handler::Reply;
 use crate::middleware::{forget_local_root, local_root, Chain, End};
 use crate::request::{BodyRequest, Request};
 use crate::response::IntoResponse;
 use crate::router::Router;
 use bytes::Bytes;
+use std::future::Future;
 use std::ops::{Deref, DerefMut};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use tokio::sync::oneshot;
 use vireo_http::proto::BodyKind;
 use vireo_http::{Limits, Response, Server};
@@ -201,9 +205,16 @@ impl AppService {
 
     /// Run a request through the app-wide middleware, the router and the handler, then the
     /// error handler.
-    pub(crate) async fn respond(&self, req: Request) -> Response {
+    pub(crate) fn respond(&self, req: Request) -> Served<'_> {
         let root = local_root(&self.0.chain);
-        let response = self.0.chain.run(req, &root).await;
+        match self.0.chain.run(req, &root).into_ready() {
+            Ok(response) => Served::Ready(Some(self.handle_error(response))),
+            Err(pending) => Served::Pending(pending, self),
+        }
+    }
+
+    /// The error handler's response in place of one made from an error, if there is a handler.
+    fn handle_error(&self, response: Response) -> Response {
         match &self.0.error_handler {
             Some(handler) => match response.extensions().get::<ErrorMarker>() {
                 Some(ErrorMarker(error)) => handler(error),
@@ -214,16 +225,42 @@ impl AppService {
     }
 }
 
+/// The response to a request, as the engine awaits it: made at once when every layer and the
+/// handler are sync, which is most requests, or still being made. A plain enum rather than an
+/// `async` block so the common case builds no future state to move and poll.
+pub(crate) enum Served<'a> {
+    Ready(Option<Response>),
+    Pending(Reply, &'a AppService),
+    /// A request with a body, which the connection lends while the handler runs.
+    WithBody(Pin<Box<dyn Future<Output = Response> + 'a>>),
+}
+
+impl Future for Served<'_> {
+    type Output = Response;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        match self.get_mut() {
+            Served::Ready(response) => Poll::Ready(
+                response
+                    .take()
+                    .expect("a response is not polled after it completes"),
+            ),
+            Served::Pending(reply, app) => Pin::new(reply).poll(cx).map(|r| app.handle_error(r)),
+            Served::WithBody(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
 impl vireo_http::Service for AppService {
-    async fn call(&self, req: vireo_http::Request<'_>) -> Response {
+    fn call<'a>(&'a self, req: vireo_http::Request<'a>) -> impl Future<Output = Response> + 'a {
         let remote = Some(req.remote_addr());
         let (head, body) = req.into_parts();
         if head.body_kind() == BodyKind::Empty {
-            return self.respond(self.request(head, None, None, remote)).await;
+            return self.respond(self.request(head, None, None, remote));
         }
         // Boxed: the future that lends the body is large, and only requests with a body need
         // it; the connection's own state (what an idle keep-alive connection costs) stays small.
-        Box::pin(self.respond_with_body(head, body, remote)).await
+        Served::WithBody(Box::pin(self.respond_with_body(head, body, remote)))
     }
 }
 

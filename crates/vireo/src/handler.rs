@@ -28,6 +28,14 @@ impl Reply {
     pub fn pending(future: impl Future<Output = Response> + 'static) -> Self {
         Reply(ReplyState::Pending(Box::pin(future)))
     }
+
+    /// The response, if it is already made; else the reply, to await.
+    pub(crate) fn into_ready(self) -> Result<Response, Reply> {
+        match self.0 {
+            ReplyState::Ready(Some(response)) => Ok(response),
+            state => Err(Reply(state)),
+        }
+    }
 }
 
 impl std::fmt::Debug for Reply {
