@@ -120,6 +120,9 @@ table! {
     host_bad_port: b"GET / HTTP/1.1\r\nHost: a:xyz\r\n\r\n" => Refused(400);
     host_two_colons: b"GET / HTTP/1.1\r\nHost: a:1:2\r\n\r\n" => Refused(400);
     host_unclosed_literal: b"GET / HTTP/1.1\r\nHost: [::1\r\n\r\n" => Refused(400);
+    host_bracket_inside_literal: b"GET / HTTP/1.1\r\nHost: [:[:1]\r\n\r\n" => Refused(400);
+    host_bracket_inside_name: b"GET / HTTP/1.1\r\nHost: a[b]\r\n\r\n" => Refused(400);
+    host_slash_in_name: b"GET / HTTP/1.1\r\nHost: a/b\r\n\r\n" => Refused(400);
     expect_continue: b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nExpect: 100-continue\r\n\r\n" => Parsed(Method::POST, "/", Length(1), true);
     expect_other: b"GET / HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\n\r\n" => Refused(417);
 }

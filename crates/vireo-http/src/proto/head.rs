@@ -147,8 +147,10 @@ impl RequestHead {
     }
 }
 
-/// Headers httparse can hold on the stack. Configured limits above it parse into a heap array.
-const STACK_HEADERS: usize = 128;
+/// Headers httparse can hold on the stack: the default limit. Configured limits above it parse
+/// into a heap array. (At 32 bytes a field, 128 would make the frame larger than a page, and
+/// every call would probe the stack page by page.)
+const STACK_HEADERS: usize = crate::limits::DEFAULT_MAX_HEADERS;
 
 /// Parse one request head from the start of `buf` into `head`.
 ///
@@ -432,20 +434,16 @@ fn valid_host(value: &[u8]) -> bool {
         let Some(end) = memchr::memchr(b']', value) else {
             return false;
         };
-        let literal_ok = value[1..end].iter().all(|&b| HOST_CHARS[b as usize]);
+        let literal_ok = value[1..end].iter().all(|&b| IP_LITERAL_CHARS[b as usize]);
         return literal_ok && valid_port(&value[end + 1..]);
     }
-    // One pass, since this runs on every request: name bytes up to the first `:`, which
-    // starts the port.
-    for (at, &b) in value.iter().enumerate() {
-        if b == b':' {
-            return valid_port(&value[at..]);
-        }
-        if !HOST_CHARS[b as usize] || b == b'[' || b == b']' {
-            return false;
-        }
-    }
-    true
+    // One table lookup per byte, since this runs on every request: the name runs up to the
+    // first byte that cannot be in one, and what follows must be a port.
+    let name_len = value
+        .iter()
+        .position(|&b| !REG_NAME_CHARS[b as usize])
+        .unwrap_or(value.len());
+    valid_port(&value[name_len..])
 }
 
 /// Nothing, or `:` and digits.
@@ -457,9 +455,15 @@ fn valid_port(port: &[u8]) -> bool {
     }
 }
 
-/// The bytes allowed in a `Host` value: unreserved, sub-delims, `%`, `:`, `[` and `]`. A table,
-/// because this runs on every request and a lookup beats a chain of comparisons.
-const HOST_CHARS: [bool; 256] = {
+/// The bytes of a reg-name or an IPv4 address (RFC 3986 §3.2.2): unreserved, sub-delims and
+/// `%` (of percent-encodings). Tables, because this runs on every request and a lookup beats a
+/// chain of comparisons.
+const REG_NAME_CHARS: [bool; 256] = host_chars(false);
+
+/// The bytes inside the brackets of an IP literal: those of a reg-name, and `:`.
+const IP_LITERAL_CHARS: [bool; 256] = host_chars(true);
+
+const fn host_chars(colon: bool) -> [bool; 256] {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 256 {
@@ -482,14 +486,12 @@ const HOST_CHARS: [bool; 256] = {
                     | b','
                     | b';'
                     | b'='
-                    | b':'
-                    | b'['
-                    | b']'
-            );
+            )
+            || (colon && c == b':');
         b += 1;
     }
     table
-};
+}
 
 fn map_httparse_error(err: httparse::Error) -> ProtoError {
     match err {
