@@ -220,6 +220,13 @@ struct Parts {
 }
 
 impl Parts {
+    /// Put the body into parts from the pool, which hold none (the drop empties them): written
+    /// over without dropping the empty one.
+    fn set_pooled_body(&mut self, body: Body) {
+        debug_assert!(matches!(self.body, Body::Empty));
+        std::mem::forget(std::mem::replace(&mut self.body, body));
+    }
+
     fn new(status: StatusCode, headers: HeaderMap, body: Body) -> Box<Parts> {
         Box::new(Parts {
             status,
@@ -253,7 +260,7 @@ impl Response {
         let parts = match pooled_parts(0) {
             Some(mut parts) => {
                 parts.status = status;
-                parts.body = body;
+                parts.set_pooled_body(body);
                 parts
             }
             None => Parts::new(status, HeaderMap::new(), body),
@@ -273,7 +280,7 @@ impl Response {
         let parts = match pooled_parts(content_type.pool()) {
             Some(mut parts) => {
                 parts.status = status;
-                parts.body = body;
+                parts.set_pooled_body(body);
                 parts
             }
             None => {
@@ -375,7 +382,11 @@ impl Drop for Response {
         if !crate::server::buffers::on_worker_thread() {
             return;
         }
-        parts.body = Body::Empty;
+        // The connection takes the body out before it drops a response: test before replacing,
+        // so that case skips the out-of-line drop of an empty body.
+        if !matches!(parts.body, Body::Empty) {
+            parts.body = Body::Empty;
+        }
         parts.extensions.clear();
         let pool = match parts.untouched {
             Some(content_type) => content_type.pool(),

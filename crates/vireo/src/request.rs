@@ -87,8 +87,14 @@ impl Drop for Request {
             return;
         };
         parts.head = None;
-        parts.body = BodySource::Empty;
-        parts.headers = OnceLock::new();
+        // Most requests have no body and never build a header map: test before replacing, so
+        // those skip the out-of-line drop of a value that holds nothing.
+        if !matches!(parts.body, BodySource::Empty) {
+            parts.body = BodySource::Empty;
+        }
+        if parts.headers.get().is_some() {
+            parts.headers = OnceLock::new();
+        }
         parts.extensions.clear();
         // The app's state stays with pooled parts: the next request on this thread is almost
         // always for the same app, and then takes it without touching the shared count.
@@ -139,7 +145,9 @@ impl Request {
                 parts.head = Some(head);
                 parts.prefix_len = 0;
                 parts.captures.clear();
-                parts.body = body;
+                // Pooled parts hold no body (see the drop): write over it without dropping.
+                debug_assert!(matches!(parts.body, BodySource::Empty));
+                std::mem::forget(std::mem::replace(&mut parts.body, body));
                 parts.body_limit = body_limit;
                 if !parts.state.as_ref().is_some_and(|s| Arc::ptr_eq(s, state)) {
                     parts.state = Some(state.clone());

@@ -1,5 +1,6 @@
 //! Encoding a response head (RFC 9112 §4, §6): status line, fields, framing and `Date`.
 
+use super::date::DATE_LEN;
 use crate::ContentType;
 use http::{header, HeaderMap, StatusCode};
 
@@ -101,7 +102,11 @@ pub fn encode_typed_head(
 /// `Date` and the framing field.
 fn framing_fields(out: &mut Vec<u8>, framing: Framing, date: &[u8]) {
     out.extend_from_slice(b"date: ");
-    out.extend_from_slice(date);
+    // The cached date is always an IMF-fixdate: copied as a constant length when it is one.
+    match <&[u8; DATE_LEN]>::try_from(date) {
+        Ok(date) => out.extend_from_slice(date),
+        Err(_) => out.extend_from_slice(date),
+    }
     out.extend_from_slice(b"\r\n");
     match framing {
         Framing::Length(n) => {
@@ -144,29 +149,29 @@ pub fn status_allows_body(status: StatusCode) -> bool {
         || status == StatusCode::NOT_MODIFIED)
 }
 
-/// Pre-rendered status lines for the statuses servers send most; others are built.
+/// Pre-rendered status lines for the statuses servers send most; others are built. Each arm
+/// appends a constant, which compiles to a few stores where a slice of varying length would
+/// call `memcpy`.
 fn status_line(out: &mut Vec<u8>, status: StatusCode) {
-    let line: &[u8] = match status.as_u16() {
-        200 => b"HTTP/1.1 200 OK\r\n",
-        201 => b"HTTP/1.1 201 Created\r\n",
-        204 => b"HTTP/1.1 204 No Content\r\n",
-        301 => b"HTTP/1.1 301 Moved Permanently\r\n",
-        302 => b"HTTP/1.1 302 Found\r\n",
-        304 => b"HTTP/1.1 304 Not Modified\r\n",
-        400 => b"HTTP/1.1 400 Bad Request\r\n",
-        404 => b"HTTP/1.1 404 Not Found\r\n",
-        405 => b"HTTP/1.1 405 Method Not Allowed\r\n",
-        500 => b"HTTP/1.1 500 Internal Server Error\r\n",
+    match status.as_u16() {
+        200 => out.extend_from_slice(b"HTTP/1.1 200 OK\r\n"),
+        201 => out.extend_from_slice(b"HTTP/1.1 201 Created\r\n"),
+        204 => out.extend_from_slice(b"HTTP/1.1 204 No Content\r\n"),
+        301 => out.extend_from_slice(b"HTTP/1.1 301 Moved Permanently\r\n"),
+        302 => out.extend_from_slice(b"HTTP/1.1 302 Found\r\n"),
+        304 => out.extend_from_slice(b"HTTP/1.1 304 Not Modified\r\n"),
+        400 => out.extend_from_slice(b"HTTP/1.1 400 Bad Request\r\n"),
+        404 => out.extend_from_slice(b"HTTP/1.1 404 Not Found\r\n"),
+        405 => out.extend_from_slice(b"HTTP/1.1 405 Method Not Allowed\r\n"),
+        500 => out.extend_from_slice(b"HTTP/1.1 500 Internal Server Error\r\n"),
         _ => {
             out.extend_from_slice(b"HTTP/1.1 ");
             out.extend_from_slice(status.as_str().as_bytes());
             out.push(b' ');
             out.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());
             out.extend_from_slice(b"\r\n");
-            return;
         }
-    };
-    out.extend_from_slice(line);
+    }
 }
 
 /// The interim response sent when a handler first reads a body the client is holding back.
