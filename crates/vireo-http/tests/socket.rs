@@ -298,6 +298,22 @@ fn an_idle_connection_is_closed_after_the_keep_alive_timeout() {
 }
 
 #[test]
+fn the_keep_alive_timeout_counts_from_the_last_response_not_the_request() {
+    let server = serve(Limits {
+        keep_alive_timeout: Duration::from_millis(200),
+        ..Limits::default()
+    });
+    let mut reader = Reader::new(connect(&server));
+    // The handler takes longer than the timeout plus the idle clock's one-second resolution;
+    // the connection was busy, not idle, so it must still be open just after the response.
+    reader.send(b"GET /slow?1500 HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(reader.response(false).unwrap().text(), "slow done");
+    std::thread::sleep(Duration::from_millis(100));
+    reader.send(GET);
+    assert_eq!(reader.response(false).unwrap().status, 200);
+}
+
+#[test]
 fn a_panic_costs_one_500_and_the_server_goes_on() {
     let server = serve(Limits::default());
     let mut reader = Reader::new(connect(&server));

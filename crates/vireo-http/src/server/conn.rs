@@ -69,9 +69,11 @@ pub(crate) fn serve_connection<S: Service>(
             if !worker.wait_readable(&stream, idle_slot).await {
                 break End::Quietly;
             }
-            let busy = || serve_until_idle(&stream, &worker, &remote, idle_slot);
+            let busy = || serve_until_idle(&stream, &worker, &remote);
             match worker.busy_futures.place(busy).await {
-                End::Idle => continue,
+                // Only a waiting connection can time out, so its idle time is counted from the
+                // end of the busy spell, not from each request in it.
+                End::Idle => worker.idle.touch(idle_slot, worker.coarse_now()),
                 end => break end,
             }
         };
@@ -87,13 +89,11 @@ async fn serve_until_idle<S: Service>(
     stream: &TcpStream,
     worker: &Worker<S>,
     remote: &SocketAddr,
-    idle_slot: usize,
 ) -> End {
     let mut conn = Conn {
         stream,
         worker,
         remote,
-        idle_slot,
         read: take_read_state(),
         out: take_write_buffer(),
         readable: true,
@@ -116,8 +116,6 @@ struct Conn<'c, S> {
     stream: &'c TcpStream,
     worker: &'c Worker<S>,
     remote: &'c SocketAddr,
-    /// This connection's slot in the worker's idle registry.
-    idle_slot: usize,
     /// Taken from the pool for this busy spell; back in the pool while idle.
     read: Box<ReadState>,
     /// Encoded responses not yet written.
@@ -205,9 +203,6 @@ impl<S: Service> Conn<'_, S> {
                     false => End::Quietly,
                 };
             }
-            self.worker
-                .idle
-                .touch(self.idle_slot, self.worker.coarse_now());
             if batch >= limits.max_pipeline_batch || self.out.len() >= limits.max_buffered_output {
                 batch = 0;
                 if !write_out(self.stream, &mut self.out, stall).await {

@@ -7,8 +7,8 @@ use std::time::Duration;
 use vireo_http::{Limits, Request, Response, RunningServer, Server, Service};
 
 /// Routes: `/echo` echoes the body, `/reflect` answers what it parsed (see [`reflect`]),
-/// `/stream?n` streams n chunks, `/panic` panics, `/slow` waits
-/// 300 ms, `/blocking` sleeps 300 ms on the blocking pool, `/count` reads the body chunk by
+/// `/stream?n` streams n chunks, `/panic` panics, `/slow?ms` waits ms milliseconds (300 by
+/// default), `/blocking` sleeps 300 ms on the blocking pool, `/count` reads the body chunk by
 /// chunk and answers its length, `/bye` asks to close the connection; anything else answers
 /// its method and path.
 pub struct TestService;
@@ -48,7 +48,12 @@ impl Service for TestService {
                 res
             }
             "/slow" => {
-                tokio::time::sleep(Duration::from_millis(300)).await;
+                let ms = req
+                    .head()
+                    .query()
+                    .and_then(|q| q.parse().ok())
+                    .unwrap_or(300);
+                tokio::time::sleep(Duration::from_millis(ms)).await;
                 Response::text("slow done")
             }
             "/blocking" => {
