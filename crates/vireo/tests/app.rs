@@ -517,6 +517,11 @@ fn the_error_handler_reshapes_every_error() {
         app.get("/fail", |_req| -> Result<&'static str, Error> {
             Err(Error::bad_request("nope"))
         });
+        // An async handler's error reaches the handler after the reply was pending.
+        app.get("/fail-later", |_req| async {
+            tokio::task::yield_now().await;
+            Err::<&'static str, Error>(Error::bad_request("later"))
+        });
         app.on_error(|err| {
             (err.status(), Json(serde_json::json!({"error": err.message(), "rejection": format!("{:?}", err.as_rejection())})))
         });
@@ -529,6 +534,10 @@ fn the_error_handler_reshapes_every_error() {
     assert_eq!(
         c.get("/fail").send().text(),
         r#"{"error":"nope","rejection":"None"}"#
+    );
+    assert_eq!(
+        c.get("/fail-later").send().text(),
+        r#"{"error":"later","rejection":"None"}"#
     );
     let res = c.post("/json").json(&serde_json::json!({"name": 1})).send();
     assert_eq!(res.status(), 422);
