@@ -227,10 +227,10 @@ impl Parts {
         std::mem::forget(std::mem::replace(&mut self.body, body));
     }
 
-    fn new(status: StatusCode, headers: HeaderMap, body: Body) -> Box<Parts> {
+    fn new(status: StatusCode, body: Body) -> Box<Parts> {
         Box::new(Parts {
             status,
-            headers,
+            headers: HeaderMap::new(),
             untouched: None,
             body,
             extensions: http::Extensions::new(),
@@ -263,7 +263,7 @@ impl Response {
                 parts.set_pooled_body(body);
                 parts
             }
-            None => Parts::new(status, HeaderMap::new(), body),
+            None => Parts::new(status, body),
         };
         Response { parts: Some(parts) }
     }

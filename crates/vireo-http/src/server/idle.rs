@@ -53,7 +53,8 @@ impl IdleRegistry {
         self.free.borrow_mut().push(index);
     }
 
-    /// Record that the connection finished a request at `now`.
+    /// Record that the connection was last busy at `now`: it has answered what it had and goes
+    /// back to waiting.
     pub(crate) fn touch(&self, index: usize, now: Instant) {
         if let Some(slot) = &mut self.slots.borrow_mut()[index] {
             slot.last_active = now;
