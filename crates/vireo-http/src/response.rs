@@ -256,14 +256,16 @@ pub struct Response {
 impl Response {
     /// A response with this status and body, and no header fields.
     pub fn new(status: StatusCode, body: impl Into<Body>) -> Self {
-        let body = body.into();
+        // The body is converted where it is stored, after the pool is asked: converted first, it
+        // would wait on the stack and be copied with wider loads than the stores that wrote it,
+        // which stalls the copy (perf, pipelined requests).
         let parts = match pooled_parts(0) {
             Some(mut parts) => {
                 parts.status = status;
-                parts.set_pooled_body(body);
+                parts.set_pooled_body(body.into());
                 parts
             }
-            None => Parts::new(status, body),
+            None => Parts::new(status, body.into()),
         };
         Response { parts: Some(parts) }
     }
@@ -276,11 +278,11 @@ impl Response {
     /// assert_eq!(res.headers()["content-type"], "application/json");
     /// ```
     pub fn typed(status: StatusCode, body: impl Into<Body>, content_type: ContentType) -> Self {
-        let body = body.into();
+        // As in `new`, the body is converted only once its place is known.
         let parts = match pooled_parts(content_type.pool()) {
             Some(mut parts) => {
                 parts.status = status;
-                parts.set_pooled_body(body);
+                parts.set_pooled_body(body.into());
                 parts
             }
             None => {

@@ -131,7 +131,10 @@ impl Request {
         state: &Arc<http::Extensions>,
         remote_addr: Option<SocketAddr>,
     ) -> Self {
-        let body = match (body, ready_body) {
+        // The body source is made where it is stored, after the pool is asked: made first, it
+        // would wait on the stack and be copied with wider loads than the stores that wrote it,
+        // which stalls the copy (perf, pipelined requests).
+        let body = move || match (body, ready_body) {
             (Some(channel), _) => BodySource::Pending(channel),
             (None, Some(bytes)) => BodySource::Ready(bytes),
             (None, None) => BodySource::Empty,
@@ -147,7 +150,7 @@ impl Request {
                 parts.captures.clear();
                 // Pooled parts hold no body (see the drop): write over it without dropping.
                 debug_assert!(matches!(parts.body, BodySource::Empty));
-                std::mem::forget(std::mem::replace(&mut parts.body, body));
+                std::mem::forget(std::mem::replace(&mut parts.body, body()));
                 parts.body_limit = body_limit;
                 if !parts.state.as_ref().is_some_and(|s| Arc::ptr_eq(s, state)) {
                     parts.state = Some(state.clone());
@@ -159,7 +162,7 @@ impl Request {
                 head: Some(head),
                 prefix_len: 0,
                 captures: Captures::default(),
-                body,
+                body: body(),
                 body_limit,
                 headers: OnceLock::new(),
                 extensions: Extensions::default(),
