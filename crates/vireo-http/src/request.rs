@@ -19,11 +19,13 @@ use tokio::net::TcpStream;
 pub struct Request<'c> {
     head: Head,
     body: RequestBody<'c>,
-    remote_addr: SocketAddr,
+    /// The connection's own copy, lent: copied into every request, the address was read back
+    /// with wider loads than the stores that wrote it, which stalls (perf).
+    remote_addr: &'c SocketAddr,
 }
 
 impl<'c> Request<'c> {
-    pub(crate) fn new(head: Head, body: RequestBody<'c>, remote_addr: SocketAddr) -> Self {
+    pub(crate) fn new(head: Head, body: RequestBody<'c>, remote_addr: &'c SocketAddr) -> Self {
         Request {
             head,
             body,
@@ -42,7 +44,7 @@ impl<'c> Request<'c> {
     }
 
     /// The address of the peer: the client, or the proxy in front of this server.
-    pub fn remote_addr(&self) -> SocketAddr {
+    pub fn remote_addr(&self) -> &'c SocketAddr {
         self.remote_addr
     }
 

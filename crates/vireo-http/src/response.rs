@@ -5,6 +5,7 @@ use futures_core::Stream;
 use http::{HeaderMap, HeaderValue, StatusCode};
 use std::cell::RefCell;
 use std::fmt;
+use std::mem::ManuallyDrop;
 use std::pin::Pin;
 
 /// The error a streaming body may end with. The connection is then closed without the final
@@ -249,8 +250,12 @@ impl Parts {
 /// assert_eq!(res.body().len(), Some(4));
 /// ```
 pub struct Response {
-    /// Always `Some` until the response is dropped, when the parts go back to the pool.
-    parts: Option<Box<Parts>>,
+    /// Taken out only by the drop (back to the pool) and by `into_parts`, which forgets the
+    /// response. Not an `Option`: a never-null pointer leaves `Option<Response>` one word, and
+    /// an enum of a response or a boxed future two, which are returned in registers (through
+    /// memory, each layer's return was copied with wider loads than the stores that wrote it,
+    /// which stalls).
+    parts: ManuallyDrop<Box<Parts>>,
 }
 
 impl Response {
@@ -267,7 +272,9 @@ impl Response {
             }
             None => Parts::new(status, body.into()),
         };
-        Response { parts: Some(parts) }
+        Response {
+            parts: ManuallyDrop::new(parts),
+        }
     }
 
     /// A response with this status, body and `Content-Type`, and no other header field.
@@ -293,7 +300,9 @@ impl Response {
                 parts
             }
         };
-        let mut res = Response { parts: Some(parts) };
+        let mut res = Response {
+            parts: ManuallyDrop::new(parts),
+        };
         res.p_mut().untouched = Some(content_type);
         res
     }
@@ -304,21 +313,18 @@ impl Response {
     }
 
     fn p(&self) -> &Parts {
-        self.parts
-            .as_deref()
-            .expect("a response holds its parts until dropped")
+        &self.parts
     }
 
     fn p_mut(&mut self) -> &mut Parts {
-        self.parts
-            .as_deref_mut()
-            .expect("a response holds its parts until dropped")
+        &mut self.parts
     }
 
-    fn into_parts(mut self) -> Box<Parts> {
-        self.parts
-            .take()
-            .expect("a response holds its parts until dropped")
+    fn into_parts(self) -> Box<Parts> {
+        let mut response = ManuallyDrop::new(self);
+        // SAFETY: the response is never dropped (it is in a `ManuallyDrop` that is not used
+        // again), so its parts are taken this once.
+        unsafe { ManuallyDrop::take(&mut response.parts) }
     }
 
     /// The status code.
@@ -378,9 +384,8 @@ impl Response {
 
 impl Drop for Response {
     fn drop(&mut self) {
-        let Some(mut parts) = self.parts.take() else {
-            return;
-        };
+        // SAFETY: `drop` runs once and nothing uses the parts after it; `into_parts` skips it.
+        let mut parts = unsafe { ManuallyDrop::take(&mut self.parts) };
         if !crate::server::buffers::on_worker_thread() {
             return;
         }
@@ -458,6 +463,17 @@ mod tests {
         assert_eq!(res.headers()[header::CONTENT_TYPE], "application/json");
         let plain = Response::new(StatusCode::OK, "x");
         assert!(plain.headers().is_empty());
+    }
+
+    #[test]
+    fn a_response_is_one_never_null_word() {
+        let word = std::mem::size_of::<usize>();
+        assert_eq!(std::mem::size_of::<Response>(), word);
+        assert_eq!(
+            std::mem::size_of::<Option<Response>>(),
+            word,
+            "None fits in the null pointer"
+        );
     }
 
     #[test]

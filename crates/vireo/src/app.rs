@@ -1,12 +1,11 @@
 //! The application: routes, middleware, state and error handling, served by the engine.
 
 use crate::error::{Error, ErrorMarker};
-use crate::handler::Reply;
+use crate::handler::Completed;
 use crate::middleware::{forget_local_root, local_root, Chain, End};
-use crate::request::{BodyRequest, Request};
+use crate::request::{BodyRequest, BodySource, Request};
 use crate::response::IntoResponse;
 use crate::router::Router;
-use bytes::Bytes;
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::pin::Pin;
@@ -178,21 +177,14 @@ impl AppService {
         &self.0.limits
     }
 
+    /// A request for this app, with the body `body` makes (see [`Request::new`]).
     pub(crate) fn request(
         &self,
         head: vireo_http::Head,
-        pending_body: Option<oneshot::Sender<BodyRequest>>,
-        ready_body: Option<Bytes>,
-        remote: Option<std::net::SocketAddr>,
+        body: impl FnOnce() -> BodySource,
+        remote: &std::net::SocketAddr,
     ) -> Request {
-        Request::new(
-            head,
-            pending_body,
-            ready_body,
-            self.0.default_body_limit,
-            &self.0.state,
-            remote,
-        )
+        Request::new(head, body, self.0.default_body_limit, &self.0.state, remote)
     }
 
     /// Let go of the handle this thread keeps on the app's middleware and routes (made by the
@@ -204,12 +196,18 @@ impl AppService {
     }
 
     /// Run a request through the app-wide middleware, the router and the handler, then the
-    /// error handler.
+    /// error handler. Inlined into the service call, so that the `Served` is built where the
+    /// connection keeps it: returned through memory, it was read back with wider loads than
+    /// the stores that wrote it, which stalls (perf).
+    #[inline]
     pub(crate) fn respond(&self, req: Request) -> Served<'_> {
         let root = local_root(&self.0.chain);
-        match self.0.chain.run(req, &root).into_ready() {
-            Ok(response) => Served::Ready(Some(self.handle_error(response))),
-            Err(pending) => Served::Pending(pending, self),
+        match self.0.chain.run(req, &root).into_state() {
+            Ok(response) => Served::Ready(self.handle_error(response)),
+            // The handler's own future is awaited as it is, unless an error handler has to see
+            // its response: then it is wrapped, which costs a second allocation.
+            Err(future) if self.0.error_handler.is_none() => Served::Later(future),
+            Err(future) => Served::Later(Box::pin(async move { self.handle_error(future.await) })),
         }
     }
 
@@ -227,40 +225,38 @@ impl AppService {
 
 /// The response to a request, as the engine awaits it: made at once when every layer and the
 /// handler are sync, which is most requests, or still being made. A plain enum rather than an
-/// `async` block so the common case builds no future state to move and poll.
+/// `async` block so the common case builds no future state to move and poll; two words, so it
+/// is returned in registers (see `Reply`).
 pub(crate) enum Served<'a> {
-    Ready(Option<Response>),
-    Pending(Reply, &'a AppService),
-    /// A request with a body, which the connection lends while the handler runs.
-    WithBody(Pin<Box<dyn Future<Output = Response> + 'a>>),
+    Ready(Response),
+    Later(Pin<Box<dyn Future<Output = Response> + 'a>>),
 }
 
 impl Future for Served<'_> {
     type Output = Response;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
-        match self.get_mut() {
-            Served::Ready(response) => Poll::Ready(
-                response
-                    .take()
-                    .expect("a response is not polled after it completes"),
-            ),
-            Served::Pending(reply, app) => Pin::new(reply).poll(cx).map(|r| app.handle_error(r)),
-            Served::WithBody(future) => future.as_mut().poll(cx),
+        let this = self.get_mut();
+        match this {
+            Served::Ready(_) => match std::mem::replace(this, Served::Later(Box::pin(Completed))) {
+                Served::Ready(response) => Poll::Ready(response),
+                Served::Later(_) => unreachable!("matched as ready just above"),
+            },
+            Served::Later(future) => future.as_mut().poll(cx),
         }
     }
 }
 
 impl vireo_http::Service for AppService {
     fn call<'a>(&'a self, req: vireo_http::Request<'a>) -> impl Future<Output = Response> + 'a {
-        let remote = Some(req.remote_addr());
+        let remote = req.remote_addr();
         let (head, body) = req.into_parts();
         if head.body_kind() == BodyKind::Empty {
-            return self.respond(self.request(head, None, None, remote));
+            return self.respond(self.request(head, || BodySource::Empty, remote));
         }
         // Boxed: the future that lends the body is large, and only requests with a body need
         // it; the connection's own state (what an idle keep-alive connection costs) stays small.
-        Served::WithBody(Box::pin(self.respond_with_body(head, body, remote)))
+        Served::Later(Box::pin(self.respond_with_body(head, body, remote)))
     }
 }
 
@@ -271,10 +267,10 @@ impl AppService {
         &self,
         head: vireo_http::Head,
         mut body: vireo_http::RequestBody<'_>,
-        remote: Option<std::net::SocketAddr>,
+        remote: &std::net::SocketAddr,
     ) -> Response {
         let (ask, asked) = oneshot::channel::<BodyRequest>();
-        let respond = self.respond(self.request(head, Some(ask), None, remote));
+        let respond = self.respond(self.request(head, move || BodySource::Pending(ask), remote));
         let serve_body = async {
             if let Ok(BodyRequest { limit, reply }) = asked.await {
                 body.set_limit(limit);
@@ -287,5 +283,18 @@ impl AppService {
             response = respond => response,
             () = serve_body => unreachable!("serving the body never finishes on its own"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Served;
+    use crate::Reply;
+
+    #[test]
+    fn a_reply_and_a_served_response_are_two_words() {
+        let two_words = 2 * std::mem::size_of::<usize>();
+        assert_eq!(std::mem::size_of::<Reply>(), two_words);
+        assert_eq!(std::mem::size_of::<Served<'_>>(), two_words);
     }
 }

@@ -10,18 +10,21 @@ use vireo_http::Response;
 
 /// The response of a handler, or of the rest of a middleware chain: ready at once for sync
 /// handlers (no allocation), or a boxed future for async and blocking ones.
+///
+/// Two words, so each layer returns it in registers: returned through memory, it was copied
+/// up every layer with wider loads than the stores that wrote it, which stalls (perf).
 #[must_use = "a Reply does nothing unless awaited"]
 pub struct Reply(ReplyState);
 
 enum ReplyState {
-    Ready(Option<Response>),
+    Ready(Response),
     Pending(Pin<Box<dyn Future<Output = Response>>>),
 }
 
 impl Reply {
     /// A reply that is already made.
     pub fn ready(response: Response) -> Self {
-        Reply(ReplyState::Ready(Some(response)))
+        Reply(ReplyState::Ready(response))
     }
 
     /// A reply still being made.
@@ -29,11 +32,11 @@ impl Reply {
         Reply(ReplyState::Pending(Box::pin(future)))
     }
 
-    /// The response, if it is already made; else the reply, to await.
-    pub(crate) fn into_ready(self) -> Result<Response, Reply> {
+    /// The response, if it is already made; else the future that makes it.
+    pub(crate) fn into_state(self) -> Result<Response, Pin<Box<dyn Future<Output = Response>>>> {
         match self.0 {
-            ReplyState::Ready(Some(response)) => Ok(response),
-            state => Err(Reply(state)),
+            ReplyState::Ready(response) => Ok(response),
+            ReplyState::Pending(future) => Err(future),
         }
     }
 }
@@ -52,13 +55,28 @@ impl Future for Reply {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
         match &mut self.0 {
-            ReplyState::Ready(response) => Poll::Ready(
-                response
-                    .take()
-                    .expect("a Reply is not polled after it completes"),
-            ),
+            ReplyState::Ready(_) => {
+                let taken =
+                    std::mem::replace(&mut self.0, ReplyState::Pending(Box::pin(Completed)));
+                match taken {
+                    ReplyState::Ready(response) => Poll::Ready(response),
+                    ReplyState::Pending(_) => unreachable!("matched as ready just above"),
+                }
+            }
             ReplyState::Pending(future) => future.as_mut().poll(cx),
         }
+    }
+}
+
+/// What a ready reply or response holds once its response is taken: a future with no state,
+/// so boxing it allocates nothing, that refuses to be polled again.
+pub(crate) struct Completed;
+
+impl Future for Completed {
+    type Output = Response;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Response> {
+        panic!("a reply is not polled after it completes")
     }
 }
 

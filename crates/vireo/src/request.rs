@@ -20,7 +20,7 @@ pub(crate) struct BodyRequest {
 }
 
 /// Where the body is.
-enum BodySource {
+pub(crate) enum BodySource {
     /// There was none.
     Empty,
     /// Read.
@@ -55,8 +55,18 @@ struct Parts {
     headers: OnceLock<HeaderMap>,
     extensions: Extensions,
     state: Option<Arc<http::Extensions>>,
-    remote_addr: Option<SocketAddr>,
+    /// [`NO_PEER`] when there is none. Not an `Option`: copying one into pooled parts took a
+    /// branch and a trip through the stack, read back with wider loads than the stores that
+    /// wrote it, which stalls (perf); a plain address is copied straight from the connection.
+    remote_addr: SocketAddr,
 }
+
+/// The peer address of a request that came from no connection (the test client): `0.0.0.0:0`,
+/// which no real peer can have.
+pub(crate) const NO_PEER: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
+    std::net::Ipv4Addr::UNSPECIFIED,
+    0,
+));
 
 /// Request parts kept per thread for reuse.
 const PARTS_POOL_SIZE: usize = 256;
@@ -117,28 +127,24 @@ impl std::fmt::Debug for Request {
         f.debug_struct("Request")
             .field("method", self.method())
             .field("target", &self.head_ref().target())
-            .field("remote_addr", &self.p().remote_addr)
+            .field("remote_addr", &self.remote_addr())
             .finish_non_exhaustive()
     }
 }
 
 impl Request {
+    /// A request with this head, the body `body` makes, and the app's limit and state.
+    ///
+    /// The body source is made by a function, called where it is stored once the pool has been
+    /// asked: made first and passed in, it waited on the stack and was copied with wider loads
+    /// than the stores that wrote it, which stalls the copy (perf, pipelined requests).
     pub(crate) fn new(
         head: Head,
-        body: Option<oneshot::Sender<BodyRequest>>,
-        ready_body: Option<Bytes>,
+        body: impl FnOnce() -> BodySource,
         body_limit: u64,
         state: &Arc<http::Extensions>,
-        remote_addr: Option<SocketAddr>,
+        remote_addr: &SocketAddr,
     ) -> Self {
-        // The body source is made where it is stored, after the pool is asked: made first, it
-        // would wait on the stack and be copied with wider loads than the stores that wrote it,
-        // which stalls the copy (perf, pipelined requests).
-        let body = move || match (body, ready_body) {
-            (Some(channel), _) => BodySource::Pending(channel),
-            (None, Some(bytes)) => BodySource::Ready(bytes),
-            (None, None) => BodySource::Empty,
-        };
         let pooled = pool::PARTS
             .try_with(|pool| pool.borrow_mut().pop())
             .ok()
@@ -155,7 +161,7 @@ impl Request {
                 if !parts.state.as_ref().is_some_and(|s| Arc::ptr_eq(s, state)) {
                     parts.state = Some(state.clone());
                 }
-                parts.remote_addr = remote_addr;
+                parts.remote_addr = *remote_addr;
                 parts
             }
             None => Box::new(Parts {
@@ -167,7 +173,7 @@ impl Request {
                 headers: OnceLock::new(),
                 extensions: Extensions::default(),
                 state: Some(state.clone()),
-                remote_addr,
+                remote_addr: *remote_addr,
             }),
         };
         Request { parts: Some(parts) }
@@ -344,7 +350,8 @@ impl Request {
 
     /// The address of the peer (the client, or a proxy in front); `None` in the test client.
     pub fn remote_addr(&self) -> Option<SocketAddr> {
-        self.p().remote_addr
+        let addr = self.p().remote_addr;
+        (addr != NO_PEER).then_some(addr)
     }
 
     /// The parsed head, as the engine read it.

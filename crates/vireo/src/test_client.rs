@@ -2,6 +2,7 @@
 //! ephemeral port for socket-level tests.
 
 use crate::app::{App, AppService};
+use crate::request::{BodySource, NO_PEER};
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
 use serde::Serialize;
@@ -135,7 +136,7 @@ impl TestRequest<'_> {
         let service = &self.client.service;
         let (parsed, _) = vireo_http::Head::parse(head.as_bytes(), service.limits())
             .unwrap_or_else(|e| panic!("the test request is not valid HTTP: {e}"));
-        let request = service.request(parsed, None, Some(self.body), None);
+        let request = service.request(parsed, move || BodySource::Ready(self.body), &NO_PEER);
         let is_head = self.method == Method::HEAD;
         self.client.runtime.block_on(async {
             let mut response = service.respond(request).await;

@@ -4,14 +4,14 @@
 //! keeps the rendered value and a ticker task re-renders it every second ([`refresh`]). A thread
 //! without a ticker renders it on first use.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::time::SystemTime;
 
 /// Length of an IMF-fixdate such as `Sun, 06 Nov 1994 08:49:37 GMT`.
 pub const DATE_LEN: usize = 29;
 
 thread_local! {
-    static CACHED: Cell<Option<[u8; DATE_LEN]>> = const { Cell::new(None) };
+    static CACHED: RefCell<Option<[u8; DATE_LEN]>> = const { RefCell::new(None) };
 }
 
 fn render() -> [u8; DATE_LEN] {
@@ -23,16 +23,17 @@ fn render() -> [u8; DATE_LEN] {
 
 /// Re-render this thread's cached date from the clock.
 pub fn refresh() {
-    CACHED.with(|cell| cell.set(Some(render())));
+    CACHED.with(|cell| *cell.borrow_mut() = Some(render()));
 }
 
-/// This thread's cached date, rendered now if it never was.
-pub fn current() -> [u8; DATE_LEN] {
+/// Call `f` with this thread's cached date, rendered now if it never was. Lent rather than
+/// returned: copied out, the 29 bytes went through the stack in overlapping 16-byte moves, and
+/// reading them back stalled on every response (perf, pipelined requests).
+pub fn with_current<R>(f: impl FnOnce(&[u8; DATE_LEN]) -> R) -> R {
     CACHED.with(|cell| {
-        cell.get().unwrap_or_else(|| {
-            let date = render();
-            cell.set(Some(date));
-            date
-        })
+        if cell.borrow().is_none() {
+            refresh();
+        }
+        f(cell.borrow().as_ref().expect("rendered just above"))
     })
 }

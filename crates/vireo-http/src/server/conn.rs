@@ -154,7 +154,7 @@ impl<S: Service> Conn<'_, S> {
                     return End::Quietly;
                 }
             }
-            let request = Request::new(head, RequestBody::new(self.stream, state), *self.remote);
+            let request = Request::new(head, RequestBody::new(self.stream, state), self.remote);
             // The service's future is held here, in this function's own state, and not in a
             // nested future: it is polled once, and only if it is not ready at once are the
             // responses encoded so far written while it works.
@@ -383,17 +383,16 @@ fn encode_response(
     } else {
         Connection::Default
     };
-    let date = date::current();
-    let close = match response.only_content_type() {
+    let close = date::with_current(|date| match response.only_content_type() {
         Some(content_type) => {
-            encode_typed_head(out, status, content_type, framing, connection, &date);
+            encode_typed_head(out, status, content_type, framing, connection, date);
             close
         }
         None => {
-            let sent = encode_head(out, status, response.headers(), framing, connection, &date);
+            let sent = encode_head(out, status, response.headers(), framing, connection, date);
             sent == Connection::Close
         }
-    };
+    });
     if reply.is_head || framing == Framing::NoBody {
         return (close, Rest::Nothing);
     }
@@ -510,15 +509,16 @@ async fn refuse(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("text/plain; charset=utf-8"),
     );
-    let date = date::current();
-    encode_head(
-        out,
-        status,
-        &headers,
-        Framing::Length(reason.len() as u64),
-        Connection::Close,
-        &date,
-    );
+    date::with_current(|date| {
+        encode_head(
+            out,
+            status,
+            &headers,
+            Framing::Length(reason.len() as u64),
+            Connection::Close,
+            date,
+        )
+    });
     out.extend_from_slice(reason);
     match flush(stream, out, stall).await {
         Ok(()) => End::Linger,
