@@ -389,9 +389,11 @@ impl Drop for Response {
         if !crate::server::buffers::on_worker_thread() {
             return;
         }
-        // The connection takes the body out before it drops a response: test before replacing,
-        // so that case skips the out-of-line drop of an empty body.
-        if !matches!(parts.body, Body::Empty) {
+        // Most bodies are empty or static bytes (which the connection copies where they lie),
+        // with nothing to drop: those are written over without the out-of-line drop.
+        if matches!(parts.body, Body::Empty | Body::Static(_)) {
+            std::mem::forget(std::mem::replace(&mut parts.body, Body::Empty));
+        } else {
             parts.body = Body::Empty;
         }
         parts.extensions.clear();

@@ -367,9 +367,8 @@ fn encode_response(
     close: bool,
 ) -> (bool, Rest) {
     let status = response.status();
-    let body = response.take_body();
     let http10 = reply.version == Version::HTTP_10;
-    let framing = match body.len() {
+    let framing = match response.body().len() {
         _ if !status_allows_body(status) => Framing::NoBody,
         Some(len) => Framing::Length(len),
         None if http10 => Framing::UntilClose,
@@ -396,16 +395,23 @@ fn encode_response(
     if reply.is_head || framing == Framing::NoBody {
         return (close, Rest::Nothing);
     }
-    let rest = match body {
-        Body::Empty => Rest::Nothing,
+    // A small body is copied from where it lies; only one sent later is moved out. (Moved
+    // out, the body was copied with wider loads than the stores that had just written it,
+    // which stalls on every response: perf, pipelined requests.)
+    match response.body() {
+        Body::Empty => return (close, Rest::Nothing),
         Body::Static(bytes) if bytes.len() <= COPY_BODY_MAX => {
             out.extend_from_slice(bytes);
-            Rest::Nothing
+            return (close, Rest::Nothing);
         }
         Body::Bytes(bytes) if bytes.len() <= COPY_BODY_MAX => {
-            out.extend_from_slice(&bytes);
-            Rest::Nothing
+            out.extend_from_slice(bytes);
+            return (close, Rest::Nothing);
         }
+        _ => {}
+    }
+    let rest = match response.take_body() {
+        Body::Empty => Rest::Nothing,
         large @ (Body::Static(_) | Body::Bytes(_)) => Rest::Large(large),
         Body::Stream(stream) => Rest::Stream(stream, framing),
         Body::SizedStream(len, stream) => Rest::Sized(len, stream),
