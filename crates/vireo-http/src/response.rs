@@ -252,9 +252,7 @@ impl Parts {
 pub struct Response {
     /// Taken out only by the drop (back to the pool) and by `into_parts`, which forgets the
     /// response. Not an `Option`: a never-null pointer leaves `Option<Response>` one word, and
-    /// an enum of a response or a boxed future two, which are returned in registers (through
-    /// memory, each layer's return was copied with wider loads than the stores that wrote it,
-    /// which stalls).
+    /// an enum of a response or a boxed future two (see the framework's `Reply`).
     parts: ManuallyDrop<Box<Parts>>,
 }
 

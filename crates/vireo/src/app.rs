@@ -226,8 +226,8 @@ impl AppService {
 
 /// The response to a request, as the engine awaits it: made at once when every layer and the
 /// handler are sync, which is most requests, or still being made. A plain enum rather than an
-/// `async` block so the common case builds no future state to move and poll; two words, so it
-/// is returned in registers (see `Reply`).
+/// `async` block so the common case builds no future state to move and poll; two words, like
+/// `Reply`.
 pub(crate) enum Served<'a> {
     Ready(Response),
     Later(Pin<Box<dyn Future<Output = Response> + 'a>>),

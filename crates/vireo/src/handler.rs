@@ -11,8 +11,9 @@ use vireo_http::Response;
 /// The response of a handler, or of the rest of a middleware chain: ready at once for sync
 /// handlers (no allocation), or a boxed future for async and blocking ones.
 ///
-/// Two words, so each layer returns it in registers: returned through memory, it was copied
-/// up every layer with wider loads than the stores that wrote it, which stalls (perf).
+/// Two words. At three (with an `Option` inside), every layer that returned `next.run(req)`
+/// copied it into its own return slot, with wider loads than the stores that had just written
+/// it, which stalls (perf); now the reply is written straight into the slot of the layer above.
 #[must_use = "a Reply does nothing unless awaited"]
 pub struct Reply(ReplyState);
 
