@@ -1,16 +1,14 @@
 //! The application: routes, middleware, state and error handling, served by the engine.
 
 use crate::error::{Error, ErrorMarker};
-use crate::handler::Completed;
+use crate::handler::Served;
 use crate::middleware::{forget_local_root, local_root, Chain, End};
 use crate::request::{BodyRequest, BodySource, Request};
 use crate::response::IntoResponse;
 use crate::router::Router;
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use tokio::sync::oneshot;
 use vireo_http::proto::BodyKind;
 use vireo_http::{Limits, Response, Server};
@@ -224,30 +222,6 @@ impl AppService {
     }
 }
 
-/// The response to a request, as the engine awaits it: made at once when every layer and the
-/// handler are sync, which is most requests, or still being made. A plain enum rather than an
-/// `async` block so the common case builds no future state to move and poll; two words, like
-/// `Reply`.
-pub(crate) enum Served<'a> {
-    Ready(Response),
-    Later(Pin<Box<dyn Future<Output = Response> + 'a>>),
-}
-
-impl Future for Served<'_> {
-    type Output = Response;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
-        let this = self.get_mut();
-        match this {
-            Served::Ready(_) => match std::mem::replace(this, Served::Later(Box::pin(Completed))) {
-                Served::Ready(response) => Poll::Ready(response),
-                Served::Later(_) => unreachable!("matched as ready just above"),
-            },
-            Served::Later(future) => future.as_mut().poll(cx),
-        }
-    }
-}
-
 impl vireo_http::Service for AppService {
     fn call<'a>(&'a self, req: vireo_http::Request<'a>) -> impl Future<Output = Response> + 'a {
         let remote = req.remote_addr();
@@ -284,18 +258,5 @@ impl AppService {
             response = respond => response,
             () = serve_body => unreachable!("serving the body never finishes on its own"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Served;
-    use crate::Reply;
-
-    #[test]
-    fn a_reply_and_a_served_response_are_two_words() {
-        let two_words = 2 * std::mem::size_of::<usize>();
-        assert_eq!(std::mem::size_of::<Reply>(), two_words);
-        assert_eq!(std::mem::size_of::<Served<'_>>(), two_words);
     }
 }

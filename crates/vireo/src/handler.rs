@@ -15,29 +15,32 @@ use vireo_http::Response;
 /// copied it into its own return slot, with wider loads than the stores that had just written
 /// it, which stalls (perf); now the reply is written straight into the slot of the layer above.
 #[must_use = "a Reply does nothing unless awaited"]
-pub struct Reply(ReplyState);
+pub struct Reply(Served<'static>);
 
-enum ReplyState {
+/// A response made at once, or a future still making it: what a layer returns (as a [`Reply`])
+/// and what the app hands the engine, borrowing the app while it runs. A plain enum rather than
+/// an `async` block, so the common, sync case builds no future state to move and poll.
+pub(crate) enum Served<'a> {
     Ready(Response),
-    Pending(Pin<Box<dyn Future<Output = Response>>>),
+    Later(Pin<Box<dyn Future<Output = Response> + 'a>>),
 }
 
 impl Reply {
     /// A reply that is already made.
     pub fn ready(response: Response) -> Self {
-        Reply(ReplyState::Ready(response))
+        Reply(Served::Ready(response))
     }
 
     /// A reply still being made.
     pub fn pending(future: impl Future<Output = Response> + 'static) -> Self {
-        Reply(ReplyState::Pending(Box::pin(future)))
+        Reply(Served::Later(Box::pin(future)))
     }
 
     /// The response, if it is already made; else the future that makes it.
     pub(crate) fn into_state(self) -> Result<Response, Pin<Box<dyn Future<Output = Response>>>> {
         match self.0 {
-            ReplyState::Ready(response) => Ok(response),
-            ReplyState::Pending(future) => Err(future),
+            Served::Ready(response) => Ok(response),
+            Served::Later(future) => Err(future),
         }
     }
 }
@@ -45,8 +48,8 @@ impl Reply {
 impl std::fmt::Debug for Reply {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
-            ReplyState::Ready(_) => f.write_str("Reply::Ready"),
-            ReplyState::Pending(_) => f.write_str("Reply::Pending"),
+            Served::Ready(_) => f.write_str("Reply::Ready"),
+            Served::Later(_) => f.write_str("Reply::Pending"),
         }
     }
 }
@@ -55,23 +58,28 @@ impl Future for Reply {
     type Output = Response;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
-        match &mut self.0 {
-            ReplyState::Ready(_) => {
-                let taken =
-                    std::mem::replace(&mut self.0, ReplyState::Pending(Box::pin(Completed)));
-                match taken {
-                    ReplyState::Ready(response) => Poll::Ready(response),
-                    ReplyState::Pending(_) => unreachable!("matched as ready just above"),
-                }
-            }
-            ReplyState::Pending(future) => future.as_mut().poll(cx),
+        Pin::new(&mut self.0).poll(cx)
+    }
+}
+
+impl Future for Served<'_> {
+    type Output = Response;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Response> {
+        let this = self.get_mut();
+        match this {
+            Served::Ready(_) => match std::mem::replace(this, Served::Later(Box::pin(Completed))) {
+                Served::Ready(response) => Poll::Ready(response),
+                Served::Later(_) => unreachable!("matched as ready just above"),
+            },
+            Served::Later(future) => future.as_mut().poll(cx),
         }
     }
 }
 
-/// What a ready reply or response holds once its response is taken: a future with no state,
-/// so boxing it allocates nothing, that refuses to be polled again.
-pub(crate) struct Completed;
+/// What a ready response is replaced by once taken: a future with no state, so boxing it
+/// allocates nothing, that refuses to be polled again.
+struct Completed;
 
 impl Future for Completed {
     type Output = Response;
@@ -231,5 +239,17 @@ where
 {
     fn into_endpoint(self) -> Arc<dyn Endpoint> {
         Arc::new(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Reply, Served};
+
+    #[test]
+    fn a_reply_and_a_served_response_are_two_words() {
+        let two_words = 2 * std::mem::size_of::<usize>();
+        assert_eq!(std::mem::size_of::<Reply>(), two_words);
+        assert_eq!(std::mem::size_of::<Served<'_>>(), two_words);
     }
 }
