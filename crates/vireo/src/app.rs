@@ -202,6 +202,9 @@ impl AppService {
     pub(crate) fn respond(&self, req: Request) -> Served<'_> {
         let root = local_root(&self.0.chain);
         match self.0.chain.run(req, &root).into_state() {
+            // Tested here, not in `handle_error`, which is not inlined: an app with no error
+            // handler then makes no call for it.
+            Ok(response) if self.0.error_handler.is_none() => Served::Ready(response),
             Ok(response) => Served::Ready(self.handle_error(response)),
             // The handler's own future is awaited as it is, unless an error handler has to see
             // its response: then it is wrapped, which costs a second allocation.

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use serde::de::DeserializeOwned;
 use std::borrow::Cow;
+use std::mem::ManuallyDrop;
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use tokio::sync::oneshot;
@@ -38,8 +39,9 @@ pub(crate) enum BodySource {
 /// accessor here is synchronous. Middleware that needs the body first calls
 /// [`Request::load_body`].
 pub struct Request {
-    /// Always `Some` until the request is dropped, when the parts go back to the pool.
-    parts: Option<Box<Parts>>,
+    /// Taken only by the drop, which sends them back to the pool. Not an `Option`: every
+    /// accessor would test it, on a path every middleware and handler takes.
+    parts: ManuallyDrop<Box<Parts>>,
 }
 
 /// What a request holds. Boxed and pooled per thread: the request is moved through every
@@ -93,9 +95,8 @@ pub(crate) fn release_parts_when_quiet() {
 
 impl Drop for Request {
     fn drop(&mut self) {
-        let Some(mut parts) = self.parts.take() else {
-            return;
-        };
+        // SAFETY: `drop` runs once, and nothing uses the parts after it.
+        let mut parts = unsafe { ManuallyDrop::take(&mut self.parts) };
         parts.head = None;
         // Most requests have no body and never build a header map: test before replacing, so
         // those skip the out-of-line drop of a value that holds nothing.
@@ -176,7 +177,9 @@ impl Request {
                 remote_addr: *remote_addr,
             }),
         };
-        Request { parts: Some(parts) }
+        Request {
+            parts: ManuallyDrop::new(parts),
+        }
     }
 
     fn head_ref(&self) -> &Head {
@@ -187,23 +190,16 @@ impl Request {
     }
 
     fn p(&self) -> &Parts {
-        self.parts
-            .as_deref()
-            .expect("a request holds its parts until dropped")
+        &self.parts
     }
 
     fn p_mut(&mut self) -> &mut Parts {
-        self.parts
-            .as_deref_mut()
-            .expect("a request holds its parts until dropped")
+        &mut self.parts
     }
 
     /// Match this request's path in `tree`, keeping the route's parameters.
     pub(crate) fn find_route<'t, T>(&mut self, tree: &'t Tree<T>) -> Option<&'t T> {
-        let parts = self
-            .parts
-            .as_deref_mut()
-            .expect("a request holds its parts until dropped");
+        let parts = &mut **self.parts;
         let head = parts
             .head
             .as_ref()
@@ -537,5 +533,17 @@ fn decode_form_component(raw: &[u8]) -> Cow<'_, str> {
         )
     } else {
         percent_encoding::percent_decode(raw).decode_utf8_lossy()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Request;
+
+    #[test]
+    fn a_request_is_one_never_null_word() {
+        let word = std::mem::size_of::<usize>();
+        assert_eq!(std::mem::size_of::<Request>(), word);
+        assert_eq!(std::mem::size_of::<Option<Request>>(), word);
     }
 }
