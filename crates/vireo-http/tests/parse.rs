@@ -119,6 +119,10 @@ table! {
     host_empty_value: b"GET / HTTP/1.1\r\nHost: \r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
     host_bad_port: b"GET / HTTP/1.1\r\nHost: a:xyz\r\n\r\n" => Refused(400);
     host_two_colons: b"GET / HTTP/1.1\r\nHost: a:1:2\r\n\r\n" => Refused(400);
+    host_ipv4_ending_in_digits: b"GET / HTTP/1.1\r\nHost: 10.0.0.1\r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
+    host_empty_port: b"GET / HTTP/1.1\r\nHost: a:\r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
+    host_port_then_letters: b"GET / HTTP/1.1\r\nHost: a:80b\r\n\r\n" => Refused(400);
+    host_colon_inside_name_with_port: b"GET / HTTP/1.1\r\nHost: a:b:80\r\n\r\n" => Refused(400);
     host_unclosed_literal: b"GET / HTTP/1.1\r\nHost: [::1\r\n\r\n" => Refused(400);
     host_bracket_inside_literal: b"GET / HTTP/1.1\r\nHost: [:[:1]\r\n\r\n" => Refused(400);
     host_bracket_inside_name: b"GET / HTTP/1.1\r\nHost: a[b]\r\n\r\n" => Refused(400);

@@ -437,13 +437,21 @@ fn valid_host(value: &[u8]) -> bool {
         let literal_ok = value[1..end].iter().all(|&b| IP_LITERAL_CHARS[b as usize]);
         return literal_ok && valid_port(&value[end + 1..]);
     }
-    // One table lookup per byte, since this runs on every request: the name runs up to the
-    // first byte that cannot be in one, and what follows must be a port.
-    let name_len = value
+    // A reg-name has no `:`, so a port, if any, is the digits after the last one: found from
+    // the end. The name is then checked with one table lookup per byte and no branch until its
+    // end; this runs on every request, and stopping at the first byte that is not in a name
+    // took twice the instructions (callgrind).
+    let digits = value
         .iter()
-        .position(|&b| !REG_NAME_CHARS[b as usize])
-        .unwrap_or(value.len());
-    valid_port(&value[name_len..])
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let name = match value.len().checked_sub(digits + 1) {
+        Some(colon) if value[colon] == b':' => &value[..colon],
+        _ => value,
+    };
+    name.iter()
+        .fold(true, |ok, &b| ok & REG_NAME_CHARS[b as usize])
 }
 
 /// Nothing, or `:` and digits.
