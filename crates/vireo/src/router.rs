@@ -319,28 +319,40 @@ impl Routes {
     /// the path has no handler for the method.
     pub(crate) fn dispatch(&self, mut req: Request, root: &Root) -> Reply {
         let Some(methods) = req.find_route(&self.tree) else {
-            let rejection = if self.unknown_method(req.method()) {
-                Rejection::MethodNotImplemented
-            } else {
-                Rejection::NotFound
-            };
-            return Reply::ready(Error::from(rejection).into_response());
+            return self.no_route(req.method());
         };
         match methods.select(req.method()) {
             Some(target) => {
                 req.set_prefix_len(target.prefix_len);
                 target.chain.run(req, root)
             }
-            None if self.unknown_method(req.method()) => {
-                Reply::ready(Error::from(Rejection::MethodNotImplemented).into_response())
-            }
-            None => {
-                let mut res = Error::from(Rejection::MethodNotAllowed).into_response();
-                if let Some(allow) = &methods.allow {
-                    res.headers_mut().insert(header::ALLOW, allow.clone());
-                }
-                Reply::ready(res)
-            }
+            None => self.no_method(methods, req.method()),
         }
+    }
+
+    /// 404, or 501 for a method nothing answers. Out of line, so the routed path stays short.
+    #[cold]
+    #[inline(never)]
+    fn no_route(&self, method: &Method) -> Reply {
+        let rejection = if self.unknown_method(method) {
+            Rejection::MethodNotImplemented
+        } else {
+            Rejection::NotFound
+        };
+        Reply::ready(Error::from(rejection).into_response())
+    }
+
+    /// 405 with `Allow`, or 501 for a method nothing answers. Out of line, as `no_route`.
+    #[cold]
+    #[inline(never)]
+    fn no_method(&self, methods: &Methods, method: &Method) -> Reply {
+        if self.unknown_method(method) {
+            return Reply::ready(Error::from(Rejection::MethodNotImplemented).into_response());
+        }
+        let mut res = Error::from(Rejection::MethodNotAllowed).into_response();
+        if let Some(allow) = &methods.allow {
+            res.headers_mut().insert(header::ALLOW, allow.clone());
+        }
+        Reply::ready(res)
     }
 }
