@@ -117,10 +117,7 @@ impl App {
         }
         let (layers, routes) = self.router.compile();
         AppService(Arc::new(Compiled {
-            chain: Arc::new(Chain {
-                layers,
-                end: End::Router(Arc::new(routes)),
-            }),
+            chain: Arc::new(Chain::new(layers, End::Router(Arc::new(routes)))),
             state: Arc::new(self.state),
             error_handler: self.error_handler,
             default_body_limit,

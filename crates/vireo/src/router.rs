@@ -195,10 +195,7 @@ impl Router {
             let mut layers = stack.clone();
             layers.extend(def.middleware);
             let target = Target {
-                chain: Chain {
-                    layers,
-                    end: End::Endpoint(def.endpoint),
-                },
+                chain: Chain::new(layers, End::Endpoint(def.endpoint)),
                 prefix_len: prefix.len(),
                 location: def.location,
             };
