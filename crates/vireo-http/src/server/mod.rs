@@ -347,7 +347,12 @@ fn run_worker<S: Service>(
             let stop = stop.clone();
             async move { worker.accept_loop(listener, &stop).await }
         });
-        let _ = accepting.await;
+        if let Err(error) = accepting.await {
+            if error.is_panic() {
+                // As when the loop ran here: a panic in it ends the worker.
+                std::panic::resume_unwind(error.into_panic());
+            }
+        }
         worker.drain(shutdown_timeout).await;
         ticker.abort();
         handoffs.abort();

@@ -126,6 +126,7 @@ pub(crate) fn forget_local_root(root: &Arc<Chain>) {
 }
 
 impl Chain {
+    /// The chain that runs `layers` in order, then `end`.
     pub(crate) fn new(layers: Vec<Arc<dyn Middleware>>, end: End) -> Chain {
         let steps = layers
             .into_iter()
