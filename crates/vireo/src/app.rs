@@ -198,27 +198,30 @@ impl AppService {
     #[inline(always)]
     pub(crate) fn respond(&self, req: Request) -> Served<'_> {
         let root = local_root(&self.0.chain);
-        match self.0.chain.run(req, &root).into_state() {
-            // Tested here, not in `handle_error`, which is not inlined: an app with no error
-            // handler then makes no call for it.
-            Ok(response) if self.0.error_handler.is_none() => Served::Ready(response),
-            Ok(response) => Served::Ready(self.handle_error(response)),
-            // The handler's own future is awaited as it is, unless an error handler has to see
-            // its response: then it is wrapped, which costs a second allocation.
-            Err(future) if self.0.error_handler.is_none() => Served::Later(future),
-            Err(future) => Served::Later(Box::pin(async move { self.handle_error(future.await) })),
+        let reply = self.0.chain.run(req, &root).into_state();
+        // Tested once here: an app with no error handler makes no call for one, and the
+        // handler's own future is awaited as it is.
+        let Some(handler) = self.0.error_handler.as_deref() else {
+            return match reply {
+                Ok(response) => Served::Ready(response),
+                Err(future) => Served::Later(future),
+            };
+        };
+        match reply {
+            Ok(response) => Served::Ready(handle_error(handler, response)),
+            // Wrapped so the error handler sees the response, which costs a second allocation.
+            Err(future) => {
+                Served::Later(Box::pin(async move { handle_error(handler, future.await) }))
+            }
         }
     }
+}
 
-    /// The error handler's response in place of one made from an error, if there is a handler.
-    fn handle_error(&self, response: Response) -> Response {
-        match &self.0.error_handler {
-            Some(handler) => match response.extensions().get::<ErrorMarker>() {
-                Some(ErrorMarker(error)) => handler(error),
-                None => response,
-            },
-            None => response,
-        }
+/// The error handler's response in place of one made from an error.
+fn handle_error(handler: &ErrorHandler, response: Response) -> Response {
+    match response.extensions().get::<ErrorMarker>() {
+        Some(ErrorMarker(error)) => handler(error),
+        None => response,
     }
 }
 
