@@ -44,6 +44,7 @@
 //!
 #![doc = include_str!("../../../docs/LIMITS.md")]
 
+mod body_buffer;
 pub mod limits;
 pub mod proto;
 mod request;

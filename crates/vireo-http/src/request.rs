@@ -1,5 +1,6 @@
 //! The request a service receives: a parsed head and a body read on demand.
 
+use crate::body_buffer::BodyBuffer;
 use crate::proto::{BodyKind, ChunkedDecoder, ProtoError, CONTINUE};
 pub use crate::server::buffers::Head;
 use crate::server::buffers::ReadBuf;
@@ -274,9 +275,9 @@ impl<'c> RequestBody<'c> {
     /// The whole body, up to the limit.
     pub async fn to_bytes(&mut self) -> Result<Bytes, BodyError> {
         let hint = self.remaining_length().unwrap_or(0).min(self.read.limit);
-        let mut all = Vec::with_capacity(hint as usize);
-        while self.next(|data| all.extend_from_slice(data)).await? {}
-        Ok(Bytes::from(all))
+        let mut all = BodyBuffer::new(usize::try_from(hint).unwrap_or(usize::MAX));
+        while self.next(|data| all.extend(data)).await? {}
+        Ok(all.into_bytes())
     }
 
     /// Hand the next run of data to `sink`; `false` at the end of the body.
