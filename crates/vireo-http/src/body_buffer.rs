@@ -7,7 +7,9 @@
 //! blocks of arbitrary sizes, so over a long mixed load the workers' caches filled with blocks
 //! spread across the heap, each keeping its page resident (`docs/RELIABILITY.md`, memory).
 //! So a body buffer is never smaller than [`MIN_CAPACITY`], above every cached size, and grows
-//! by moving to a new allocation of twice the size rather than by `realloc`.
+//! by moving to a new allocation of twice the size rather than by `realloc`. An announced
+//! `Content-Length` sizes the first allocation, but only up to [`MAX_UPFRONT`]: past that,
+//! memory follows the bytes that actually arrive.
 
 use bytes::Bytes;
 
@@ -15,11 +17,16 @@ use bytes::Bytes;
 /// per thread (1,032 bytes), so body buffers never enter those caches.
 pub(crate) const MIN_CAPACITY: usize = 2048;
 
+/// The most allocated on the strength of an announced length: a client that announces a large
+/// body and sends little of it gets no more than this until its bytes arrive.
+pub(crate) const MAX_UPFRONT: usize = 1024 * 1024;
+
 /// Bytes of one body, collected in order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct BodyBuffer {
     bytes: Vec<u8>,
-    /// How much to allocate at the first bytes: the announced length, if any.
+    /// How much to allocate at the first bytes: the announced length, if any, up to
+    /// [`MAX_UPFRONT`].
     expected: usize,
 }
 
@@ -29,7 +36,7 @@ impl BodyBuffer {
     pub(crate) fn new(expected: usize) -> Self {
         BodyBuffer {
             bytes: Vec::new(),
-            expected,
+            expected: expected.min(MAX_UPFRONT),
         }
     }
 
@@ -56,7 +63,7 @@ impl BodyBuffer {
 
 #[cfg(test)]
 mod tests {
-    use super::{BodyBuffer, MIN_CAPACITY};
+    use super::{BodyBuffer, MAX_UPFRONT, MIN_CAPACITY};
 
     #[test]
     fn an_empty_body_allocates_nothing() {
@@ -84,6 +91,16 @@ mod tests {
             10_000,
             "no growth within the announced length"
         );
+    }
+
+    #[test]
+    fn a_large_announced_length_buys_only_the_upfront_bound() {
+        let mut buffer = BodyBuffer::new(16 * 1024 * 1024);
+        buffer.extend(b"x");
+        assert_eq!(buffer.bytes.capacity(), MAX_UPFRONT);
+        buffer.extend(&vec![b'y'; MAX_UPFRONT]);
+        assert_eq!(buffer.bytes.capacity(), 2 * MAX_UPFRONT);
+        assert_eq!(buffer.into_bytes().len(), MAX_UPFRONT + 1);
     }
 
     #[test]
