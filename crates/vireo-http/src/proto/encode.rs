@@ -95,11 +95,14 @@ pub fn encode_typed_head(
 ) {
     status_line(out, status);
     framing_fields(out, framing, date);
-    out.extend_from_slice(content_type.field_line());
+    content_type.put_field_line(out);
     end_head(out, connection);
 }
 
-/// `Date` and the framing field.
+/// `Date` and the framing field. Always inlined, as is `status_line`: out of line, each was a
+/// call, and each piece a store of the `Vec`'s length for the callee to read back (callgrind:
+/// inlining them and making every piece a constant took 73 instructions off a typed head).
+#[inline(always)]
 fn framing_fields(out: &mut Vec<u8>, framing: Framing, date: &[u8]) {
     out.extend_from_slice(b"date: ");
     // The cached date is always an IMF-fixdate: copied as a constant length when it is one.
@@ -119,13 +122,15 @@ fn framing_fields(out: &mut Vec<u8>, framing: Framing, date: &[u8]) {
     }
 }
 
-/// The `Connection` field, if any, and the empty line that ends the head.
+/// The `Connection` field, if any, and the empty line that ends the head. A constant per arm,
+/// copied as a constant length: one slice picked at run time is a `memcpy` call.
+#[inline(always)]
 fn end_head(out: &mut Vec<u8>, connection: Connection) {
-    out.extend_from_slice(match connection {
-        Connection::Default => b"\r\n",
-        Connection::KeepAlive => b"connection: keep-alive\r\n\r\n",
-        Connection::Close => b"connection: close\r\n\r\n",
-    });
+    match connection {
+        Connection::Default => out.extend_from_slice(b"\r\n"),
+        Connection::KeepAlive => out.extend_from_slice(b"connection: keep-alive\r\n\r\n"),
+        Connection::Close => out.extend_from_slice(b"connection: close\r\n\r\n"),
+    }
 }
 
 /// Whether a `Connection` value lists `close`.
@@ -152,6 +157,7 @@ pub fn status_allows_body(status: StatusCode) -> bool {
 /// Pre-rendered status lines for the statuses servers send most; others are built. Each arm
 /// appends a constant, which compiles to a few stores where a slice of varying length would
 /// call `memcpy`.
+#[inline(always)]
 fn status_line(out: &mut Vec<u8>, status: StatusCode) {
     match status.as_u16() {
         200 => out.extend_from_slice(b"HTTP/1.1 200 OK\r\n"),
@@ -176,3 +182,61 @@ fn status_line(out: &mut Vec<u8>, status: StatusCode) {
 
 /// The interim response sent when a handler first reads a body the client is holding back.
 pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed head is byte for byte the head `encode_head` writes for a map holding just that
+    /// content type: for every status code, framing, content type and connection, with the
+    /// cached date's length and with another.
+    #[test]
+    fn typed_heads_match_the_general_encoder_everywhere() {
+        let framings = [
+            Framing::NoBody,
+            Framing::Length(0),
+            Framing::Length(13),
+            Framing::Length(u64::MAX),
+            Framing::Chunked,
+            Framing::UntilClose,
+        ];
+        let connections = [
+            Connection::Default,
+            Connection::KeepAlive,
+            Connection::Close,
+        ];
+        let dates: [&[u8]; 2] = [
+            b"Sun, 06 Nov 1994 08:49:37 GMT",
+            b"a date of another length",
+        ];
+        let (mut typed, mut walked) = (Vec::new(), Vec::new());
+        for code in 100..=999 {
+            let status = StatusCode::from_u16(code).unwrap();
+            for content_type in ContentType::ALL {
+                let mut map = HeaderMap::new();
+                map.insert(header::CONTENT_TYPE, content_type.value());
+                for framing in framings {
+                    for connection in connections {
+                        for date in dates {
+                            // Each appends after what is already there.
+                            typed.clear();
+                            typed.extend_from_slice(b"before");
+                            walked.clear();
+                            walked.extend_from_slice(b"before");
+                            encode_typed_head(
+                                &mut typed,
+                                status,
+                                content_type,
+                                framing,
+                                connection,
+                                date,
+                            );
+                            encode_head(&mut walked, status, &map, framing, connection, date);
+                            assert_eq!(typed, walked, "{code} {framing:?} {connection:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
