@@ -198,7 +198,7 @@ impl AppService {
     #[inline(always)]
     pub(crate) fn respond(&self, req: Request) -> Served<'_> {
         let root = local_root(&self.0.chain);
-        let reply = self.0.chain.run(req, &root).into_state();
+        let reply = self.0.chain.run_owned(req, root).into_state();
         // Tested once here: an app with no error handler makes no call for one, and the
         // handler's own future is awaited as it is.
         let Some(handler) = self.0.error_handler.as_deref() else {

@@ -152,6 +152,23 @@ impl Chain {
             .run(req),
         }
     }
+
+    /// As [`Chain::run`], with a handle on the root that the caller gives up: the first `Next`
+    /// takes it instead of a copy. Each count change is a read-modify-write of the same word,
+    /// each waiting for the last, and perf put the stalls after them among the hottest
+    /// instructions of a pipelined request.
+    #[inline(always)]
+    pub(crate) fn run_owned(&self, req: Request, root: Root) -> Reply {
+        let first = self.steps.first().expect("a chain ends with its end");
+        match first {
+            Step::End(end) => end.call(req, &root),
+            Step::Layer(_) => Next {
+                root,
+                step: NonNull::from(first),
+            }
+            .run(req),
+        }
+    }
 }
 
 /// What a chain leads to: a handler, or the router (for app-wide middleware).
