@@ -204,9 +204,8 @@ pub const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 mod tests {
     use super::*;
 
-    /// The typed head is byte for byte the head `encode_head` writes for a map holding just that
-    /// content type: for every status code, framing, content type and connection, with the
-    /// cached date's length and with another.
+    /// The digits written by hand are the standard ones, at every length of the hand-written
+    /// arms, across each boundary, and for the lengths left to `itoa`.
     #[test]
     fn decimals_match_the_standard_formatting() {
         let mut out = Vec::new();
@@ -217,6 +216,9 @@ mod tests {
         }
     }
 
+    /// The typed head is byte for byte the head `encode_head` writes for a map holding just that
+    /// content type: for every status code, framing, content type and connection, with the
+    /// cached date's length and with another.
     #[test]
     fn typed_heads_match_the_general_encoder_everywhere() {
         let framings = [
