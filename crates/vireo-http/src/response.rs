@@ -167,14 +167,14 @@ impl ContentType {
     pub(crate) fn put_field_line(self, out: &mut Vec<u8>) {
         match self {
             ContentType::Text => {
-                out.extend_from_slice(b"content-type: text/plain; charset=utf-8\r\n");
+                out.extend_from_slice(b"content-type: text/plain; charset=utf-8\r\n")
             }
             ContentType::Html => {
                 out.extend_from_slice(b"content-type: text/html; charset=utf-8\r\n")
             }
             ContentType::Json => out.extend_from_slice(b"content-type: application/json\r\n"),
             ContentType::OctetStream => {
-                out.extend_from_slice(b"content-type: application/octet-stream\r\n");
+                out.extend_from_slice(b"content-type: application/octet-stream\r\n")
             }
         }
     }
