@@ -4,7 +4,11 @@
 //! The head is copied into the `RequestHead`, which owns its bytes so that a handler can keep it
 //! while the connection reads the body; the copy reuses the head's buffers, so a pooled
 //! `RequestHead` parses without allocating.
+//!
+//! Heads in the form nearly every client sends are read by a scanner of their own
+//! (`head_scan`); every other head, and every error, goes through httparse.
 
+use super::head_scan::{scan_common_head, CommonHead};
 use super::ProtoError;
 use crate::Limits;
 use http::{Method, Version};
@@ -21,7 +25,7 @@ pub enum BodyKind {
     Chunked,
 }
 
-type Span = Range<u32>;
+pub(super) type Span = Range<u32>;
 
 /// A parsed request head: method, target, version and header fields.
 ///
@@ -183,6 +187,49 @@ pub fn parse_head(
     limits: &Limits,
     head: &mut RequestHead,
 ) -> Result<Option<usize>, ProtoError> {
+    match scan_common_head(buf, limits.max_headers, &mut head.headers) {
+        Some(common) => store_common(head, buf, common, limits),
+        None => parse_general(buf, limits, head),
+    }
+}
+
+/// Store a head in the common form, which `scan_common_head` has read and its fields' spans
+/// already stored: the same checks, in the same order, as the general path makes after
+/// httparse.
+fn store_common(
+    head: &mut RequestHead,
+    buf: &[u8],
+    common: CommonHead,
+    limits: &Limits,
+) -> Result<Option<usize>, ProtoError> {
+    let CommonHead {
+        len,
+        method,
+        target,
+        path_end,
+        version,
+    } = common;
+    if len > limits.max_head_size {
+        return Err(oversized_head(buf, limits));
+    }
+    if target.len() > limits.max_target_len {
+        return Err(ProtoError::UriTooLong);
+    }
+    head.method = parse_method(&buf[method.start as usize..method.end as usize])?;
+    head.version = version;
+    head.target = target.clone();
+    head.path = target;
+    head.path_end = path_end;
+    store_fields(head, buf, len, limits)
+}
+
+/// Parse a head of any form with httparse: what [`parse_head`] does with every head the
+/// common-form scanner does not take.
+pub fn parse_general(
+    buf: &[u8],
+    limits: &Limits,
+    head: &mut RequestHead,
+) -> Result<Option<usize>, ProtoError> {
     // Uninitialised slots: zeroing 128 headers would cost more than parsing a small head.
     let mut stack =
         [const { std::mem::MaybeUninit::<httparse::Header<'_>>::uninit() }; STACK_HEADERS];
@@ -206,7 +253,7 @@ pub fn parse_head(
                 VersionToken::LaterMinor(at) => {
                     let mut patched = buf.to_vec();
                     patched[at] = b'1';
-                    parse_head(&patched, limits, head)
+                    parse_general(&patched, limits, head)
                 }
                 VersionToken::OtherMajor => Err(ProtoError::VersionNotSupported),
                 VersionToken::Malformed => Err(ProtoError::BadRequest("malformed request line")),
@@ -220,17 +267,31 @@ pub fn parse_head(
     if req.path.map_or(0, str::len) > limits.max_target_len {
         return Err(ProtoError::UriTooLong);
     }
-    fill(head, buf, len, &req)?;
+    fill(head, buf, &req)?;
+    store_fields(head, buf, len, limits)
+}
+
+/// Keep the head's bytes, then check its fields; the request line and the fields' spans are
+/// stored already.
+fn store_fields(
+    head: &mut RequestHead,
+    buf: &[u8],
+    len: usize,
+    limits: &Limits,
+) -> Result<Option<usize>, ProtoError> {
+    head.raw.clear();
+    head.raw.extend_from_slice(&buf[..len]);
+    validate_fields(head)?;
     if matches!(head.body, BodyKind::Length(n) if n > limits.max_body_size) {
         return Err(ProtoError::PayloadTooLarge);
     }
     Ok(Some(len))
 }
 
+/// Store what httparse read: the request line, checked, and the fields' spans.
 fn fill(
     head: &mut RequestHead,
     buf: &[u8],
-    len: usize,
     req: &httparse::Request<'_, '_>,
 ) -> Result<(), ProtoError> {
     let base = buf.as_ptr() as usize;
@@ -240,7 +301,7 @@ fn fill(
     };
     let method = req.method.unwrap_or_default();
     let target = req.path.unwrap_or_default();
-    head.method = parse_method(method)?;
+    head.method = parse_method(method.as_bytes())?;
     head.version = if req.version == Some(0) {
         Version::HTTP_10
     } else {
@@ -256,21 +317,19 @@ fn fill(
             .iter()
             .map(|h| (span(h.name.as_bytes()), span(h.value))),
     );
-    head.raw.clear();
-    head.raw.extend_from_slice(&buf[..len]);
-    validate_fields(head, req.headers)
+    Ok(())
 }
 
-fn parse_method(method: &str) -> Result<Method, ProtoError> {
+fn parse_method(method: &[u8]) -> Result<Method, ProtoError> {
     // The two methods nearly every request carries, matched before `Method::from_bytes` and
     // its error conversion, which took 41 instructions on every GET (callgrind).
     match method {
-        "GET" => return Ok(Method::GET),
-        "POST" => return Ok(Method::POST),
+        b"GET" => return Ok(Method::GET),
+        b"POST" => return Ok(Method::POST),
         _ => {}
     }
-    let method = Method::from_bytes(method.as_bytes())
-        .map_err(|_| ProtoError::BadRequest("invalid method"))?;
+    let method =
+        Method::from_bytes(method).map_err(|_| ProtoError::BadRequest("invalid method"))?;
     if method == Method::CONNECT {
         return Err(ProtoError::UnsupportedMethod);
     }
@@ -333,10 +392,7 @@ fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
 }
 
 /// The framing and connection rules of RFC 9112 §6 and §9, and RFC 9110 §7.2 and §10.1.1.
-fn validate_fields(
-    head: &mut RequestHead,
-    fields: &[httparse::Header<'_>],
-) -> Result<(), ProtoError> {
+fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
     let http11 = head.version == Version::HTTP_11;
     let mut hosts = 0;
     let mut content_length = None;
@@ -345,9 +401,9 @@ fn validate_fields(
     let mut close = false;
     let mut keep_alive = false;
     let mut expect_continue = false;
-    for field in fields {
-        let name = field.name;
-        let value = field.value;
+    for (name, value) in &head.headers {
+        let name = &head.raw[name.start as usize..name.end as usize];
+        let value = &head.raw[value.start as usize..value.end as usize];
         // Dispatch on length first: most fields are none of these, and a length compare is
         // cheaper than five case-insensitive ones.
         match name.len() {
@@ -437,8 +493,8 @@ fn validate_fields(
 /// (httparse checks them), and the only tokens that OR-ing with 0x20 turns into a lowercase
 /// letter are that letter in either case, and into `-` only `-` itself; so one OR per byte,
 /// compared without a branch until the end, answers the same.
-fn is_field<const N: usize>(name: &str, lower: &[u8; N]) -> bool {
-    let Ok(name) = <&[u8; N]>::try_from(name.as_bytes()) else {
+fn is_field<const N: usize>(name: &[u8], lower: &[u8; N]) -> bool {
+    let Ok(name) = <&[u8; N]>::try_from(name) else {
         return false;
     };
     name.iter()
@@ -653,7 +709,7 @@ mod tests {
                 .collect();
             for name in [lower.to_vec(), upper, mixed] {
                 let name = String::from_utf8(name).unwrap();
-                assert!(is_field(&name, lower), "{name}");
+                assert!(is_field(name.as_bytes(), lower), "{name}");
             }
             for at in 0..N {
                 for b in tchars() {
@@ -661,12 +717,12 @@ mod tests {
                     name[at] = b;
                     let name = String::from_utf8(name).unwrap();
                     let expected = name.as_bytes().eq_ignore_ascii_case(lower);
-                    assert_eq!(is_field(&name, lower), expected, "{name}");
+                    assert_eq!(is_field(name.as_bytes(), lower), expected, "{name}");
                 }
             }
             let longer = format!("{}x", String::from_utf8(lower.to_vec()).unwrap());
-            assert!(!is_field(&longer, lower));
-            assert!(!is_field(&longer[..N - 1], lower));
+            assert!(!is_field(longer.as_bytes(), lower));
+            assert!(!is_field(&longer.as_bytes()[..N - 1], lower));
         }
         check(b"host");
         check(b"content-length");
@@ -721,13 +777,13 @@ mod tests {
 
     #[test]
     fn common_methods_take_the_fast_path_and_others_still_parse() {
-        assert_eq!(parse_method("GET").unwrap(), Method::GET);
-        assert_eq!(parse_method("POST").unwrap(), Method::POST);
-        assert_eq!(parse_method("DELETE").unwrap(), Method::DELETE);
+        assert_eq!(parse_method(b"GET").unwrap(), Method::GET);
+        assert_eq!(parse_method(b"POST").unwrap(), Method::POST);
+        assert_eq!(parse_method(b"DELETE").unwrap(), Method::DELETE);
         // Methods are case-sensitive (RFC 9110 §9.1): `get` is an extension method.
-        assert_eq!(parse_method("get").unwrap().as_str(), "get");
+        assert_eq!(parse_method(b"get").unwrap().as_str(), "get");
         assert!(matches!(
-            parse_method("CONNECT"),
+            parse_method(b"CONNECT"),
             Err(ProtoError::UnsupportedMethod)
         ));
     }
