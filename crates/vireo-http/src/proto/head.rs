@@ -490,7 +490,7 @@ fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
 ///
 /// Written out because it runs for every request's `Host`: `eq_ignore_ascii_case` lowers both
 /// sides byte by byte and took 32 instructions for `host` (callgrind). Field names are tokens
-/// (httparse checks them), and the only tokens that OR-ing with 0x20 turns into a lowercase
+/// (both parse paths check them), and the only tokens that OR-ing with 0x20 turns into a lowercase
 /// letter are that letter in either case, and into `-` only `-` itself; so one OR per byte,
 /// compared without a branch until the end, answers the same.
 fn is_field<const N: usize>(name: &[u8], lower: &[u8; N]) -> bool {
@@ -572,39 +572,31 @@ fn valid_port(port: &[u8]) -> bool {
 /// The bytes of a reg-name or an IPv4 address (RFC 3986 §3.2.2): unreserved, sub-delims and
 /// `%` (of percent-encodings). Tables, because this runs on every request and a lookup beats a
 /// chain of comparisons.
-const REG_NAME_CHARS: [bool; 256] = host_chars(false);
+const REG_NAME_CHARS: [bool; 256] = byte_table!(|b| is_reg_name_char(b));
 
 /// The bytes inside the brackets of an IP literal: those of a reg-name, and `:`.
-const IP_LITERAL_CHARS: [bool; 256] = host_chars(true);
+const IP_LITERAL_CHARS: [bool; 256] = byte_table!(|b| is_reg_name_char(b) || b == b':');
 
-const fn host_chars(colon: bool) -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'%'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-            )
-            || (colon && c == b':');
-        b += 1;
-    }
-    table
+const fn is_reg_name_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'~'
+                | b'%'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+        )
 }
 
 fn map_httparse_error(err: httparse::Error) -> ProtoError {

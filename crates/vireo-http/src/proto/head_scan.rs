@@ -181,20 +181,6 @@ fn span(start: usize, end: usize) -> Span {
     start as u32..end as u32
 }
 
-/// A table of the bytes for which `test` holds, built at compile time.
-macro_rules! byte_table {
-    (|$b:ident| $test:expr) => {{
-        let mut table = [false; 256];
-        let mut i = 0;
-        while i < 256 {
-            let $b = i as u8;
-            table[i] = $test;
-            i += 1;
-        }
-        table
-    }};
-}
-
 /// Bytes of an origin-form target this scanner takes: visible ASCII but `#`.
 const TARGET_BYTES: [bool; 256] = byte_table!(|b| b.is_ascii_graphic() && b != b'#');
 

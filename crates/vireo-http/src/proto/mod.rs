@@ -5,6 +5,21 @@
 //! [`ChunkedDecoder`] frames a chunked body, [`encode_head`], [`encode_typed_head`] and
 //! [`encode_chunk`] write responses.
 
+/// A table of the bytes for which `test` holds, built at compile time: the byte classes the
+/// parsers look up on every request.
+macro_rules! byte_table {
+    (|$b:ident| $test:expr) => {{
+        let mut table = [false; 256];
+        let mut i = 0;
+        while i < 256 {
+            let $b = i as u8;
+            table[i] = $test;
+            i += 1;
+        }
+        table
+    }};
+}
+
 mod chunked;
 pub mod date;
 mod encode;
