@@ -51,15 +51,18 @@ mod request;
 mod response;
 mod server;
 mod service;
+pub mod transport;
 
 pub use limits::Limits;
 pub use request::{BodyError, Head, Request, RequestBody};
 pub use response::{Body, BodyStream, BoxError, ContentType, Response};
 pub use server::buffers::on_worker_thread;
 pub use server::{
-    release_when_quiet, RunningServer, Server, ShutdownHandle, DEFAULT_MAX_BLOCKING_THREADS,
+    release_when_quiet, ListenAddr, RunningServer, Server, ShutdownHandle,
+    DEFAULT_MAX_BLOCKING_THREADS,
 };
 pub use service::{service_fn, spawn_blocking, Service, ServiceFn};
+pub use transport::{IoTransport, Transport};
 
 pub use bytes;
 pub use http;

@@ -5,12 +5,12 @@ use crate::proto::{BodyKind, ChunkedDecoder, ProtoError, CONTINUE};
 pub use crate::server::buffers::Head;
 use crate::server::buffers::ReadBuf;
 use crate::server::io;
+use crate::transport::Transport;
 use bytes::Bytes;
 use http::StatusCode;
 use std::fmt;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::net::TcpStream;
 
 /// A request: its head, owned, and its body, still on the connection.
 ///
@@ -20,13 +20,16 @@ use tokio::net::TcpStream;
 pub struct Request<'c> {
     head: Head,
     body: RequestBody<'c>,
-    /// The connection's own copy, lent: copied into every request, the address was read back
-    /// with wider loads than the stores that wrote it, which stalls (perf).
-    remote_addr: &'c SocketAddr,
+    /// Lent from the connection rather than copied into every request.
+    remote_addr: &'c Option<SocketAddr>,
 }
 
 impl<'c> Request<'c> {
-    pub(crate) fn new(head: Head, body: RequestBody<'c>, remote_addr: &'c SocketAddr) -> Self {
+    pub(crate) fn new(
+        head: Head,
+        body: RequestBody<'c>,
+        remote_addr: &'c Option<SocketAddr>,
+    ) -> Self {
         Request {
             head,
             body,
@@ -44,9 +47,10 @@ impl<'c> Request<'c> {
         &mut self.body
     }
 
-    /// The address of the peer: the client, or the proxy in front of this server.
-    pub fn remote_addr(&self) -> &'c SocketAddr {
-        self.remote_addr
+    /// The address of the peer (the client, or the proxy in front of this server); `None` on a
+    /// transport without one, such as a Unix domain socket.
+    pub fn remote_addr(&self) -> Option<&'c SocketAddr> {
+        self.remote_addr.as_ref()
     }
 
     /// Split into the head and the body.
@@ -228,7 +232,7 @@ impl ReadState {
 /// go on at that moment. Reads are capped by the body limit ([`crate::Limits::max_body_size`]),
 /// which a service may change for a request with [`RequestBody::set_limit`].
 pub struct RequestBody<'c> {
-    stream: &'c TcpStream,
+    stream: &'c dyn Transport,
     read: &'c mut ReadState,
 }
 
@@ -241,7 +245,7 @@ impl fmt::Debug for RequestBody<'_> {
 }
 
 impl<'c> RequestBody<'c> {
-    pub(crate) fn new(stream: &'c TcpStream, read: &'c mut ReadState) -> Self {
+    pub(crate) fn new(stream: &'c dyn Transport, read: &'c mut ReadState) -> Self {
         RequestBody { stream, read }
     }
 

@@ -227,7 +227,7 @@ fn handle_error(handler: &ErrorHandler, response: Response) -> Response {
 
 impl vireo_http::Service for AppService {
     fn call<'a>(&'a self, req: vireo_http::Request<'a>) -> impl Future<Output = Response> + 'a {
-        let remote = req.remote_addr();
+        let remote = req.remote_addr().unwrap_or(&crate::request::NO_PEER);
         let (head, body) = req.into_parts();
         if head.body_kind() == BodyKind::Empty {
             return self.respond(self.request(head, || BodySource::Empty, remote));

@@ -9,13 +9,10 @@
 //! hands the socket to that one through its mailbox. The counts stay within one of each other,
 //! and a connection is handed over at most once, before it has been read from.
 
-use std::net::{SocketAddr, TcpStream};
+pub(crate) use super::listener::Handoff;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
-
-/// A connection handed from the worker that accepted it to the one that will serve it.
-pub(crate) type Handoff = (TcpStream, SocketAddr);
 
 /// A worker's receiving end of its mailbox.
 pub(crate) type Mailbox = UnboundedReceiver<Handoff>;
@@ -80,7 +77,7 @@ impl Balancer {
 
 #[cfg(test)]
 mod tests {
-    use super::Balancer;
+    use super::{Balancer, Handoff};
 
     #[test]
     fn picks_the_least_loaded_worker_under_the_cap() {
@@ -117,12 +114,13 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let client = std::net::TcpStream::connect(addr).unwrap();
-        let accepted = listener.accept().unwrap();
-        balancer.hand_off(1, accepted).unwrap();
+        let (stream, remote) = listener.accept().unwrap();
+        balancer.hand_off(1, Handoff::Tcp(stream, remote)).unwrap();
         assert_eq!(balancer.open(1), 1);
-        let (stream, _) = mailboxes[1].try_recv().unwrap();
+        let received = mailboxes[1].try_recv().unwrap();
+        assert!(matches!(&received, Handoff::Tcp(_, from) if *from == remote));
         drop(mailboxes.pop());
-        let returned = balancer.hand_off(1, (stream, addr));
+        let returned = balancer.hand_off(1, received);
         assert!(
             returned.is_err(),
             "a stopped worker's mailbox gives the connection back"

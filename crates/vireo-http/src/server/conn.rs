@@ -4,7 +4,7 @@
 use super::buffers::{
     give_read_state, give_write_buffer, take_read_state, take_write_buffer, Head,
 };
-use super::io::{clear_read_readiness, flush, linger_close, write_all, write_now};
+use super::io::{flush, linger_close, write_all, write_now};
 use super::worker::{OpenConnection, Worker};
 use crate::proto::{
     date, encode_chunk, encode_head, encode_typed_head, parse_head, status_allows_body, Connection,
@@ -13,13 +13,13 @@ use crate::proto::{
 use crate::request::{BodyProgress, Continue, ReadState, Request, RequestBody};
 use crate::response::{Body, BodyStream, Response};
 use crate::service::Service;
+use crate::transport::Transport;
 use http::{Method, StatusCode, Version};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::{pin, Pin};
 use std::task::{Context, Poll};
-use tokio::net::TcpStream;
 use tokio::time::Instant;
 
 /// Bodies a handler left unread are read and discarded up to this size so the connection can
@@ -58,9 +58,9 @@ enum NextHead {
 /// arrive, and given back as soon as the connection is idle again.
 // An async block, not an async fn: an async fn would keep a second copy of its arguments.
 #[allow(clippy::manual_async_fn)]
-pub(crate) fn serve_connection<S: Service>(
-    stream: TcpStream,
-    remote: SocketAddr,
+pub(crate) fn serve_connection<T: Transport, S: Service>(
+    stream: T,
+    remote: Option<SocketAddr>,
     worker: OpenConnection<S>,
 ) -> impl Future<Output = ()> {
     async move {
@@ -79,16 +79,16 @@ pub(crate) fn serve_connection<S: Service>(
         };
         worker.idle.unregister(idle_slot);
         if let End::Linger = end {
-            Box::pin(linger_close(stream)).await;
+            Box::pin(linger_close(&stream)).await;
         }
     }
 }
 
 /// Serve the requests that arrive on a readable connection until it is idle again or ends.
-async fn serve_until_idle<S: Service>(
-    stream: &TcpStream,
+async fn serve_until_idle<T: Transport, S: Service>(
+    stream: &T,
     worker: &Worker<S>,
-    remote: &SocketAddr,
+    remote: &Option<SocketAddr>,
 ) -> End {
     let mut conn = Conn {
         stream,
@@ -112,10 +112,10 @@ struct ReplyTo {
 }
 
 /// One connection's state.
-struct Conn<'c, S> {
-    stream: &'c TcpStream,
+struct Conn<'c, T, S> {
+    stream: &'c T,
     worker: &'c Worker<S>,
-    remote: &'c SocketAddr,
+    remote: &'c Option<SocketAddr>,
     /// Taken from the pool for this busy spell; back in the pool while idle.
     read: Box<ReadState>,
     /// Encoded responses not yet written.
@@ -124,7 +124,7 @@ struct Conn<'c, S> {
     readable: bool,
 }
 
-impl<S: Service> Conn<'_, S> {
+impl<T: Transport, S: Service> Conn<'_, T, S> {
     async fn run(&mut self) -> End {
         let limits = &self.worker.limits;
         let stall = limits.keep_alive_timeout;
@@ -135,7 +135,7 @@ impl<S: Service> Conn<'_, S> {
                 Ok(NextHead::Idle) => return End::Idle,
                 Ok(NextHead::Closed) => return End::Quietly,
                 Err(error) => {
-                    tracing::debug!(remote = %self.remote, %error, "refused a request");
+                    tracing::debug!(remote = ?self.remote, %error, "refused a request");
                     return Box::pin(refuse(self.stream, &mut self.out, error, stall)).await;
                 }
             };
@@ -245,7 +245,10 @@ impl<S: Service> Conn<'_, S> {
             let received = match head_deadline {
                 None => self.stream.try_read(spare),
                 Some(deadline) => {
-                    let read = tokio::time::timeout_at(deadline, read_some(self.stream, spare));
+                    let read = tokio::time::timeout_at(
+                        deadline,
+                        std::future::poll_fn(|cx| self.stream.poll_read(cx, spare)),
+                    );
                     match Box::pin(read).await {
                         Ok(result) => result,
                         Err(_) => return Ok(NextHead::Closed),
@@ -257,7 +260,7 @@ impl<S: Service> Conn<'_, S> {
                 Ok(n) => {
                     state.buf.filled(n);
                     if n < room {
-                        clear_read_readiness(self.stream);
+                        self.stream.mark_drained();
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
@@ -275,23 +278,17 @@ impl<S: Service> Conn<'_, S> {
 
 /// Write and empty `out`; `false` if the connection failed. The common case, where the socket
 /// takes everything at once, needs no await; waiting for a slow reader is boxed.
-async fn write_out(stream: &TcpStream, out: &mut Vec<u8>, stall: std::time::Duration) -> bool {
+async fn write_out<T: Transport>(
+    stream: &T,
+    out: &mut Vec<u8>,
+    stall: std::time::Duration,
+) -> bool {
     match write_now(stream, out) {
         Ok(true) => true,
         Ok(false) => Box::pin(flush(stream, out, stall)).await.is_ok(),
         Err(_) => {
             out.clear();
             false
-        }
-    }
-}
-
-async fn read_some(stream: &TcpStream, buf: &mut [u8]) -> std::io::Result<usize> {
-    loop {
-        stream.readable().await?;
-        match stream.try_read(buf) {
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-            other => return other,
         }
     }
 }
@@ -326,7 +323,7 @@ impl<F: Future> Future for CatchUnwind<F> {
 
 /// Read and discard what the service left of the body, so the next request can be parsed.
 /// `false` when the connection must close instead.
-async fn drain_body(stream: &TcpStream, state: &mut ReadState) -> bool {
+async fn drain_body(stream: &dyn Transport, state: &mut ReadState) -> bool {
     match state.body {
         BodyProgress::Done => return true,
         BodyProgress::Failed => return false,
@@ -420,8 +417,8 @@ fn encode_response(
 }
 
 /// Send what `encode_response` left, after the buffered responses before it.
-async fn write_rest(
-    stream: &TcpStream,
+async fn write_rest<T: Transport>(
+    stream: &T,
     out: &mut Vec<u8>,
     rest: Rest,
     stall: std::time::Duration,
@@ -444,8 +441,8 @@ async fn write_rest(
 
 /// Send each chunk as soon as the stream yields it. The next chunk is not polled until the last
 /// is written, so a slow reader holds back the producer instead of filling memory.
-async fn write_stream(
-    stream: &TcpStream,
+async fn write_stream<T: Transport>(
+    stream: &T,
     out: &mut Vec<u8>,
     mut body: BodyStream,
     framing: Framing,
@@ -471,8 +468,8 @@ async fn write_stream(
 }
 
 /// Send a stream whose total length was announced, checking that it keeps its word.
-async fn write_sized_stream(
-    stream: &TcpStream,
+async fn write_sized_stream<T: Transport>(
+    stream: &T,
     out: &mut Vec<u8>,
     mut body: BodyStream,
     len: u64,
@@ -502,8 +499,8 @@ async fn write_sized_stream(
 }
 
 /// Answer a request the protocol layer refused, then close.
-async fn refuse(
-    stream: &TcpStream,
+async fn refuse<T: Transport>(
+    stream: &T,
     out: &mut Vec<u8>,
     error: ProtoError,
     stall: std::time::Duration,

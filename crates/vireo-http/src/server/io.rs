@@ -1,8 +1,10 @@
-//! The only code that waits on a socket: reads and writes with stall timeouts, and closing.
+//! The only code that waits on a transport: reads and writes with stall timeouts, and closing.
 
+use crate::transport::Transport;
+use std::future::poll_fn;
 use std::io::{self, ErrorKind};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
-use tokio::net::TcpStream;
 
 /// How long a closing connection keeps reading (and discarding) what the client still sends,
 /// so that the client reads our last response instead of losing it to a reset.
@@ -13,8 +15,8 @@ const LINGER_MAX_BYTES: usize = 64 * 1024;
 
 /// Read what is available into `buf`, waiting at most `timeout` for something to arrive.
 /// `Ok(None)` means the wait timed out; `Ok(Some(0))` means the peer closed.
-pub(crate) async fn read_with_timeout(
-    stream: &TcpStream,
+pub(crate) async fn read_with_timeout<T: Transport + ?Sized>(
+    stream: &T,
     buf: &mut [u8],
     timeout: Duration,
 ) -> io::Result<Option<usize>> {
@@ -29,72 +31,76 @@ pub(crate) async fn read_with_timeout(
     }
 }
 
-async fn read_waiting(
-    stream: &TcpStream,
+async fn read_waiting<T: Transport + ?Sized>(
+    stream: &T,
     buf: &mut [u8],
     timeout: Duration,
 ) -> io::Result<Option<usize>> {
-    loop {
-        match tokio::time::timeout(timeout, stream.readable()).await {
-            Ok(ready) => ready?,
-            Err(_) => return Ok(None),
-        }
-        match stream.try_read(buf) {
-            Ok(n) => return Ok(Some(n)),
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-            Err(e) => return Err(e),
-        }
+    match tokio::time::timeout(timeout, poll_fn(|cx| stream.poll_read(cx, buf))).await {
+        Ok(read) => read.map(Some),
+        Err(_) => Ok(None),
     }
 }
 
-/// Write all of `data`, failing if the peer takes nothing for `stall_timeout`.
-pub(crate) async fn write_all(
-    stream: &TcpStream,
+/// Write all of `data` and flush it, failing if the peer takes nothing for `stall_timeout`.
+pub(crate) async fn write_all<T: Transport + ?Sized>(
+    stream: &T,
     data: &[u8],
     stall_timeout: Duration,
 ) -> io::Result<()> {
     let mut written = 0;
     while written < data.len() {
         match stream.try_write(&data[written..]) {
+            Ok(0) => return Err(ErrorKind::WriteZero.into()),
             Ok(n) => written += n,
             // As for reads, the waiting path is boxed to keep callers' futures small.
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                return Box::pin(write_waiting(stream, &data[written..], stall_timeout)).await;
-            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
             Err(e) => return Err(e),
         }
     }
-    Ok(())
+    if written == data.len() && flushed_now(stream)? {
+        return Ok(());
+    }
+    Box::pin(write_waiting(stream, &data[written..], stall_timeout)).await
 }
 
-async fn write_waiting(
-    stream: &TcpStream,
+async fn write_waiting<T: Transport + ?Sized>(
+    stream: &T,
     mut data: &[u8],
     stall_timeout: Duration,
 ) -> io::Result<()> {
     while !data.is_empty() {
-        match tokio::time::timeout(stall_timeout, stream.writable()).await {
-            Ok(ready) => ready?,
+        match tokio::time::timeout(stall_timeout, poll_fn(|cx| stream.poll_write(cx, data))).await {
+            Ok(Ok(0)) => return Err(ErrorKind::WriteZero.into()),
+            Ok(Ok(n)) => data = &data[n..],
+            Ok(Err(e)) => return Err(e),
             Err(_) => return Err(ErrorKind::TimedOut.into()),
         }
-        match stream.try_write(data) {
-            Ok(n) => data = &data[n..],
-            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-            Err(e) => return Err(e),
-        }
     }
-    Ok(())
+    match tokio::time::timeout(stall_timeout, poll_fn(|cx| stream.poll_flush(cx))).await {
+        Ok(flushed) => flushed,
+        Err(_) => Err(ErrorKind::TimedOut.into()),
+    }
 }
 
-/// Write as much of `buf` as the socket takes now, removing what was written. `Ok(true)` when
-/// all of it was written.
-pub(crate) fn write_now(stream: &TcpStream, buf: &mut Vec<u8>) -> io::Result<bool> {
+/// Whether the transport has nothing of its own left to send, without waiting.
+fn flushed_now<T: Transport + ?Sized>(stream: &T) -> io::Result<bool> {
+    match stream.poll_flush(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(result) => result.map(|()| true),
+        Poll::Pending => Ok(false),
+    }
+}
+
+/// Write as much of `buf` as the transport takes now, removing what was written. `Ok(true)`
+/// when all of it was written and flushed.
+pub(crate) fn write_now<T: Transport + ?Sized>(stream: &T, buf: &mut Vec<u8>) -> io::Result<bool> {
     let mut written = 0;
     let result = loop {
         if written == buf.len() {
-            break Ok(true);
+            break flushed_now(stream);
         }
         match stream.try_write(&buf[written..]) {
+            Ok(0) => break Err(ErrorKind::WriteZero.into()),
             Ok(n) => written += n,
             Err(e) if e.kind() == ErrorKind::WouldBlock => break Ok(false),
             Err(e) => break Err(e),
@@ -108,9 +114,9 @@ pub(crate) fn write_now(stream: &TcpStream, buf: &mut Vec<u8>) -> io::Result<boo
     result
 }
 
-/// Write and empty `buf`.
-pub(crate) async fn flush(
-    stream: &TcpStream,
+/// Write, flush and empty `buf`.
+pub(crate) async fn flush<T: Transport + ?Sized>(
+    stream: &T,
     buf: &mut Vec<u8>,
     stall_timeout: Duration,
 ) -> io::Result<()> {
@@ -119,40 +125,22 @@ pub(crate) async fn flush(
     result
 }
 
-/// Mark the socket as drained without a syscall. Called after a read returned less than the
-/// room it had: the kernel's receive queue was empty at that moment, and with edge-triggered
-/// readiness any later arrival raises a new event, so the `try_read` that would only return
-/// `WouldBlock` can be skipped.
-pub(crate) fn clear_read_readiness(stream: &TcpStream) {
-    let _ = stream.try_io(tokio::io::Interest::READABLE, || {
-        Err::<(), _>(io::Error::from(ErrorKind::WouldBlock))
-    });
-}
-
-/// Close after a final response: send FIN, then read and discard what the client still sends
-/// for a moment, so the response is not destroyed by a reset (RFC 9112 §9.6).
-pub(crate) async fn linger_close(stream: TcpStream) {
-    if socket2::SockRef::from(&stream)
-        .shutdown(std::net::Shutdown::Write)
-        .is_err()
-    {
+/// Close after a final response: end the sending half, then read and discard what the client
+/// still sends for a moment, so the response is not destroyed by a reset (RFC 9112 §9.6).
+pub(crate) async fn linger_close<T: Transport + ?Sized>(stream: &T) {
+    let shutdown = poll_fn(|cx| stream.poll_shutdown(cx));
+    if !matches!(
+        tokio::time::timeout(LINGER_TIMEOUT, shutdown).await,
+        Ok(Ok(()))
+    ) {
         return;
     }
     let mut scratch = [0u8; 4096];
     let mut discarded = 0;
     let deadline = tokio::time::Instant::now() + LINGER_TIMEOUT;
     while discarded < LINGER_MAX_BYTES {
-        let read = tokio::time::timeout_at(deadline, async {
-            loop {
-                match stream.try_read(&mut scratch) {
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                        stream.readable().await?;
-                    }
-                    other => return other,
-                }
-            }
-        });
-        match read.await {
+        let read = poll_fn(|cx| stream.poll_read(cx, &mut scratch));
+        match tokio::time::timeout_at(deadline, read).await {
             Ok(Ok(n)) if n > 0 => discarded += n,
             _ => return,
         }

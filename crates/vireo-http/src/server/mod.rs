@@ -7,16 +7,20 @@ mod conn;
 mod future_pool;
 mod idle;
 pub(crate) mod io;
+mod listener;
 mod shutdown;
 mod trim;
 mod worker;
 
+pub use listener::ListenAddr;
 pub use shutdown::ShutdownHandle;
 pub use trim::release_when_quiet;
 
 use crate::service::Service;
 use crate::{limits::DEFAULT_SHUTDOWN_TIMEOUT, Limits};
+use listener::{SocketFile, StdListener};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
+use std::path::Path;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -38,7 +42,7 @@ const BLOCKING_THREAD_KEEP_ALIVE: Duration = Duration::from_secs(10);
 /// How long the runtime waits, after the shutdown bound, for blocking work that is still running.
 const BLOCKING_SHUTDOWN_GRACE: Duration = Duration::from_millis(100);
 
-/// An HTTP/1.1 server: a listening socket and the settings to serve it with.
+/// An HTTP/1.1 server: a listening socket (TCP or Unix domain) and the settings to serve it with.
 ///
 /// ```no_run
 /// use vireo_http::{service_fn, Response, Server};
@@ -47,7 +51,9 @@ const BLOCKING_SHUTDOWN_GRACE: Duration = Duration::from_millis(100);
 /// # ; Ok::<(), std::io::Error>(())
 /// ```
 pub struct Server {
-    listener: TcpListener,
+    listener: StdListener,
+    socket_file: Option<SocketFile>,
+    unix_mode: Option<u32>,
     workers: usize,
     limits: Limits,
     shutdown_timeout: Duration,
@@ -55,13 +61,14 @@ pub struct Server {
     tune_allocator: bool,
     handle_signals: bool,
     handle: ShutdownHandle,
-    on_ready: Option<Box<dyn FnOnce(SocketAddr) + Send>>,
+    on_ready: Option<Box<dyn FnOnce(ListenAddr) + Send>>,
 }
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
             .field("listener", &self.listener)
+            .field("unix_mode", &self.unix_mode)
             .field("workers", &self.workers)
             .field("limits", &self.limits)
             .field("shutdown_timeout", &self.shutdown_timeout)
@@ -90,24 +97,69 @@ impl Server {
         Ok(Server::from_listener(socket.into()))
     }
 
-    /// Serve an already bound listener.
+    /// Bind a Unix domain socket at `path`, as a proxy such as nginx often reaches its upstream.
+    /// A socket file left by a server that no longer runs is replaced; the file is removed when
+    /// this server ends. Who may connect follows the file's permissions: see
+    /// [`Server::unix_permissions`].
+    ///
+    /// ```no_run
+    /// use vireo_http::{service_fn, Response, Server};
+    /// Server::bind_unix("/run/app.sock")?
+    ///     .unix_permissions(0o660)
+    ///     .serve(service_fn(|_req| Response::text("Hello, World!")))
+    /// # ; Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn bind_unix(path: impl AsRef<Path>) -> std::io::Result<Server> {
+        let (listener, file) = SocketFile::bind(path.as_ref())?;
+        let mut server = Server::new(StdListener::Unix(listener));
+        server.socket_file = Some(file);
+        Ok(server)
+    }
+
+    /// Serve an already bound TCP listener.
     pub fn from_listener(listener: TcpListener) -> Server {
+        Server::new(StdListener::Tcp(listener))
+    }
+
+    fn new(listener: StdListener) -> Server {
         Server {
             listener,
+            socket_file: None,
+            unix_mode: None,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             limits: Limits::default(),
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
-            tune_allocator: true,
+            tune_allocator: false,
             handle_signals: false,
             handle: ShutdownHandle::default(),
             on_ready: None,
         }
     }
 
-    /// The address the server listens on.
+    /// The TCP address the server listens on; an error for a Unix domain socket (see
+    /// [`Server::listen_addr`]).
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        match self.listener.local_addr()? {
+            ListenAddr::Tcp(addr) => Ok(addr),
+            ListenAddr::Unix(path) => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("the server listens on the Unix socket {}", path.display()),
+            )),
+        }
+    }
+
+    /// The address the server listens on, TCP or Unix.
+    pub fn listen_addr(&self) -> std::io::Result<ListenAddr> {
         self.listener.local_addr()
+    }
+
+    /// The permission bits of the Unix domain socket file (for example `0o660`, so only the
+    /// owner and group, such as the proxy's, may connect), set before the server accepts. Has
+    /// no effect on a TCP listener. Default: the file is created under the process's umask.
+    pub fn unix_permissions(mut self, mode: u32) -> Self {
+        self.unix_mode = Some(mode);
+        self
     }
 
     /// Worker threads, each with its own single-threaded runtime (default: one per core).
@@ -135,11 +187,13 @@ impl Server {
         self
     }
 
-    /// Fit glibc's allocator to the server (default: on). On Linux with glibc, malloc arenas
-    /// are capped at one per four workers, so blocking-pool threads do not each keep an arena
-    /// resident; without this, memory after a long mixed load stays well above where it
-    /// started. Skipped when `MALLOC_ARENA_MAX` is set in the environment. Turn it off if the
-    /// program tunes its allocator itself.
+    /// Fit glibc's allocator to the server (default: off; a library leaves process-wide
+    /// settings to the program). On Linux with glibc, malloc arenas are capped at one per four
+    /// workers, so blocking-pool threads do not each keep an arena resident, and a worker that
+    /// goes quiet asks the allocator to return its free pages (`malloc_trim`). This keeps
+    /// memory after a long mixed load close to where it started; docs/DEPLOYMENT.md compares it
+    /// with the other choices an operator has. The arena cap is skipped when
+    /// `MALLOC_ARENA_MAX` is set in the environment.
     pub fn tune_allocator(mut self, on: bool) -> Self {
         self.tune_allocator = on;
         self
@@ -161,7 +215,7 @@ impl Server {
     /// accepting and, if enabled, SIGTERM and SIGINT already mean a graceful shutdown. A
     /// program that announces its address should do it here, so that whoever waits for the
     /// announcement can rely on both.
-    pub fn on_ready(mut self, ready: impl FnOnce(SocketAddr) + Send + 'static) -> Self {
+    pub fn on_ready(mut self, ready: impl FnOnce(ListenAddr) + Send + 'static) -> Self {
         self.on_ready = Some(Box::new(ready));
         self
     }
@@ -172,8 +226,11 @@ impl Server {
     /// worker accepts a connection, so a failure is returned at once and a flood of
     /// connections at start-up cannot starve the set-up of file descriptors.
     pub fn serve<S: Service>(mut self, service: S) -> std::io::Result<()> {
-        self.listener.set_nonblocking(true)?;
+        self.listener.set_nonblocking()?;
         let addr = self.listener.local_addr()?;
+        if let (Some(file), Some(mode)) = (&self.socket_file, self.unix_mode) {
+            file.set_mode(mode)?;
+        }
         let signals = if self.handle_signals {
             Some(spawn_signal_listener(self.handle.clone())?)
         } else {
@@ -212,6 +269,7 @@ impl Server {
             let limits = self.limits.clone();
             let handle = self.handle.clone();
             let shutdown_timeout = self.shutdown_timeout;
+            let tune_allocator = self.tune_allocator;
             let spawned = std::thread::Builder::new()
                 .name(format!("vireo-worker-{id}"))
                 .spawn(move || {
@@ -219,6 +277,7 @@ impl Server {
                         runtime,
                         listener,
                         (balancer, id, mailbox),
+                        tune_allocator,
                         service,
                         limits,
                         &handle,
@@ -260,7 +319,7 @@ impl Server {
     /// Serve on background threads; for tests and for embedding. The returned value knows the
     /// address and shuts the server down when asked.
     pub fn spawn<S: Service>(self, service: S) -> std::io::Result<RunningServer> {
-        let addr = self.local_addr()?;
+        let addr = self.listen_addr()?;
         let handle = self.shutdown_handle();
         let thread = std::thread::Builder::new()
             .name("vireo-server".into())
@@ -276,15 +335,29 @@ impl Server {
 /// A server started with [`Server::spawn`]. Dropping it shuts the server down and waits.
 #[derive(Debug)]
 pub struct RunningServer {
-    addr: SocketAddr,
+    addr: ListenAddr,
     handle: ShutdownHandle,
     thread: Option<JoinHandle<std::io::Result<()>>>,
 }
 
 impl RunningServer {
-    /// The address it listens on.
+    /// The TCP address it listens on.
+    ///
+    /// # Panics
+    /// If it listens on a Unix domain socket; [`RunningServer::listen_addr`] covers both.
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        match &self.addr {
+            ListenAddr::Tcp(addr) => *addr,
+            ListenAddr::Unix(path) => panic!(
+                "the server listens on the Unix socket {}, not a TCP address",
+                path.display()
+            ),
+        }
+    }
+
+    /// The address it listens on, TCP or Unix.
+    pub fn listen_addr(&self) -> &ListenAddr {
+        &self.addr
     }
 
     /// A handle that shuts it down gracefully.
@@ -318,8 +391,9 @@ impl Drop for RunningServer {
 
 fn run_worker<S: Service>(
     runtime: tokio::runtime::Runtime,
-    listener: TcpListener,
+    listener: StdListener,
     (balancer, id, mailbox): (Arc<balance::Balancer>, usize, balance::Mailbox),
+    tune_allocator: bool,
     service: Arc<S>,
     limits: Limits,
     stop: &ShutdownHandle,
@@ -328,8 +402,8 @@ fn run_worker<S: Service>(
     buffers::mark_worker_thread();
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, async {
-        let listener = tokio::net::TcpListener::from_std(listener)?;
-        let worker = Rc::new(Worker::new(service, limits, balancer, id));
+        let listener = listener.into_tokio()?;
+        let worker = Rc::new(Worker::new(service, limits, balancer, id, tune_allocator));
         let ticker = tokio::task::spawn_local({
             let worker = worker.clone();
             async move { worker.tick().await }

@@ -3,9 +3,8 @@
 //! A worker's pools grow to the most connections it had active at once, and glibc's allocator
 //! keeps the pages it has freed resident, so after a burst a process would stay at its
 //! high-water mark. Once a worker has gone a whole tick with no connection activity, it empties
-//! its pools and asks the allocator to release what it holds free (`malloc_trim`). That happens
-//! once per quiet spell, never under load, and costs well under a millisecond for a heap of a
-//! few megabytes.
+//! its pools and, when the server was asked to tune the allocator, asks it to release what it
+//! holds free (`malloc_trim`). That happens once per quiet spell, never under load.
 
 use std::cell::{Cell, RefCell};
 
@@ -44,9 +43,18 @@ fn run_quiet_hooks() {
 pub(crate) struct QuietTrim {
     active: Cell<bool>,
     trimmed: Cell<bool>,
+    /// Whether to ask the allocator itself to give free pages back, a process-wide act.
+    trim_allocator: bool,
 }
 
 impl QuietTrim {
+    pub(crate) fn new(trim_allocator: bool) -> Self {
+        QuietTrim {
+            trim_allocator,
+            ..QuietTrim::default()
+        }
+    }
+
     /// Note that a connection did something (was accepted, or had bytes to read).
     pub(crate) fn mark_active(&self) {
         self.active.set(true);
@@ -66,7 +74,9 @@ impl QuietTrim {
         super::buffers::release_pools();
         release();
         run_quiet_hooks();
-        release_free_memory();
+        if self.trim_allocator {
+            release_free_memory();
+        }
         true
     }
 }

@@ -4,18 +4,18 @@ use super::balance::{Balancer, Handoff, Mailbox};
 use super::conn::serve_connection;
 use super::future_pool::FuturePool;
 use super::idle::IdleRegistry;
+use super::listener::{Accepted, Listener};
 use super::shutdown::ShutdownHandle;
 use super::trim::QuietTrim;
 use crate::proto::date;
 use crate::service::Service;
+use crate::transport::Transport;
 use crate::Limits;
 use std::cell::Cell;
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
@@ -47,7 +47,13 @@ pub(crate) struct Worker<S> {
 }
 
 impl<S: Service> Worker<S> {
-    pub(crate) fn new(service: Arc<S>, limits: Limits, balancer: Arc<Balancer>, id: usize) -> Self {
+    pub(crate) fn new(
+        service: Arc<S>,
+        limits: Limits,
+        balancer: Arc<Balancer>,
+        id: usize,
+        trim_allocator: bool,
+    ) -> Self {
         Worker {
             service,
             limits,
@@ -57,7 +63,7 @@ impl<S: Service> Worker<S> {
             id,
             balancer,
             closed: Notify::new(),
-            quiet_trim: QuietTrim::default(),
+            quiet_trim: QuietTrim::new(trim_allocator),
             busy_futures: FuturePool::default(),
         }
     }
@@ -77,12 +83,12 @@ impl<S: Service> Worker<S> {
     }
 
     /// Serve a connection accepted here, or hand it to a worker that holds fewer.
-    fn take_connection(self: &Rc<Self>, stream: TcpStream, remote: SocketAddr) {
+    fn take_connection(self: &Rc<Self>, accepted: Accepted) {
         let cap = self.limits.max_connections_per_worker;
         let target = self.balancer.pick(self.id, cap);
         if target != self.id {
-            let handed = match stream.into_std() {
-                Ok(stream) => self.balancer.hand_off(target, (stream, remote)),
+            let handed = match accepted.into_handoff() {
+                Ok(handoff) => self.balancer.hand_off(target, handoff),
                 Err(error) => {
                     tracing::debug!(%error, "could not hand a connection over; closing it");
                     return;
@@ -94,22 +100,31 @@ impl<S: Service> Worker<S> {
                 Err(returned) => return self.adopt(returned, false),
             }
         }
-        tokio::task::spawn_local(serve_connection(stream, remote, self.track_connection()));
+        self.serve(accepted, self.track_connection());
     }
 
     /// Serve a connection another worker accepted and handed here (`counted`: the handoff
     /// already counts it as this worker's).
-    fn adopt(self: &Rc<Self>, (stream, remote): Handoff, counted: bool) {
+    fn adopt(self: &Rc<Self>, handoff: Handoff, counted: bool) {
         let guard = if counted {
             OpenConnection(self.clone())
         } else {
             self.track_connection()
         };
-        match TcpStream::from_std(stream) {
-            Ok(stream) => {
-                tokio::task::spawn_local(serve_connection(stream, remote, guard));
-            }
+        match handoff.into_accepted() {
+            Ok(accepted) => self.serve(accepted, guard),
             Err(error) => tracing::debug!(%error, "could not take a handed-over connection"),
+        }
+    }
+
+    fn serve(&self, accepted: Accepted, guard: OpenConnection<S>) {
+        match accepted {
+            Accepted::Tcp(stream, remote) => {
+                tokio::task::spawn_local(serve_connection(stream, Some(remote), guard));
+            }
+            Accepted::Unix(stream) => {
+                tokio::task::spawn_local(serve_connection(stream, None, guard));
+            }
         }
     }
 
@@ -123,7 +138,7 @@ impl<S: Service> Worker<S> {
     /// Wait until an idle connection (with slot `slot` in the idle registry) has bytes to
     /// read. `false` if it should close instead: the keep-alive timeout passed, the server is
     /// shutting down, or the socket failed.
-    pub(crate) async fn wait_readable(&self, stream: &TcpStream, slot: usize) -> bool {
+    pub(crate) async fn wait_readable<T: Transport>(&self, stream: &T, slot: usize) -> bool {
         std::future::poll_fn(|cx| {
             if let Poll::Ready(ready) = stream.poll_read_ready(cx) {
                 self.idle.resume(slot);
@@ -167,7 +182,7 @@ impl<S: Service> Worker<S> {
     }
 
     /// Accept connections until shutdown is requested.
-    pub(crate) async fn accept_loop(self: &Rc<Self>, listener: TcpListener, stop: &ShutdownHandle) {
+    pub(crate) async fn accept_loop(self: &Rc<Self>, listener: Listener, stop: &ShutdownHandle) {
         let mut exhausted_logged = false;
         loop {
             for _ in 0..MAX_ACCEPTS_PER_WAKEUP {
@@ -182,13 +197,10 @@ impl<S: Service> Worker<S> {
                     accepted = listener.accept() => accepted,
                 };
                 match accepted {
-                    Ok((stream, remote)) => {
+                    Ok(accepted) => {
                         exhausted_logged = false;
                         self.quiet_trim.mark_active();
-                        // Responses are written whole, once per batch: Nagle's delay would only
-                        // hold back the last segment of each.
-                        let _ = stream.set_nodelay(true);
-                        self.take_connection(stream, remote);
+                        self.take_connection(accepted);
                     }
                     Err(error) if is_resource_exhaustion(&error) => {
                         if !exhausted_logged {

@@ -1,0 +1,170 @@
+//! Any `AsyncRead + AsyncWrite` stream as a [`Transport`].
+
+use super::Transport;
+use std::cell::RefCell;
+use std::fmt;
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+
+/// Bytes read while waiting for readiness, handed out by the next reads.
+const PEEK_BUFFER_SIZE: usize = 2 * 1024;
+
+/// Serves HTTP over any `AsyncRead + AsyncWrite` stream: a TLS stream, an in-memory pipe
+/// (`tokio::io::duplex`) in a test, a stream from another library.
+///
+/// A stream like this has no readiness of its own, so waiting for an idle connection's next
+/// request reads into a small buffer the transport keeps; sockets avoid that cost by
+/// implementing [`Transport`] directly.
+pub struct IoTransport<T> {
+    io: RefCell<T>,
+    peeked: RefCell<Peeked>,
+}
+
+#[derive(Default)]
+struct Peeked {
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    eof: bool,
+}
+
+impl<T> IoTransport<T> {
+    /// Wrap `io`.
+    pub fn new(io: T) -> Self {
+        IoTransport {
+            io: RefCell::new(io),
+            peeked: RefCell::new(Peeked::default()),
+        }
+    }
+
+    /// The stream back, and any bytes already read from it but not yet consumed.
+    pub fn into_inner(self) -> (T, Vec<u8>) {
+        let peeked = self.peeked.into_inner();
+        let unread = peeked.buf[peeked.start..peeked.end].to_vec();
+        (self.io.into_inner(), unread)
+    }
+}
+
+impl<T> fmt::Debug for IoTransport<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IoTransport").finish_non_exhaustive()
+    }
+}
+
+impl<T: AsyncRead + AsyncWrite + Unpin + 'static> Transport for IoTransport<T> {
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let mut peeked = self.peeked.borrow_mut();
+        if peeked.start < peeked.end || peeked.eof {
+            return Poll::Ready(Ok(()));
+        }
+        if peeked.buf.is_empty() {
+            peeked.buf = vec![0; PEEK_BUFFER_SIZE];
+        }
+        let mut buf = ReadBuf::new(&mut peeked.buf);
+        match Pin::new(&mut *self.io.borrow_mut()).poll_read(cx, &mut buf) {
+            Poll::Ready(Ok(())) => {
+                let n = buf.filled().len();
+                peeked.start = 0;
+                peeked.end = n;
+                peeked.eof = n == 0;
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        {
+            let mut peeked = self.peeked.borrow_mut();
+            if peeked.start < peeked.end {
+                let n = buf.len().min(peeked.end - peeked.start);
+                buf[..n].copy_from_slice(&peeked.buf[peeked.start..peeked.start + n]);
+                peeked.start += n;
+                return Poll::Ready(Ok(n));
+            }
+            if peeked.eof {
+                return Poll::Ready(Ok(0));
+            }
+        }
+        let mut buf = ReadBuf::new(buf);
+        match Pin::new(&mut *self.io.borrow_mut()).poll_read(cx, &mut buf) {
+            Poll::Ready(Ok(())) => Poll::Ready(Ok(buf.filled().len())),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut *self.io.borrow_mut()).poll_write(cx, buf)
+    }
+
+    fn poll_flush(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.io.borrow_mut()).poll_flush(cx)
+    }
+
+    fn poll_shutdown(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut *self.io.borrow_mut()).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::Waker;
+    use tokio::io::AsyncWriteExt;
+
+    #[tokio::test]
+    async fn bytes_read_while_waiting_come_first_then_the_stream() {
+        let (client, server) = tokio::io::duplex(64);
+        let transport = IoTransport::new(server);
+        let mut client = client;
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(transport.poll_read_ready(&mut cx).is_pending());
+        client.write_all(b"hello").await.unwrap();
+        assert!(matches!(
+            transport.poll_read_ready(&mut cx),
+            Poll::Ready(Ok(()))
+        ));
+        let mut buf = [0u8; 3];
+        assert_eq!(transport.try_read(&mut buf).unwrap(), 3);
+        assert_eq!(&buf, b"hel");
+        client.write_all(b" world").await.unwrap();
+        let mut buf = [0u8; 16];
+        assert_eq!(
+            transport.try_read(&mut buf).unwrap(),
+            2,
+            "the peeked rest first"
+        );
+        assert_eq!(&buf[..2], b"lo");
+        assert_eq!(transport.try_read(&mut buf).unwrap(), 6);
+        assert_eq!(&buf[..6], b" world");
+        let error = transport.try_read(&mut buf).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::WouldBlock);
+        drop(client);
+        assert!(matches!(
+            transport.poll_read_ready(&mut cx),
+            Poll::Ready(Ok(()))
+        ));
+        assert_eq!(transport.try_read(&mut buf).unwrap(), 0, "end of stream");
+    }
+
+    #[test]
+    fn unread_peeked_bytes_are_returned_with_the_stream() {
+        let (client, server) = tokio::io::duplex(64);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let mut client = client;
+            client.write_all(b"abc").await.unwrap();
+            let transport = IoTransport::new(server);
+            let mut cx = Context::from_waker(Waker::noop());
+            assert!(transport.poll_read_ready(&mut cx).is_ready());
+            let (_, unread) = transport.into_inner();
+            assert_eq!(unread, b"abc");
+        });
+    }
+}
