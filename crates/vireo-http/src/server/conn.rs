@@ -528,3 +528,7 @@ async fn refuse<T: Transport>(
         Err(_) => End::Quietly,
     }
 }
+
+#[cfg(test)]
+#[path = "conn_tests.rs"]
+mod tests;

@@ -77,7 +77,7 @@ impl<S: Service> Worker<S> {
     }
 
     /// Count a connection as open until the returned guard is dropped.
-    fn track_connection(self: &Rc<Self>) -> OpenConnection<S> {
+    pub(crate) fn track_connection(self: &Rc<Self>) -> OpenConnection<S> {
         self.balancer.opened(self.id);
         OpenConnection(self.clone())
     }
