@@ -151,10 +151,12 @@ fn stream(req: Request) -> Result<impl IntoResponse, Error> {
 fn main() -> std::io::Result<()> {
     let mut addr = String::from("127.0.0.1:8080");
     let mut workers = None;
+    let mut unix = None;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         match (flag.as_str(), args.next()) {
             ("--addr", Some(value)) => addr = value,
+            ("--unix", Some(path)) => unix = Some(path),
             ("--workers", Some(value)) => match value.parse::<usize>() {
                 Ok(n) if n > 0 => workers = Some(n),
                 _ => usage("--workers takes a positive number"),
@@ -162,7 +164,10 @@ fn main() -> std::io::Result<()> {
             _ => usage(&format!("unknown argument `{flag}`")),
         }
     }
-    let mut server = Server::bind(&addr)?;
+    let mut server = match unix {
+        Some(path) => Server::bind_unix(path)?,
+        None => Server::bind(&addr)?,
+    };
     if let Some(workers) = workers {
         server = server.workers(workers);
     }
@@ -171,6 +176,6 @@ fn main() -> std::io::Result<()> {
 }
 
 fn usage(problem: &str) -> ! {
-    eprintln!("{problem}\nusage: reference [--addr HOST:PORT] [--workers N]");
+    eprintln!("{problem}\nusage: reference [--addr HOST:PORT | --unix PATH] [--workers N]");
     std::process::exit(2);
 }
