@@ -4,7 +4,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::hint::black_box;
 use vireo_http::proto::{
-    encode_head, encode_typed_head, parse_head, ChunkedDecoder, Connection, Framing, RequestHead,
+    encode_head, parse_head, ChunkedDecoder, Connection, Framing, HeadFields, RequestHead,
 };
 use vireo_http::{ContentType, Limits};
 
@@ -71,7 +71,7 @@ fn encode(c: &mut Criterion) {
             encode_head(
                 &mut out,
                 http::StatusCode::OK,
-                black_box(&headers),
+                HeadFields::Map(black_box(&headers)),
                 Framing::Length(13),
                 Connection::Default,
                 &date,
@@ -81,10 +81,10 @@ fn encode(c: &mut Criterion) {
     c.bench_function("encode_head/plaintext_typed", |b| {
         b.iter(|| {
             out.clear();
-            encode_typed_head(
+            encode_head(
                 &mut out,
                 http::StatusCode::OK,
-                black_box(ContentType::Text),
+                HeadFields::ContentType(black_box(ContentType::Text)),
                 Framing::Length(13),
                 Connection::Default,
                 &date,

@@ -44,8 +44,10 @@
 //!
 #![doc = include_str!("../../../docs/LIMITS.md")]
 
-mod body_buffer;
+mod body;
+mod head;
 pub mod limits;
+mod pool;
 pub mod proto;
 mod request;
 mod response;
@@ -53,10 +55,12 @@ mod server;
 mod service;
 pub mod transport;
 
+pub use body::{BodyError, RequestBody};
+pub use head::Head;
 pub use limits::Limits;
-pub use request::{BodyError, Head, Request, RequestBody};
+pub use pool::on_worker_thread;
+pub use request::Request;
 pub use response::{Body, BodyStream, BoxError, ContentType, Response};
-pub use server::buffers::on_worker_thread;
 pub use server::{
     release_when_quiet, ListenAddr, RunningServer, Server, ShutdownHandle,
     DEFAULT_MAX_BLOCKING_THREADS,

@@ -1,8 +1,9 @@
 //! The response a service returns: status, header fields and a body.
 
+pub use crate::proto::ContentType;
 use bytes::Bytes;
 use futures_core::Stream;
-use http::{HeaderMap, HeaderValue, StatusCode};
+use http::{HeaderMap, StatusCode};
 use std::cell::RefCell;
 use std::fmt;
 use std::mem::ManuallyDrop;
@@ -126,63 +127,9 @@ impl From<Bytes> for Body {
     }
 }
 
-/// The `Content-Type` most responses carry. A response made with [`Response::typed`] starts
-/// from a pooled header map that already holds the field, and gives it back unchanged if
-/// nothing changed its fields: inserting and clearing the field through `HeaderMap` costs more
-/// than the rest of encoding a small response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ContentType {
-    /// `text/plain; charset=utf-8`
-    Text,
-    /// `text/html; charset=utf-8`
-    Html,
-    /// `application/json`
-    Json,
-    /// `application/octet-stream`
-    OctetStream,
-}
-
-impl ContentType {
-    pub(crate) const ALL: [ContentType; 4] = [
-        ContentType::Text,
-        ContentType::Html,
-        ContentType::Json,
-        ContentType::OctetStream,
-    ];
-
-    /// The field value.
-    pub const fn value(self) -> HeaderValue {
-        HeaderValue::from_static(match self {
-            ContentType::Text => "text/plain; charset=utf-8",
-            ContentType::Html => "text/html; charset=utf-8",
-            ContentType::Json => "application/json",
-            ContentType::OctetStream => "application/octet-stream",
-        })
-    }
-
-    /// Append the whole field as encoded in a response head. A constant per arm, copied as a
-    /// constant length: one slice picked at run time is a `memcpy` call.
-    #[inline(always)]
-    pub(crate) fn put_field_line(self, out: &mut Vec<u8>) {
-        match self {
-            ContentType::Text => {
-                out.extend_from_slice(b"content-type: text/plain; charset=utf-8\r\n")
-            }
-            ContentType::Html => {
-                out.extend_from_slice(b"content-type: text/html; charset=utf-8\r\n")
-            }
-            ContentType::Json => out.extend_from_slice(b"content-type: application/json\r\n"),
-            ContentType::OctetStream => {
-                out.extend_from_slice(b"content-type: application/octet-stream\r\n")
-            }
-        }
-    }
-
-    /// This type's pool in [`RESPONSES`]; pool 0 holds parts with an empty header map.
-    fn pool(self) -> usize {
-        1 + self as usize
-    }
+/// This type's pool in [`RESPONSES`]; pool 0 holds parts with an empty header map.
+fn pool_of(content_type: ContentType) -> usize {
+    1 + content_type as usize
 }
 
 /// Responses' parts kept per thread, per kind: with an empty header map, and with a map holding
@@ -292,7 +239,7 @@ impl Response {
     /// ```
     pub fn typed(status: StatusCode, body: impl Into<Body>, content_type: ContentType) -> Self {
         // As in `new`, the body is converted only once its place is known.
-        let parts = match pooled_parts(content_type.pool()) {
+        let parts = match pooled_parts(pool_of(content_type)) {
             Some(mut parts) => {
                 parts.status = status;
                 parts.set_pooled_body(body.into());
@@ -392,7 +339,7 @@ impl Drop for Response {
     fn drop(&mut self) {
         // SAFETY: `drop` runs once and nothing uses the parts after it; `into_parts` skips it.
         let mut parts = unsafe { ManuallyDrop::take(&mut self.parts) };
-        if !crate::server::buffers::on_worker_thread() {
+        if !crate::pool::on_worker_thread() {
             return;
         }
         // Most bodies are empty or static bytes (which the connection copies where they lie),
@@ -404,7 +351,7 @@ impl Drop for Response {
         }
         parts.extensions.clear();
         let pool = match parts.untouched {
-            Some(content_type) => content_type.pool(),
+            Some(content_type) => pool_of(content_type),
             None => {
                 parts.headers.clear();
                 0
@@ -433,7 +380,7 @@ impl fmt::Debug for Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::header;
+    use http::{header, HeaderValue};
 
     fn pooled(pool: usize) -> usize {
         RESPONSES.with(|pools| pools.borrow()[pool].len())
@@ -441,12 +388,12 @@ mod tests {
 
     #[test]
     fn a_typed_map_goes_back_to_its_pool_only_while_untouched() {
-        crate::server::buffers::mark_worker_thread();
+        crate::pool::mark_worker_thread();
         drop(Response::typed(StatusCode::OK, "{}", ContentType::Json));
-        assert_eq!(pooled(ContentType::Json.pool()), 1);
+        assert_eq!(pooled(pool_of(ContentType::Json)), 1);
         let res = Response::typed(StatusCode::OK, "{}", ContentType::Json);
         assert_eq!(
-            pooled(ContentType::Json.pool()),
+            pooled(pool_of(ContentType::Json)),
             0,
             "the pooled map was taken"
         );
@@ -461,7 +408,7 @@ mod tests {
             .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
         drop(res);
         assert_eq!(
-            pooled(ContentType::Json.pool()),
+            pooled(pool_of(ContentType::Json)),
             0,
             "a changed map is not typed"
         );
@@ -486,7 +433,7 @@ mod tests {
 
     #[test]
     fn pooled_parts_keep_nothing_of_the_response_they_served() {
-        crate::server::buffers::mark_worker_thread();
+        crate::pool::mark_worker_thread();
         let owner = std::sync::Arc::new(7u8);
         let mut res = Response::new(StatusCode::OK, Bytes::from_owner(ArcOwner(owner.clone())));
         res.extensions_mut().insert(owner.clone());
@@ -514,7 +461,7 @@ mod tests {
 
     #[test]
     fn every_content_type_has_its_own_pool_and_value() {
-        crate::server::buffers::mark_worker_thread();
+        crate::pool::mark_worker_thread();
         for content_type in ContentType::ALL {
             let line = [b"content-type: ", content_type.value().as_bytes(), b"\r\n"].concat();
             let mut encoded = Vec::new();

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::time::Duration;
 use vireo_http::proto::{
     encode_chunk, encode_head, parse_head, BodyKind, ChunkedDecoder, Connection, Framing,
-    RequestHead, LAST_CHUNK,
+    HeadFields, RequestHead, LAST_CHUNK,
 };
 use vireo_http::Limits;
 
@@ -320,7 +320,7 @@ proptest! {
             );
         }
         let mut out = Vec::new();
-        encode_head(&mut out, status, &map, Framing::Length(0), Connection::KeepAlive,
+        encode_head(&mut out, status, HeadFields::Map(&map), Framing::Length(0), Connection::KeepAlive,
             b"Sun, 06 Nov 1994 08:49:37 GMT");
         let mut parsed_fields = [httparse::EMPTY_HEADER; 64];
         let mut parsed = httparse::Response::new(&mut parsed_fields);

@@ -1,8 +1,10 @@
 //! Encoding a response head (RFC 9112 §4, §6): status line, fields, framing and `Date`.
 
-use super::date::DATE_LEN;
-use crate::ContentType;
+use super::ContentType;
 use http::{header, HeaderMap, StatusCode};
+
+/// Length of an IMF-fixdate such as `Sun, 06 Nov 1994 08:49:37 GMT`, the form of `Date`.
+pub const DATE_LEN: usize = 29;
 
 /// How the body after a head is framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +30,15 @@ pub enum Connection {
     Close,
 }
 
+/// A response's own header fields, as the encoder takes them.
+#[derive(Debug, Clone, Copy)]
+pub enum HeadFields<'a> {
+    /// Just one pre-rendered `Content-Type`: written as a constant, without walking a map.
+    ContentType(ContentType),
+    /// Any fields.
+    Map(&'a HeaderMap),
+}
+
 /// Append a response head to `out`.
 ///
 /// Framing fields set by the caller (`Content-Length`, `Transfer-Encoding`, `Connection`) are
@@ -36,24 +47,47 @@ pub enum Connection {
 /// into [`Connection::Close`]; the connection actually sent is returned.
 ///
 /// ```
-/// use vireo_http::proto::{encode_head, Connection, Framing};
-/// let mut out = Vec::new();
+/// use vireo_http::proto::{encode_head, Connection, Framing, HeadFields};
+/// use vireo_http::ContentType;
 /// let date = b"Sun, 06 Nov 1994 08:49:37 GMT";
-/// let sent = encode_head(&mut out, http::StatusCode::OK, &http::HeaderMap::new(), Framing::Length(2), Connection::Close, date);
+/// let mut out = Vec::new();
+/// let sent = encode_head(&mut out, http::StatusCode::OK, HeadFields::Map(&http::HeaderMap::new()), Framing::Length(2), Connection::Close, date);
 /// assert_eq!(sent, Connection::Close);
 /// assert_eq!(out, b"HTTP/1.1 200 OK\r\ndate: Sun, 06 Nov 1994 08:49:37 GMT\r\ncontent-length: 2\r\nconnection: close\r\n\r\n");
+///
+/// // A pre-rendered Content-Type is written as the same field from a map would be.
+/// let mut map = http::HeaderMap::new();
+/// map.insert(http::header::CONTENT_TYPE, ContentType::Json.value());
+/// let (mut typed, mut walked) = (Vec::new(), Vec::new());
+/// encode_head(&mut typed, http::StatusCode::OK, HeadFields::ContentType(ContentType::Json), Framing::Length(2), Connection::Default, date);
+/// encode_head(&mut walked, http::StatusCode::OK, HeadFields::Map(&map), Framing::Length(2), Connection::Default, date);
+/// assert_eq!(typed, walked);
 /// ```
+#[inline]
 pub fn encode_head(
     out: &mut Vec<u8>,
     status: StatusCode,
-    headers: &HeaderMap,
+    fields: HeadFields<'_>,
     framing: Framing,
     connection: Connection,
     date: &[u8],
 ) -> Connection {
     status_line(out, status);
     framing_fields(out, framing, date);
-    let mut connection = connection;
+    let connection = match fields {
+        HeadFields::ContentType(content_type) => {
+            content_type.put_field_line(out);
+            connection
+        }
+        HeadFields::Map(headers) => put_fields(out, headers, connection),
+    };
+    end_head(out, connection);
+    connection
+}
+
+/// Append every field of `headers` but the framing ones; the connection to send, given that a
+/// `Connection: close` among them asks to close.
+fn put_fields(out: &mut Vec<u8>, headers: &HeaderMap, mut connection: Connection) -> Connection {
     for (name, value) in headers {
         if is_framing_field(name) {
             if name == header::CONNECTION && asks_close(value) {
@@ -66,37 +100,7 @@ pub fn encode_head(
         out.extend_from_slice(value.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    end_head(out, connection);
     connection
-}
-
-/// Append the head of a response whose only field is `Content-Type`, as
-/// [`crate::Response::typed`] makes them: as [`encode_head`] with a map holding just that field,
-/// without walking a map.
-///
-/// ```
-/// use vireo_http::proto::{encode_head, encode_typed_head, Connection, Framing};
-/// use vireo_http::ContentType;
-/// let date = b"Sun, 06 Nov 1994 08:49:37 GMT";
-/// let mut map = http::HeaderMap::new();
-/// map.insert(http::header::CONTENT_TYPE, ContentType::Json.value());
-/// let (mut typed, mut walked) = (Vec::new(), Vec::new());
-/// encode_typed_head(&mut typed, http::StatusCode::OK, ContentType::Json, Framing::Length(2), Connection::Default, date);
-/// encode_head(&mut walked, http::StatusCode::OK, &map, Framing::Length(2), Connection::Default, date);
-/// assert_eq!(typed, walked);
-/// ```
-pub fn encode_typed_head(
-    out: &mut Vec<u8>,
-    status: StatusCode,
-    content_type: ContentType,
-    framing: Framing,
-    connection: Connection,
-    date: &[u8],
-) {
-    status_line(out, status);
-    framing_fields(out, framing, date);
-    content_type.put_field_line(out);
-    end_head(out, connection);
 }
 
 /// `Date` and the framing field. Always inlined, as is `status_line`: out of line, each was a
@@ -216,11 +220,11 @@ mod tests {
         }
     }
 
-    /// The typed head is byte for byte the head `encode_head` writes for a map holding just that
-    /// content type: for every status code, framing, content type and connection, with the
-    /// cached date's length and with another.
+    /// A pre-rendered content type is written byte for byte as a map holding just that field:
+    /// for every status code, framing, content type and connection, with the cached date's
+    /// length and with another.
     #[test]
-    fn typed_heads_match_the_general_encoder_everywhere() {
+    fn pre_rendered_content_types_match_a_map_everywhere() {
         let framings = [
             Framing::NoBody,
             Framing::Length(0),
@@ -252,15 +256,10 @@ mod tests {
                             typed.extend_from_slice(b"before");
                             walked.clear();
                             walked.extend_from_slice(b"before");
-                            encode_typed_head(
-                                &mut typed,
-                                status,
-                                content_type,
-                                framing,
-                                connection,
-                                date,
-                            );
-                            encode_head(&mut walked, status, &map, framing, connection, date);
+                            let fields = HeadFields::ContentType(content_type);
+                            encode_head(&mut typed, status, fields, framing, connection, date);
+                            let fields = HeadFields::Map(&map);
+                            encode_head(&mut walked, status, fields, framing, connection, date);
                             assert_eq!(typed, walked, "{code} {framing:?} {connection:?}");
                         }
                     }

@@ -1,9 +1,9 @@
 //! The sans-I/O protocol core: pure functions over bytes.
 //!
-//! Nothing here touches a socket, a clock (except the cached `Date`) or a runtime, which is what
+//! Nothing here touches a socket, a clock or a runtime, which is what
 //! makes it table-testable and fuzzable: [`parse_head`] reads a request head,
-//! [`ChunkedDecoder`] frames a chunked body, [`encode_head`], [`encode_typed_head`] and
-//! [`encode_chunk`] write responses.
+//! [`ChunkedDecoder`] frames a chunked body, [`encode_head`] and [`encode_chunk`]
+//! write responses.
 
 /// A table of the bytes for which `test` holds, built at compile time: the byte classes the
 /// parsers look up on every request.
@@ -21,15 +21,16 @@ macro_rules! byte_table {
 }
 
 mod chunked;
-pub mod date;
+mod content_type;
 mod encode;
 mod error;
 mod head;
 mod head_scan;
 
 pub use chunked::{encode_chunk, ChunkedDecoder, Decoded, LAST_CHUNK};
+pub use content_type::ContentType;
 pub use encode::{
-    encode_head, encode_typed_head, status_allows_body, Connection, Framing, CONTINUE,
+    encode_head, status_allows_body, Connection, Framing, HeadFields, CONTINUE, DATE_LEN,
 };
 pub use error::ProtoError;
 /// httparse's path alone, for the fuzz target that checks [`parse_head`] answers as it does.

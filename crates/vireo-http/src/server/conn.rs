@@ -1,16 +1,19 @@
 //! The connection state machine: read a batch, parse every complete request in it, call the
 //! service for each in order, encode the responses into one buffer, write once.
 
-use super::buffers::{
-    give_read_state, give_write_buffer, take_read_state, take_write_buffer, Head,
-};
+use super::date;
 use super::io::{flush, linger_close, write_all, write_now};
 use super::worker::{OpenConnection, Worker};
-use crate::proto::{
-    date, encode_chunk, encode_head, encode_typed_head, parse_head, status_allows_body, Connection,
-    Framing, ProtoError, LAST_CHUNK,
+use super::write_buffers::{give_write_buffer, take_write_buffer};
+use crate::body::{
+    give_read_state, take_read_state, BodyProgress, Continue, ReadState, RequestBody,
 };
-use crate::request::{BodyProgress, Continue, ReadState, Request, RequestBody};
+use crate::head::Head;
+use crate::proto::{
+    encode_chunk, encode_head, parse_head, status_allows_body, Connection, Framing, HeadFields,
+    ProtoError, LAST_CHUNK,
+};
+use crate::request::Request;
 use crate::response::{Body, BodyStream, Response};
 use crate::service::Service;
 use crate::transport::Transport;
@@ -379,16 +382,13 @@ fn encode_response(
     } else {
         Connection::Default
     };
-    let close = date::with_current(|date| match response.only_content_type() {
-        Some(content_type) => {
-            encode_typed_head(out, status, content_type, framing, connection, date);
-            close
-        }
-        None => {
-            let sent = encode_head(out, status, response.headers(), framing, connection, date);
-            sent == Connection::Close
-        }
-    });
+    let fields = match response.only_content_type() {
+        Some(content_type) => HeadFields::ContentType(content_type),
+        None => HeadFields::Map(response.headers()),
+    };
+    let sent =
+        date::with_current(|date| encode_head(out, status, fields, framing, connection, date));
+    let close = sent == Connection::Close;
     if reply.is_head || framing == Framing::NoBody {
         return (close, Rest::Nothing);
     }
@@ -507,16 +507,11 @@ async fn refuse<T: Transport>(
 ) -> End {
     let status = error.status();
     let reason = status.canonical_reason().unwrap_or("Error").as_bytes();
-    let mut headers = http::HeaderMap::new();
-    headers.insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
     date::with_current(|date| {
         encode_head(
             out,
             status,
-            &headers,
+            HeadFields::ContentType(crate::ContentType::Text),
             Framing::Length(reason.len() as u64),
             Connection::Close,
             date,

@@ -132,7 +132,7 @@ fn blank_dates(text: &str) -> String {
         let (before, after) = rest.split_at(at + "date: ".len());
         out.push_str(before);
         out.push_str("DATE");
-        rest = &after[crate::proto::date::DATE_LEN..];
+        rest = &after[crate::proto::DATE_LEN..];
     }
     out.push_str(rest);
     out

@@ -2,8 +2,8 @@
 
 mod allocator;
 mod balance;
-pub(crate) mod buffers;
 mod conn;
+mod date;
 mod future_pool;
 mod idle;
 pub(crate) mod io;
@@ -11,6 +11,7 @@ mod listener;
 mod shutdown;
 mod trim;
 mod worker;
+mod write_buffers;
 
 pub use listener::ListenAddr;
 pub use shutdown::ShutdownHandle;
@@ -399,7 +400,7 @@ fn run_worker<S: Service>(
     stop: &ShutdownHandle,
     shutdown_timeout: Duration,
 ) -> std::io::Result<()> {
-    buffers::mark_worker_thread();
+    crate::pool::mark_worker_thread();
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, async {
         let listener = listener.into_tokio()?;

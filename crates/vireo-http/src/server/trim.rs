@@ -71,7 +71,7 @@ impl QuietTrim {
         if self.trimmed.replace(true) {
             return false;
         }
-        super::buffers::release_pools();
+        release_pools();
         release();
         run_quiet_hooks();
         if self.trim_allocator {
@@ -79,6 +79,15 @@ impl QuietTrim {
         }
         true
     }
+}
+
+/// Free everything this thread's pools hold, so that objects made for the busiest moment do not
+/// stay allocated after the load is gone; the next burst refills the pools.
+fn release_pools() {
+    crate::body::release_pooled_read_states();
+    super::write_buffers::release_pooled_write_buffers();
+    crate::head::release_pooled_heads();
+    crate::response::release_pooled_responses();
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]

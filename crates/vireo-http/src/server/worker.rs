@@ -2,12 +2,12 @@
 
 use super::balance::{Balancer, Handoff, Mailbox};
 use super::conn::serve_connection;
+use super::date;
 use super::future_pool::FuturePool;
 use super::idle::IdleRegistry;
 use super::listener::{Accepted, Listener};
 use super::shutdown::ShutdownHandle;
 use super::trim::QuietTrim;
-use crate::proto::date;
 use crate::service::Service;
 use crate::transport::Transport;
 use crate::Limits;

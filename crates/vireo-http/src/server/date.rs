@@ -7,8 +7,7 @@
 use std::cell::RefCell;
 use std::time::SystemTime;
 
-/// Length of an IMF-fixdate such as `Sun, 06 Nov 1994 08:49:37 GMT`.
-pub const DATE_LEN: usize = 29;
+use crate::proto::DATE_LEN;
 
 thread_local! {
     static CACHED: RefCell<Option<[u8; DATE_LEN]>> = const { RefCell::new(None) };
@@ -22,14 +21,14 @@ fn render() -> [u8; DATE_LEN] {
 }
 
 /// Re-render this thread's cached date from the clock.
-pub fn refresh() {
+pub(crate) fn refresh() {
     CACHED.with(|cell| *cell.borrow_mut() = Some(render()));
 }
 
 /// Call `f` with this thread's cached date, rendered now if it never was. Lent rather than
 /// returned: copied out, the 29 bytes went through the stack in overlapping 16-byte moves, and
 /// reading them back stalled on every response (perf, pipelined requests).
-pub fn with_current<R>(f: impl FnOnce(&[u8; DATE_LEN]) -> R) -> R {
+pub(crate) fn with_current<R>(f: impl FnOnce(&[u8; DATE_LEN]) -> R) -> R {
     CACHED.with(|cell| {
         if cell.borrow().is_none() {
             refresh();
