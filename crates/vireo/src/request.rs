@@ -366,8 +366,9 @@ impl Request {
     }
 
     /// Attach a typed value to this request (for later middleware and the handler), returning
-    /// the value of the same type attached before, if any. Values of up to three words are
-    /// stored without allocating.
+    /// the value of the same type attached before, if any. The room for a value stays with the
+    /// request's pooled parts, so a value of a type set before on this thread needs no
+    /// allocation.
     pub fn set<T: Send + Sync + 'static>(&mut self, value: T) -> Option<T> {
         self.p_mut().extensions.insert(value)
     }
