@@ -57,11 +57,16 @@ impl Body {
         B: Into<Bytes>,
         E: Into<BoxError>,
     {
-        Body::Stream(Box::pin(MapChunks(stream)))
+        Body::Stream(Box::pin(MapChunks { chunks: stream }))
     }
 }
 
-struct MapChunks<S>(S);
+pin_project_lite::pin_project! {
+    struct MapChunks<S> {
+        #[pin]
+        chunks: S,
+    }
+}
 
 impl<S, B, E> Stream for MapChunks<S>
 where
@@ -75,10 +80,8 @@ where
         self: Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Self::Item>> {
-        // SAFETY: `MapChunks` is a plain wrapper with no Drop and no other field; `self.0` is
-        // never moved out of the pinned `MapChunks`, so projecting the pin to it is sound.
-        let inner = unsafe { self.map_unchecked_mut(|s| &mut s.0) };
-        inner
+        self.project()
+            .chunks
             .poll_next(cx)
             .map(|item| item.map(|r| r.map(Into::into).map_err(Into::into)))
     }
