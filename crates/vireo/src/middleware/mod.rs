@@ -109,8 +109,8 @@ pub(crate) struct Program {
 /// (through its router) every chain a request can reach, so holding it keeps them all alive.
 ///
 /// Each thread keeps its own `Rc` (see [`local_root`]) so that passing a request down a chain
-/// changes no shared reference count, and its own copy of the steps so that a `Next` reaches
-/// its step through one pointer.
+/// changes no shared reference count, and its own copy of the steps, which the `Rc` points at
+/// directly rather than through the shared program.
 pub(crate) type Root = Rc<Local>;
 
 pub(crate) struct Local {
