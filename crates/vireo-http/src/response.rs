@@ -58,11 +58,16 @@ impl Body {
         B: Into<Bytes>,
         E: Into<BoxError>,
     {
-        Body::Stream(Box::pin(MapChunks(stream)))
+        Body::Stream(Box::pin(MapChunks { chunks: stream }))
     }
 }
 
-struct MapChunks<S>(S);
+pin_project_lite::pin_project! {
+    struct MapChunks<S> {
+        #[pin]
+        chunks: S,
+    }
+}
 
 impl<S, B, E> Stream for MapChunks<S>
 where
@@ -76,10 +81,8 @@ where
         self: Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Self::Item>> {
-        // SAFETY: `MapChunks` is a plain wrapper with no Drop and no other field; `self.0` is
-        // never moved out of the pinned `MapChunks`, so projecting the pin to it is sound.
-        let inner = unsafe { self.map_unchecked_mut(|s| &mut s.0) };
-        inner
+        self.project()
+            .chunks
             .poll_next(cx)
             .map(|item| item.map(|r| r.map(Into::into).map_err(Into::into)))
     }
@@ -183,6 +186,23 @@ impl Parts {
         std::mem::forget(std::mem::replace(&mut self.body, body));
     }
 
+    /// Parts with this status and body and no header fields, from the pool when it has some.
+    /// Always inlined, into `Response::new` and `Response::typed`.
+    #[inline(always)]
+    fn plain(status: StatusCode, body: impl Into<Body>) -> Box<Parts> {
+        // The body is converted where it is stored, after the pool is asked: converted first, it
+        // would wait on the stack and be copied with wider loads than the stores that wrote it,
+        // which stalls the copy (perf, pipelined requests).
+        match pooled_parts(0) {
+            Some(mut parts) => {
+                parts.status = status;
+                parts.set_pooled_body(body.into());
+                parts
+            }
+            None => Parts::new(status, body.into()),
+        }
+    }
+
     fn new(status: StatusCode, body: Body) -> Box<Parts> {
         Box::new(Parts {
             status,
@@ -205,28 +225,17 @@ impl Parts {
 /// assert_eq!(res.body().len(), Some(4));
 /// ```
 pub struct Response {
-    /// Taken out only by the drop (back to the pool) and by `into_parts`, which forgets the
-    /// response. Not an `Option`: a never-null pointer leaves `Option<Response>` one word, and
-    /// an enum of a response or a boxed future two (see the framework's `Reply`).
+    /// Taken out only by the drop, back to the pool. Not an `Option`: a never-null pointer
+    /// leaves `Option<Response>` one word, and an enum of a response or a boxed future two
+    /// (see the framework's `Reply`).
     parts: ManuallyDrop<Box<Parts>>,
 }
 
 impl Response {
     /// A response with this status and body, and no header fields.
     pub fn new(status: StatusCode, body: impl Into<Body>) -> Self {
-        // The body is converted where it is stored, after the pool is asked: converted first, it
-        // would wait on the stack and be copied with wider loads than the stores that wrote it,
-        // which stalls the copy (perf, pipelined requests).
-        let parts = match pooled_parts(0) {
-            Some(mut parts) => {
-                parts.status = status;
-                parts.set_pooled_body(body.into());
-                parts
-            }
-            None => Parts::new(status, body.into()),
-        };
         Response {
-            parts: ManuallyDrop::new(parts),
+            parts: ManuallyDrop::new(Parts::plain(status, body)),
         }
     }
 
@@ -246,7 +255,7 @@ impl Response {
                 parts
             }
             None => {
-                let mut parts = Response::new(status, body).into_parts();
+                let mut parts = Parts::plain(status, body);
                 parts
                     .headers
                     .insert(http::header::CONTENT_TYPE, content_type.value());
@@ -271,13 +280,6 @@ impl Response {
 
     fn p_mut(&mut self) -> &mut Parts {
         &mut self.parts
-    }
-
-    fn into_parts(self) -> Box<Parts> {
-        let mut response = ManuallyDrop::new(self);
-        // SAFETY: the response is never dropped (it is in a `ManuallyDrop` that is not used
-        // again), so its parts are taken this once.
-        unsafe { ManuallyDrop::take(&mut response.parts) }
     }
 
     /// The status code.
@@ -337,7 +339,7 @@ impl Response {
 
 impl Drop for Response {
     fn drop(&mut self) {
-        // SAFETY: `drop` runs once and nothing uses the parts after it; `into_parts` skips it.
+        // SAFETY: `drop` runs once and nothing uses the parts after it.
         let mut parts = unsafe { ManuallyDrop::take(&mut self.parts) };
         if !crate::pool::on_worker_thread() {
             return;

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, ErrorMarker};
 use crate::handler::Served;
-use crate::middleware::{forget_local_root, local_root, Chain, End};
+use crate::middleware::{forget_local_root, local_root, Chains, End, Program};
 use crate::request::{BodyRequest, BodySource, Request};
 use crate::response::IntoResponse;
 use crate::router::Router;
@@ -115,9 +115,11 @@ impl App {
         if let Some(hint) = self.router.body_limit_hint() {
             limits.max_body_size = limits.max_body_size.max(hint);
         }
-        let (layers, routes) = self.router.compile();
+        let mut chains = Chains::default();
+        let (layers, routes) = self.router.compile(&mut chains);
+        let entry = chains.add(layers, End::Router(Arc::new(routes)));
         AppService(Arc::new(Compiled {
-            chain: Arc::new(Chain::new(layers, End::Router(Arc::new(routes)))),
+            program: Arc::new(chains.finish(entry)),
             state: Arc::new(self.state),
             error_handler: self.error_handler,
             default_body_limit,
@@ -149,7 +151,7 @@ impl App {
 }
 
 struct Compiled {
-    chain: Arc<Chain>,
+    program: Arc<Program>,
     state: Arc<http::Extensions>,
     error_handler: Option<Arc<ErrorHandler>>,
     default_body_limit: u64,
@@ -187,7 +189,7 @@ impl AppService {
     /// parts, which keep the app's state, are pooled only on the engine's workers, which end
     /// with the server.)
     pub(crate) fn forget_on_this_thread(&self) {
-        forget_local_root(&self.0.chain);
+        forget_local_root(&self.0.program);
     }
 
     /// Run a request through the app-wide middleware, the router and the handler, then the
@@ -197,8 +199,8 @@ impl AppService {
     /// (perf); a plain `#[inline]` was not taken.
     #[inline(always)]
     pub(crate) fn respond(&self, req: Request) -> Served<'_> {
-        let root = local_root(&self.0.chain);
-        let reply = self.0.chain.run_owned(req, root).into_state();
+        let root = local_root(&self.0.program);
+        let reply = self.0.program.run(req, root).into_state();
         // Tested once here: an app with no error handler makes no call for one, and the
         // handler's own future is awaited as it is.
         let Some(handler) = self.0.error_handler.as_deref() else {

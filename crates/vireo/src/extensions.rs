@@ -1,24 +1,16 @@
 //! Typed values a request carries from middleware to the handler.
 //!
-//! Written here rather than using `http::Extensions`, which boxes every value in a hash map:
-//! a middleware that sets one value would cost an allocation and a free on every request
-//! (measured with callgrind on the reference app: two values, about 450 instructions of
-//! ~3,800 per request). Here a value of up to three words (ids, flags, instants, an `Arc`, a
-//! `String`) is stored inline in its slot, larger ones in a box, and the slots live in a
-//! vector that stays with the pooled request, so once warm, setting a small value allocates
-//! nothing. Lookups scan the slots: a request carries a handful of values, where a linear scan
-//! beats hashing.
+//! Not `http::Extensions`, which keeps its values in a hash map and boxes each anew: here each
+//! value has a box of its own that outlives the value. Clearing drops the values and keeps the
+//! boxes, and the set stays with the pooled request, so once warm, a middleware that sets a
+//! value of the same type on every request allocates nothing. Lookups scan the entries: a
+//! request carries a handful of values, where a linear scan beats hashing.
 
-use std::any::{type_name, TypeId};
-use std::mem::{align_of, size_of, ManuallyDrop, MaybeUninit};
+use std::any::{type_name, Any, TypeId};
 
-/// Where a value lives: three words, word-aligned.
-type Storage = MaybeUninit<[usize; 3]>;
-
-/// Whether a `T` is stored in its slot itself; otherwise the slot holds a `Box<T>`.
-const fn is_inline<T>() -> bool {
-    size_of::<T>() <= size_of::<Storage>() && align_of::<T>() <= align_of::<Storage>()
-}
+/// Boxes kept for types no value is set of, at most: a pooled request that saw many types
+/// keeps room for only this many.
+const KEPT_ENTRIES: usize = 16;
 
 /// A set of values keyed by their type: at most one value of each type.
 ///
@@ -33,216 +25,165 @@ const fn is_inline<T>() -> bool {
 /// ```
 #[derive(Default)]
 pub struct Extensions {
-    slots: Vec<Slot>,
-    /// Whether some slot may hold a value with something to drop; when not, clearing only
-    /// forgets the slots.
-    some_need_drop: bool,
+    /// At most one entry per type, set or not.
+    entries: Vec<Entry>,
 }
 
-struct Slot {
+/// The box for one type's value.
+struct Entry {
+    /// The id of `T`, kept here so that a scan makes no call.
     type_id: TypeId,
-    /// A `T` when `is_inline::<T>()`, else a `Box<T>`, for the `T` whose id is `type_id`.
-    storage: Storage,
-    /// How to drop and name what `storage` holds.
-    kind: &'static SlotKind,
+    /// An `Option<T>`: `None` once the value is taken or dropped, except for a type with
+    /// nothing to drop, whose last value is left in place when cleared.
+    value: Box<dyn Any + Send + Sync>,
+    /// Whether `value` holds the set value.
+    set: bool,
+    kind: &'static Kind,
 }
 
-/// What a slot needs of the type it holds: one static per type, so a slot stays small.
-struct SlotKind {
-    /// `None` for an inline value with no drop glue (ids, flags, `&'static str`): most values
-    /// middleware set, so clearing a request's slots then makes no call per slot.
-    drop: Option<unsafe fn(&mut Storage)>,
+/// What an entry needs of its type: one static per type, so an entry stays small.
+struct Kind {
+    /// Drops the value in an entry's box, keeping the box; `None` for a type with nothing to
+    /// drop (ids, flags, `&'static str`: most values middleware set), so clearing those makes
+    /// no call.
+    clear: Option<fn(&mut (dyn Any + Send + Sync))>,
     type_name: fn() -> &'static str,
 }
 
 struct KindOf<T>(std::marker::PhantomData<T>);
 
-impl<T: 'static> KindOf<T> {
-    const KIND: &'static SlotKind = &SlotKind {
-        drop: if is_inline::<T>() && !std::mem::needs_drop::<T>() {
-            None
+impl<T: Send + Sync + 'static> KindOf<T> {
+    const KIND: &'static Kind = &Kind {
+        clear: if std::mem::needs_drop::<T>() {
+            Some(clear_value::<T>)
         } else {
-            Some(drop_value::<T>)
+            None
         },
         type_name: type_name::<T>,
     };
 }
 
-impl Drop for Slot {
-    fn drop(&mut self) {
-        if let Some(drop) = self.kind.drop {
-            // SAFETY: `kind` was chosen for the type `storage` holds (see `Slot::write`), and
-            // a slot is dropped once; values moved out by `into_value` skip this drop.
-            unsafe { drop(&mut self.storage) }
-        }
+/// Drop the `T` in a box that holds an `Option<T>`.
+fn clear_value<T: Send + Sync + 'static>(value: &mut (dyn Any + Send + Sync)) {
+    if let Some(slot) = value.downcast_mut::<Option<T>>() {
+        *slot = None;
     }
 }
 
-/// Drop the `T` (or `Box<T>`) that `storage` holds.
-///
-/// # Safety
-/// `storage` must hold an initialised value as [`Slot::write`] wrote it for this `T`, and it
-/// must not be used again.
-unsafe fn drop_value<T>(storage: &mut Storage) {
-    if is_inline::<T>() {
-        // SAFETY: the caller guarantees `storage` holds a `T`, written at its start; `Storage`
-        // is at least as large and as aligned as `T` (`is_inline`).
-        unsafe { storage.as_mut_ptr().cast::<T>().drop_in_place() }
-    } else {
-        // SAFETY: the caller guarantees `storage` holds a `Box<T>` written at its start.
-        unsafe { storage.as_mut_ptr().cast::<Box<T>>().drop_in_place() }
-    }
-}
-
-impl Slot {
-    /// Write a slot holding `value` at `at`, field by field. Made whole and then moved, a slot
-    /// waited on the stack and was copied with wider loads than the stores that wrote it,
-    /// which stalls the copy: a third of a one-line middleware's time (perf, pipelined
-    /// requests through the reference app).
-    ///
-    /// # Safety
-    /// `at` must be valid for writing a `Slot` and aligned for one.
-    unsafe fn write<T: Send + Sync + 'static>(at: *mut Slot, value: T) {
-        // SAFETY: the caller guarantees `at` may be written; each field is written through a
-        // raw pointer, so nothing reads the slot before it is whole. `Storage` is at least as
-        // large and as aligned as `T` when `is_inline`, and a `Box<T>` is one word otherwise.
-        unsafe {
-            let storage = (&raw mut (*at).storage).cast::<u8>();
-            if is_inline::<T>() {
-                storage.cast::<T>().write(value);
-            } else {
-                storage.cast::<Box<T>>().write(Box::new(value));
-            }
-            (&raw mut (*at).type_id).write(TypeId::of::<T>());
-            (&raw mut (*at).kind).write(KindOf::<T>::KIND);
-        }
-    }
-
-    /// The value, when this slot holds a `T`.
-    fn get<T: 'static>(&self) -> Option<&T> {
+impl Entry {
+    /// The box, when this entry is `T`'s.
+    fn slot<T: Send + Sync + 'static>(&self) -> Option<&Option<T>> {
         if self.type_id != TypeId::of::<T>() {
             return None;
         }
-        let at = self.storage.as_ptr();
-        // SAFETY: the type ids match, so `storage` holds a `T` (inline) or a `Box<T>`, written
-        // by `Slot::write` and initialised until the slot is dropped.
-        Some(unsafe {
-            if is_inline::<T>() {
-                &*at.cast::<T>()
-            } else {
-                &**at.cast::<Box<T>>()
-            }
-        })
+        self.value.downcast_ref::<Option<T>>()
     }
 
-    /// The value, to change, when this slot holds a `T`.
-    fn get_mut<T: 'static>(&mut self) -> Option<&mut T> {
+    /// The box, to change, when this entry is `T`'s.
+    fn slot_mut<T: Send + Sync + 'static>(&mut self) -> Option<&mut Option<T>> {
         if self.type_id != TypeId::of::<T>() {
             return None;
         }
-        let at = self.storage.as_mut_ptr();
-        // SAFETY: as in `get`; the slot is borrowed mutably, so the reference is unique.
-        Some(unsafe {
-            if is_inline::<T>() {
-                &mut *at.cast::<T>()
-            } else {
-                &mut **at.cast::<Box<T>>()
-            }
-        })
-    }
-
-    /// Move the value out of a slot that holds a `T`.
-    ///
-    /// # Safety
-    /// The slot must hold a `T` (`self.type_id == TypeId::of::<T>()`).
-    unsafe fn into_value<T: 'static>(self) -> T {
-        // The value is moved out below, so the slot's own drop must not run.
-        let slot = ManuallyDrop::new(self);
-        let at = slot.storage.as_ptr();
-        // SAFETY: the caller guarantees the slot holds a `T` (inline) or a `Box<T>`; it is read
-        // once, and the slot is never dropped, so the value is not dropped twice.
-        unsafe {
-            if is_inline::<T>() {
-                at.cast::<T>().read()
-            } else {
-                *at.cast::<Box<T>>().read()
-            }
-        }
+        self.value.downcast_mut::<Option<T>>()
     }
 }
 
 impl Extensions {
     /// Store `value`, returning the value of the same type stored before, if any.
     pub fn insert<T: Send + Sync + 'static>(&mut self, value: T) -> Option<T> {
-        let previous = self.remove::<T>();
-        self.slots.reserve(1);
-        self.some_need_drop |= KindOf::<T>::KIND.drop.is_some();
-        let len = self.slots.len();
-        // SAFETY: `reserve` made room for a slot at `len`, which is written whole before the
-        // length takes it in.
-        unsafe {
-            Slot::write(self.slots.as_mut_ptr().add(len), value);
-            self.slots.set_len(len + 1);
+        for entry in &mut self.entries {
+            if let Some(slot) = entry.slot_mut::<T>() {
+                // A cleared entry of a type with nothing to drop still holds its last value:
+                // that one is not returned.
+                let previous = slot.replace(value);
+                let was_set = std::mem::replace(&mut entry.set, true);
+                return previous.filter(|_| was_set);
+            }
         }
-        previous
+        self.entries.push(Entry {
+            type_id: TypeId::of::<T>(),
+            value: Box::new(Some(value)),
+            set: true,
+            kind: KindOf::<T>::KIND,
+        });
+        None
     }
 
     /// The stored value of type `T`.
     pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
-        self.slots.iter().find_map(Slot::get::<T>)
+        let entry = self
+            .entries
+            .iter()
+            .find(|e| e.type_id == TypeId::of::<T>())?;
+        if !entry.set {
+            return None;
+        }
+        entry.slot::<T>()?.as_ref()
     }
 
     /// The stored value of type `T`, to change.
     pub fn get_mut<T: Send + Sync + 'static>(&mut self) -> Option<&mut T> {
-        self.slots.iter_mut().find_map(Slot::get_mut::<T>)
+        let entry = self
+            .entries
+            .iter_mut()
+            .find(|e| e.type_id == TypeId::of::<T>())?;
+        if !entry.set {
+            return None;
+        }
+        entry.slot_mut::<T>()?.as_mut()
     }
 
     /// Take out the stored value of type `T`.
     pub fn remove<T: Send + Sync + 'static>(&mut self) -> Option<T> {
-        let index = self
-            .slots
-            .iter()
-            .position(|slot| slot.type_id == TypeId::of::<T>())?;
-        let slot = self.slots.swap_remove(index);
-        // SAFETY: the slot's type id is `T`'s.
-        Some(unsafe { slot.into_value::<T>() })
+        let entry = self
+            .entries
+            .iter_mut()
+            .find(|e| e.type_id == TypeId::of::<T>())?;
+        if !std::mem::replace(&mut entry.set, false) {
+            return None;
+        }
+        entry.slot_mut::<T>()?.take()
     }
 
     /// Whether a value of type `T` is stored.
     pub fn contains<T: Send + Sync + 'static>(&self) -> bool {
-        self.slots
+        self.entries
             .iter()
-            .any(|slot| slot.type_id == TypeId::of::<T>())
+            .any(|e| e.set && e.type_id == TypeId::of::<T>())
     }
 
     /// How many values are stored.
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.entries.iter().filter(|e| e.set).count()
     }
 
     /// Whether no value is stored.
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        !self.entries.iter().any(|e| e.set)
     }
 
     /// Drop every value, keeping the room for them.
     pub fn clear(&mut self) {
-        if self.some_need_drop {
-            self.slots.clear();
-            self.some_need_drop = false;
-        } else {
-            // SAFETY: no slot holds a value with a drop (`some_need_drop` is set by every
-            // insert of such a value), so dropping the slots would do nothing; forgetting
-            // them skips a call per slot on every request.
-            unsafe { self.slots.set_len(0) }
+        for entry in &mut self.entries {
+            if std::mem::replace(&mut entry.set, false) {
+                if let Some(clear) = entry.kind.clear {
+                    clear(&mut *entry.value);
+                }
+            }
         }
+        self.entries.truncate(KEPT_ENTRIES);
     }
 }
 
 impl std::fmt::Debug for Extensions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_set()
-            .entries(self.slots.iter().map(|slot| (slot.kind.type_name)()))
+            .entries(
+                self.entries
+                    .iter()
+                    .filter(|e| e.set)
+                    .map(|e| (e.kind.type_name)()),
+            )
             .finish()
     }
 }
@@ -262,16 +203,42 @@ mod tests {
         }
     }
 
+    /// Where each entry's box is.
+    fn boxes(ext: &Extensions) -> Vec<*const ()> {
+        ext.entries
+            .iter()
+            .map(|e| &*e.value as *const (dyn Any + Send + Sync) as *const ())
+            .collect()
+    }
+
     #[test]
-    fn small_values_are_inline_and_large_ones_boxed() {
-        assert!(is_inline::<()>());
-        assert!(is_inline::<String>());
-        assert!(is_inline::<Counted<2>>());
-        assert!(!is_inline::<Counted<3>>());
-        assert!(
-            !is_inline::<u128>(),
-            "16-byte alignment is more than a word"
-        );
+    fn a_cleared_set_keeps_its_boxes_for_values_of_the_same_types() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let mut ext = Extensions::default();
+        ext.insert(1u32);
+        ext.insert(Counted(drops.clone(), [0; 4]));
+        let before = boxes(&ext);
+        ext.clear();
+        assert!(ext.is_empty() && ext.get::<u32>().is_none());
+        assert_eq!(ext.insert(Counted(drops.clone(), [0; 4])).map(|_| ()), None);
+        assert_eq!(ext.insert(2u32), None, "a cleared value is not returned");
+        assert_eq!(ext.get::<u32>(), Some(&2));
+        assert_eq!(boxes(&ext), before);
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn clearing_keeps_room_for_a_bounded_number_of_types() {
+        let mut ext = Extensions::default();
+        // Arrays of 18 lengths: 18 types.
+        macro_rules! set_each {
+            ($($n:literal)*) => { $(ext.insert([0u8; $n]);)* };
+        }
+        set_each!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17);
+        assert_eq!(ext.len(), 18);
+        ext.clear();
+        assert_eq!(ext.entries.len(), KEPT_ENTRIES);
+        assert!(ext.is_empty());
     }
 
     #[test]

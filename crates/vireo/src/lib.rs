@@ -37,6 +37,8 @@
 //!   [`App::on_error`] reshapes them all.
 //! - **Testing** ([`TestClient`], [`serve_ephemeral`]).
 
+#![forbid(unsafe_code)]
+
 mod app;
 mod error;
 mod extensions;

@@ -7,7 +7,6 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use serde::de::DeserializeOwned;
 use std::borrow::Cow;
-use std::mem::ManuallyDrop;
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use tokio::sync::oneshot;
@@ -39,9 +38,9 @@ pub(crate) enum BodySource {
 /// accessor here is synchronous. Middleware that needs the body first calls
 /// [`Request::load_body`].
 pub struct Request {
-    /// Taken only by the drop, which sends them back to the pool. Not an `Option`: every
-    /// accessor would test it, on a path every middleware and handler takes.
-    parts: ManuallyDrop<Box<Parts>>,
+    /// Taken only by the drop, which sends them back to the pool: `Some` as long as anything
+    /// can use the request.
+    parts: Option<Box<Parts>>,
 }
 
 /// What a request holds. Boxed and pooled per thread: the request is moved through every
@@ -95,8 +94,9 @@ pub(crate) fn release_parts_when_quiet() {
 
 impl Drop for Request {
     fn drop(&mut self) {
-        // SAFETY: `drop` runs once, and nothing uses the parts after it.
-        let mut parts = unsafe { ManuallyDrop::take(&mut self.parts) };
+        let Some(mut parts) = self.parts.take() else {
+            return;
+        };
         parts.head = None;
         // Most requests have no body and never build a header map: test before replacing, so
         // those skip the out-of-line drop of a value that holds nothing.
@@ -121,6 +121,14 @@ impl Drop for Request {
             }
         });
     }
+}
+
+/// Out of line and cold, so that an accessor's test of its parts is one compare and a branch
+/// never taken.
+#[cold]
+#[inline(never)]
+fn parts_gone() -> ! {
+    unreachable!("a request holds its parts until dropped")
 }
 
 impl std::fmt::Debug for Request {
@@ -177,9 +185,7 @@ impl Request {
                 remote_addr: *remote_addr,
             }),
         };
-        Request {
-            parts: ManuallyDrop::new(parts),
-        }
+        Request { parts: Some(parts) }
     }
 
     fn head_ref(&self) -> &Head {
@@ -190,16 +196,16 @@ impl Request {
     }
 
     fn p(&self) -> &Parts {
-        &self.parts
+        self.parts.as_deref().unwrap_or_else(|| parts_gone())
     }
 
     fn p_mut(&mut self) -> &mut Parts {
-        &mut self.parts
+        self.parts.as_deref_mut().unwrap_or_else(|| parts_gone())
     }
 
     /// Match this request's path in `tree`, keeping the route's parameters.
     pub(crate) fn find_route<'t, T>(&mut self, tree: &'t Tree<T>) -> Option<&'t T> {
-        let parts = &mut **self.parts;
+        let parts = self.p_mut();
         let head = parts
             .head
             .as_ref()
@@ -366,8 +372,9 @@ impl Request {
     }
 
     /// Attach a typed value to this request (for later middleware and the handler), returning
-    /// the value of the same type attached before, if any. Values of up to three words are
-    /// stored without allocating.
+    /// the value of the same type attached before, if any. The room for a value stays with the
+    /// request's pooled parts, so a value of a type set before on this thread needs no
+    /// allocation.
     pub fn set<T: Send + Sync + 'static>(&mut self, value: T) -> Option<T> {
         self.p_mut().extensions.insert(value)
     }
@@ -541,9 +548,7 @@ mod tests {
     use super::Request;
 
     #[test]
-    fn a_request_is_one_never_null_word() {
-        let word = std::mem::size_of::<usize>();
-        assert_eq!(std::mem::size_of::<Request>(), word);
-        assert_eq!(std::mem::size_of::<Option<Request>>(), word);
+    fn a_request_is_one_word() {
+        assert_eq!(std::mem::size_of::<Request>(), std::mem::size_of::<usize>());
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Rejection};
 use crate::handler::{Endpoint, Handler, Reply};
-use crate::middleware::{Chain, End, Middleware, Root};
+use crate::middleware::{Chain, Chains, End, Middleware, Root};
 use crate::response::IntoResponse;
 use crate::tree::Tree;
 use crate::Request;
@@ -167,8 +167,8 @@ impl Router {
         own.chain(routes).chain(mounts).max()
     }
 
-    /// Split into the app-wide middleware and the compiled routes.
-    pub(crate) fn compile(self) -> (Vec<Arc<dyn Middleware>>, Routes) {
+    /// Split into the app-wide middleware and the compiled routes, whose chains go in `chains`.
+    pub(crate) fn compile(self, chains: &mut Chains) -> (Vec<Arc<dyn Middleware>>, Routes) {
         let mut routes = Routes::default();
         let Router {
             routes: defs,
@@ -180,11 +180,17 @@ impl Router {
             middleware: Vec::new(),
             mounts,
         };
-        root.compile_into(&mut routes, "", &[]);
+        root.compile_into(&mut routes, chains, "", &[]);
         (middleware, routes)
     }
 
-    fn compile_into(self, routes: &mut Routes, prefix: &str, outer: &[Arc<dyn Middleware>]) {
+    fn compile_into(
+        self,
+        routes: &mut Routes,
+        chains: &mut Chains,
+        prefix: &str,
+        outer: &[Arc<dyn Middleware>],
+    ) {
         let mut stack = outer.to_vec();
         stack.extend(self.middleware);
         for def in self.routes {
@@ -195,14 +201,14 @@ impl Router {
             let mut layers = stack.clone();
             layers.extend(def.middleware);
             let target = Target {
-                chain: Chain::new(layers, End::Endpoint(def.endpoint)),
+                chain: chains.add(layers, End::Endpoint(def.endpoint)),
                 prefix_len: prefix.len(),
                 location: def.location,
             };
             routes.insert(def.method, &path, target);
         }
         for (mount, router) in self.mounts {
-            router.compile_into(routes, &format!("{prefix}{mount}"), &stack);
+            router.compile_into(routes, chains, &format!("{prefix}{mount}"), &stack);
         }
     }
 }

@@ -135,7 +135,7 @@ impl Sse {
         S: Stream<Item = Result<Event, E>> + Send + 'static,
         E: Into<BoxError>,
     {
-        Sse(Body::stream(EventStream(events)))
+        Sse(Body::stream(EventStream { events }))
     }
 
     /// Events from an iterator.
@@ -156,7 +156,12 @@ where
     Sse(stream_iter(lines))
 }
 
-struct EventStream<S>(S);
+pin_project_lite::pin_project! {
+    struct EventStream<S> {
+        #[pin]
+        events: S,
+    }
+}
 
 impl<S, E> Stream for EventStream<S>
 where
@@ -166,10 +171,8 @@ where
     type Item = Result<Bytes, BoxError>;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        // SAFETY: `EventStream` has no Drop and no other field, and never moves `self.0` out
-        // of the pin, so projecting the pin to it is sound.
-        let inner = unsafe { self.map_unchecked_mut(|s| &mut s.0) };
-        inner
+        self.project()
+            .events
             .poll_next(cx)
             .map(|item| item.map(|r| r.map(|e| Bytes::from(e.to_bytes())).map_err(Into::into)))
     }

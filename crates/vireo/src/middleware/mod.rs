@@ -39,7 +39,6 @@ use crate::response::IntoResponse;
 use crate::Request;
 use std::cell::RefCell;
 use std::future::Future;
-use std::ptr::NonNull;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -76,41 +75,68 @@ where
     }
 }
 
-/// A stack of middleware and what it leads to. Compiled once and never changed.
-pub(crate) struct Chain {
-    /// The middleware in order, then one end: never empty, and only the last step is an end.
-    /// One array, so a [`Next`] is a pointer to its step and no index (two words, which the
-    /// Rust ABI passes in registers; three went through memory).
-    steps: Box<[Step]>,
+/// Every chain of an app (each route's, and the app-wide one that leads to the router), one
+/// after another in one array: a [`Next`] is then a handle on the array and an index into it,
+/// two words, which the Rust ABI passes in registers.
+#[derive(Default)]
+pub(crate) struct Chains {
+    steps: Vec<Step>,
 }
 
-/// One step of a chain.
+/// A stack of middleware and what it leads to: where its first step is in its app's
+/// [`Chains`]. Compiled once and never changed.
+#[derive(Clone, Copy)]
+pub(crate) struct Chain {
+    start: usize,
+}
+
+/// One step of a chain: a layer is never a chain's last step, so the step after it is in the
+/// same chain.
+#[derive(Clone)]
 enum Step {
     Layer(Arc<dyn Middleware>),
     End(End),
 }
 
-/// The app's root chain as this thread holds it. It owns, through its router, every chain a
-/// request can reach, so holding it keeps them all alive.
+/// An app's compiled chains, shared by the threads that serve it.
+pub(crate) struct Program {
+    steps: Box<[Step]>,
+    /// The app-wide chain, where every request starts.
+    entry: Chain,
+}
+
+/// An app's chains as one thread holds them: a copy of the steps of its [`Program`], which owns
+/// (through its router) every chain a request can reach, so holding it keeps them all alive.
 ///
-/// Each thread keeps its own `Rc` of the root (see [`local_root`]) so that passing a request
-/// down the chain changes no shared reference count: with an `Arc` per `Next`, the atomic
-/// increments and decrements on one cache line (shared by every worker) were 6% of the CPU
-/// of a pipelined request through two middlewares (perf, reference app, one worker).
-pub(crate) type Root = Rc<Arc<Chain>>;
+/// Each thread keeps its own `Rc` (see [`local_root`]) so that passing a request down a chain
+/// changes no shared reference count, and its own copy of the steps, which the `Rc` points at
+/// directly rather than through the shared program.
+pub(crate) type Root = Rc<Local>;
+
+pub(crate) struct Local {
+    steps: Box<[Step]>,
+    /// The program these steps were copied from, which tells one app's copy from another's.
+    program: Arc<Program>,
+}
 
 thread_local! {
     static LOCAL_ROOTS: RefCell<Vec<Root>> = const { RefCell::new(Vec::new()) };
 }
 
-/// This thread's handle on `root`, made on the first request the thread serves for it.
-pub(crate) fn local_root(root: &Arc<Chain>) -> Root {
+/// This thread's handle on `program`, made on the first request the thread serves for it.
+pub(crate) fn local_root(program: &Arc<Program>) -> Root {
     LOCAL_ROOTS.with(|roots| {
         let mut roots = roots.borrow_mut();
-        if let Some(local) = roots.iter().find(|local| Arc::ptr_eq(local, root)) {
+        if let Some(local) = roots
+            .iter()
+            .find(|local| Arc::ptr_eq(&local.program, program))
+        {
             return local.clone();
         }
-        let local = Rc::new(root.clone());
+        let local = Rc::new(Local {
+            steps: program.steps.clone(),
+            program: program.clone(),
+        });
         roots.push(local.clone());
         // The first request this thread serves for this app: from here on it pools request
         // parts, which should go when the worker goes quiet.
@@ -119,52 +145,70 @@ pub(crate) fn local_root(root: &Arc<Chain>) -> Root {
     })
 }
 
-/// Drop this thread's handle on `root`, so that the app can be freed before the thread ends.
-pub(crate) fn forget_local_root(root: &Arc<Chain>) {
-    let _ =
-        LOCAL_ROOTS.try_with(|roots| roots.borrow_mut().retain(|local| !Arc::ptr_eq(local, root)));
+/// Drop this thread's handle on `program`, so that the app can be freed before the thread ends.
+pub(crate) fn forget_local_root(program: &Arc<Program>) {
+    let _ = LOCAL_ROOTS.try_with(|roots| {
+        roots
+            .borrow_mut()
+            .retain(|local| !Arc::ptr_eq(&local.program, program))
+    });
+}
+
+impl Chains {
+    /// Add the chain that runs `layers` in order, then `end`.
+    pub(crate) fn add(&mut self, layers: Vec<Arc<dyn Middleware>>, end: End) -> Chain {
+        let start = self.steps.len();
+        self.steps.extend(layers.into_iter().map(Step::Layer));
+        self.steps.push(Step::End(end));
+        Chain { start }
+    }
+
+    /// The program of these chains, where requests start at `entry`.
+    pub(crate) fn finish(self, entry: Chain) -> Program {
+        Program {
+            steps: self.steps.into_boxed_slice(),
+            entry,
+        }
+    }
+}
+
+impl Program {
+    /// Run `req` through the app-wide chain, with this thread's handle on this program, which
+    /// the first `Next` takes instead of a copy: each count change is a read-modify-write of
+    /// the same word, each waiting for the last.
+    #[inline(always)]
+    pub(crate) fn run(&self, req: Request, root: Root) -> Reply {
+        self.entry.run_owned(req, root)
+    }
 }
 
 impl Chain {
-    /// The chain that runs `layers` in order, then `end`.
-    pub(crate) fn new(layers: Vec<Arc<dyn Middleware>>, end: End) -> Chain {
-        let steps = layers
-            .into_iter()
-            .map(Step::Layer)
-            .chain([Step::End(end)])
-            .collect();
-        Chain { steps }
-    }
-
-    /// Run `req` through this chain, which `root` owns. With no middleware the end is called
+    /// Run `req` through this chain, one of `root`'s. With no middleware the end is called
     /// directly, without a `Next`. Always inlined (into the app's entry and the router): out of
     /// line it cost a call and a frame per chain on every request, and a plain `#[inline]` was
-    /// not taken (callgrind).
+    /// not taken.
     #[inline(always)]
-    pub(crate) fn run(&self, req: Request, root: &Root) -> Reply {
-        let first = self.steps.first().expect("a chain ends with its end");
-        match first {
+    pub(crate) fn run(self, req: Request, root: &Root) -> Reply {
+        match &root.steps[self.start] {
             Step::End(end) => end.call(req, root),
-            Step::Layer(_) => Next {
-                root: root.clone(),
-                step: NonNull::from(first),
-            }
-            .run(req),
+            Step::Layer(layer) => layer.call(
+                req,
+                Next {
+                    root: root.clone(),
+                    index: self.start + 1,
+                },
+            ),
         }
     }
 
-    /// As [`Chain::run`], with a handle on the root that the caller gives up: the first `Next`
-    /// takes it instead of a copy. Each count change is a read-modify-write of the same word,
-    /// each waiting for the last, and perf put the stalls after them among the hottest
-    /// instructions of a pipelined request.
+    /// As [`Chain::run`], with a handle on the root that the caller gives up.
     #[inline(always)]
-    pub(crate) fn run_owned(&self, req: Request, root: Root) -> Reply {
-        let first = self.steps.first().expect("a chain ends with its end");
-        match first {
+    fn run_owned(self, req: Request, root: Root) -> Reply {
+        match &root.steps[self.start] {
             Step::End(end) => end.call(req, &root),
             Step::Layer(_) => Next {
                 root,
-                step: NonNull::from(first),
+                index: self.start,
             }
             .run(req),
         }
@@ -172,6 +216,7 @@ impl Chain {
 }
 
 /// What a chain leads to: a handler, or the router (for app-wide middleware).
+#[derive(Clone)]
 pub(crate) enum End {
     Endpoint(Arc<dyn Endpoint>),
     Router(Arc<crate::router::Routes>),
@@ -190,10 +235,9 @@ impl End {
 ///
 /// It belongs to the worker thread serving the request, so it is not `Send`.
 pub struct Next {
-    /// Keeps `step` alive.
     root: Root,
-    /// The next step of a chain that `root` owns.
-    step: NonNull<Step>,
+    /// The next step, in `root`'s steps.
+    index: usize,
 }
 
 impl std::fmt::Debug for Next {
@@ -205,22 +249,72 @@ impl std::fmt::Debug for Next {
 impl Next {
     /// Pass the request to the rest of the chain and get its response.
     pub fn run(self, req: Request) -> Reply {
-        // SAFETY: a `Next` is only made by `Chain::run` and here, always pointing at a step of
-        // a chain that `root` owns (the root chain, or one reached through its router); `self`
-        // holds `root` until this returns, and compiled chains are never changed or moved, so
-        // the step is alive and unaliased by any `&mut` for the whole call.
-        let step = unsafe { self.step.as_ref() };
-        match step {
+        match &self.root.steps[self.index] {
             Step::Layer(layer) => layer.call(
                 req,
                 Next {
                     root: self.root.clone(),
-                    // SAFETY: a layer is never a chain's last step (`Chain::new` ends every
-                    // chain with its end), so the step after it is in the same array.
-                    step: unsafe { self.step.add(1) },
+                    index: self.index + 1,
                 },
             ),
             Step::End(end) => end.call(req, &self.root),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Next;
+    use crate::{App, Request, Router, TestClient};
+
+    #[test]
+    fn a_next_is_two_words() {
+        assert_eq!(
+            std::mem::size_of::<Next>(),
+            2 * std::mem::size_of::<usize>()
+        );
+    }
+
+    /// A middleware that appends `mark` to the request's trace.
+    fn mark(mark: &'static str) -> impl Fn(Request, Next) -> crate::Reply + Send + Sync {
+        move |mut req: Request, next: Next| {
+            let trace = req.extensions_mut().remove::<String>().unwrap_or_default();
+            req.set(trace + mark);
+            next.run(req)
+        }
+    }
+
+    /// An app whose routes each run a different stretch of its steps.
+    fn app(name: &'static str) -> App {
+        let mut app = App::new();
+        app.r#use(mark(name));
+        app.r#use(mark("1"));
+        let trace = |req: Request| req.get::<String>().cloned().unwrap_or_default();
+        app.get("/", trace);
+        app.get("/own", trace).with(mark("r"));
+        let mut inner = Router::new();
+        inner.r#use(mark("i"));
+        inner.get("/x", trace).with(mark("x"));
+        inner.get("/y", trace);
+        app.mount("/in", inner);
+        app
+    }
+
+    #[test]
+    fn apps_on_one_thread_run_their_own_chains_each_step_once() {
+        let a = TestClient::new(app("a"));
+        let b = TestClient::new(app("b"));
+        for _ in 0..2 {
+            for (client, name) in [(&a, "a"), (&b, "b")] {
+                for (path, marks) in [
+                    ("/", "1"),
+                    ("/own", "1r"),
+                    ("/in/x", "1ix"),
+                    ("/in/y", "1i"),
+                ] {
+                    assert_eq!(client.get(path).send().text(), format!("{name}{marks}"));
+                }
+            }
         }
     }
 }
