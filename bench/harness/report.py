@@ -1,12 +1,53 @@
-"""Turn the raw runs into medians, results.md and (through charts.py) PNGs."""
+"""Turn the raw runs into medians and the results page (through charts.py, PNGs).
+
+The page `markdown()` writes is both a run's `results.md` and, rendered from the committed
+`docs/bench/results.json`, `docs/BENCHMARKS.md`: it leads with the results table and the
+charts, then the machine and how to reproduce the run, then every scenario in detail.
+`bench/run --report-only DIR [--out FILE]` renders it again from DIR/results.json without
+running anything."""
 from __future__ import annotations
 
+import os
 import statistics
 from collections import defaultdict
+from pathlib import Path
 
-from .scenarios import SATURATION_NOTE
+from .peers import BY_NAME as PEERS_BY_NAME, PEERS
+from .scenarios import BY_ID, SATURATION_NOTE, for_mode
 
 REFERENCE = "vireo"   # ratios are against this peer
+
+# The results table at the top of the page: one row per peer, one column per
+# (scenario, figure). Columns whose scenario was not run are left out.
+LEAD_COLUMNS = [
+    ("plaintext-400", "rps", "req/s"),
+    ("plaintext-400", "cpu_us_per_req", "CPU µs/req"),
+    ("plaintext-400", "p99_ms", "p99 ms"),
+    ("users", "cpu_us_per_req", "CPU µs/req"),
+    ("pipelined", "rps", "req/s"),
+    ("pipelined", "cpu_us_per_req", "CPU µs/req"),
+    ("fixed-rate", "p99_ms", "p99 ms"),
+    ("idle-5k", "kib_per_conn", "KiB / connection"),
+]
+
+# What each lead scenario stands for, in the sentence under the table.
+LEAD_MEANING = {
+    "plaintext-400": "`GET /` at 400 connections",
+    "users": "`GET /users/:id` through two app-wide middlewares",
+    "pipelined": "`GET /` pipelined 16 deep over 256 connections",
+    "fixed-rate": "a fixed 1,000 req/s over 50 connections",
+    "idle-5k": "memory per idle keep-alive connection",
+}
+
+CHARTS = [
+    ("cpu.png", "Server CPU µs per request, per scenario (lower is better)"),
+    ("rps.png", "Requests per second, per scenario (higher is better)"),
+    ("idle.png", "KiB per idle keep-alive connection (lower is better)"),
+]
+
+AB_NOTE = ("ab speaks HTTP/1.0 and keeps a connection open only when the response says "
+           "`keep-alive`; a server that answers in HTTP/1.1 style without saying so gets a new "
+           "connection per request, which the last column shows.")
 
 
 def _median(values):
@@ -46,6 +87,33 @@ def summarize(runs: list) -> list:
     return rows
 
 
+def scenario_records(scenarios, seconds: int) -> list:
+    """What the page needs to know of each scenario, as results.json keeps it."""
+    return [{"id": s.id, "about": s.about, "params": s.params(seconds), "tool": s.tool,
+             "conns": s.conns, "pipeline": s.pipeline} for s in scenarios]
+
+
+def records_from(data: dict) -> list:
+    """The scenario records of a results.json, as `markdown` takes them."""
+    return _complete(data["scenarios"], data.get("scenario_tools", {}),
+                     data["meta"].get("quick", False))
+
+
+def _complete(records: list, tools: dict, quick: bool) -> list:
+    """Fill in what an older results.json did not keep of a scenario (its tool,
+    connections and pipelining depth) from the scenario table."""
+    known = {s.id: s for s in for_mode(list(BY_ID.values()), quick)}
+    out = []
+    for rec in records:
+        rec = dict(rec)
+        s = known.get(rec["id"]) or BY_ID.get(rec["id"])
+        rec.setdefault("tool", tools.get(rec["id"]) or (s.tool if s else "wrk"))
+        rec.setdefault("conns", s.conns if s else 0)
+        rec.setdefault("pipeline", s.pipeline if s else 0)
+        out.append(rec)
+    return out
+
+
 def _n(v, digits=2, thousands=False):
     if v is None:
         return "–"
@@ -68,82 +136,270 @@ def _name(peer: str) -> str:
     return f"**{peer}**" if peer == REFERENCE else peer
 
 
-def markdown(meta: dict, scenarios: list, rows: list, skipped: list) -> str:
+def _when(meta: dict) -> str:
+    """`2026-11-22T07-09-43` as `2026-11-22 07:09`."""
+    started = meta.get("started", "")
+    date, _, time = started.partition("T")
+    return f"{date} {time[:5].replace('-', ':')}".strip()
+
+
+def _lead_table(rows: list, records: list) -> list:
+    """Peers by row, the lead figures by column; CPU figures with their ratio to Vireo's.
+    A run of none of the lead scenarios shows the CPU (or memory) figure of each of its own."""
+    by = {(r["scenario"], r["peer"]): r for r in rows}
+    ran = {r["scenario"] for r in rows}
+    cols = [c for c in LEAD_COLUMNS if c[0] in ran]
+    if not cols:
+        cols = [(s["id"], "kib_per_conn", "KiB / connection") if s["tool"] == "idle"
+                else (s["id"], "cpu_us_per_req", "CPU µs/req") for s in records if s["id"] in ran]
+    if not cols:
+        return ["No peer completed a scenario."]
+    peers = sorted({r["peer"] for r in rows if r["scenario"] in {c[0] for c in cols}},
+                   key=lambda p: [x.name for x in PEERS].index(p) if p in PEERS_BY_NAME else 99)
+    sort_col = next((c for c in cols if c[1] == "cpu_us_per_req"), cols[0])
+
+    def sort_key(peer):
+        v = by.get((sort_col[0], peer), {}).get(sort_col[1])
+        return (v is None, v or 0)
+    peers.sort(key=sort_key)
+    header = ["peer"] + [f"{s} {label}" for s, _, label in cols]
+    table = []
+    for p in peers:
+        row = [_name(p)]
+        for s, key, _ in cols:
+            r = by.get((s, p), {})
+            v = r.get(key)
+            if key == "rps":
+                row.append(_n(v, thousands=True))
+            elif key == "cpu_us_per_req":
+                cell = _n(v, 2)
+                if v is not None and r.get("cpu_vs_ref") is not None and p != REFERENCE:
+                    cell += f" ({_ratio(r['cpu_vs_ref'])})"
+                row.append(cell)
+            else:
+                row.append(_n(v, 2))
+        table.append(row)
+    meaning = [f"`{s}` is {LEAD_MEANING[s]}" for s in dict.fromkeys(c[0] for c in cols)
+               if s in LEAD_MEANING]
+    out = _table(header, table)
+    out += ["", "Medians over the runs; rows ordered by the first column of CPU time. "
+            + ("; ".join(meaning) + ". " if meaning else "")
+            + "A CPU figure in brackets is that server's CPU per "
+            "request divided by Vireo's in the same scenario (below 1× is cheaper than Vireo). "
+            "Every scenario, with its full table, is under [Every scenario](#every-scenario)."]
+    return out
+
+
+def _charts(charts_dir: Path, page_dir: Path) -> list:
+    out = []
+    for png, title in CHARTS:
+        if (charts_dir / png).exists():
+            rel = Path(os.path.relpath(charts_dir / png, page_dir)).as_posix()
+            out += [f"![{title}]({rel})", ""]
+    return out
+
+
+def _method(meta: dict, records: list) -> list:
+    wrk_s = meta.get("seconds")
+    fixed = next((r["params"] for r in records if r["tool"] == "fixedrate"), None)
+    lines = [
+        f"- **One core each.** Each server runs on core {meta['server_core']} (`taskset`), "
+        f"the load generators on core {meta['client_core']}; one server runs at a time.",
+        f"- **Runs.** Every scenario runs {meta['runs']} time{'s' if meta['runs'] != 1 else ''} per server, each after a "
+        f"{meta.get('warmup', 0)} s warm-up of the same load, and every server's run 1 comes "
+        "before any server's run 2, in an order that rotates between runs, so drift in the "
+        "machine's load spreads over all servers. Tables show medians over the runs; errors "
+        f"are summed. wrk runs last {wrk_s} s"
+        + (f"; the fixed-rate scenario is {fixed}" if fixed else "") + ".",
+        "- **CPU per request** is the on-CPU time of every thread of the server's process tree "
+        "during the measured run (from `/proc/PID/task/TID/schedstat`, in nanoseconds; from "
+        "`/proc/PID/stat`'s 10 ms ticks when a thread ended during the run), divided by the "
+        "requests the server completed. \"× vireo\" divides it by Vireo's figure in the same "
+        "scenario: below 1× is cheaper than Vireo.",
+        f"- **The client saturates.** {SATURATION_NOTE}",
+        "- **vireo** is the reference app (`crates/vireo/examples/reference.rs`, one worker): "
+        "the framework with its two app-wide middlewares on every route. **vireo-http** is the "
+        "engine alone (`crates/vireo-http/examples/hello.rs`, one worker). **floor-c** answers "
+        "every request with a canned response and parses nothing: the cost of the kernel's "
+        "socket calls alone.",
+        "- **Idle memory** is read on a freshly started server: its RSS, then N connections "
+        "opened by `bench/tools/idleconns` (one request and response on each), a second's "
+        "wait, its RSS again; KiB per connection = the growth / N. The kernel's socket "
+        "buffers are not in RSS: this is the server's user-space cost.",
+    ]
+    return lines
+
+
+CAVEATS = [
+    "- **Compare ratios within one run.** The machine may be shared, and the same server's "
+    "runs can differ by a fifth when other work lands on its core; compare servers within "
+    "one run, never figures across runs or machines.",
+    "- **ab runs are short.** 10,000 requests are tens of milliseconds of server CPU, and the "
+    "figure moves with ab's own pace (runs where ab drove fewer req/s cost every server more "
+    "CPU per request). The wrk scenarios `compute` and `async` measure the same handlers as "
+    "`ab-compute` and `ab-async` over longer runs. ab reports latency in whole milliseconds.",
+    "- **Pipelined latency** is not shown: wrk's latency histogram is not meaningful when it "
+    "pipelines.",
+    "- **Fixed rate.** wrk2 is not packaged in Debian; `bench/tools/fixedrate` stands in for "
+    "it: an open-loop client that measures each request from when it was due, so a stall is "
+    "charged to every request scheduled during it. At 1,000 req/s every request wakes the "
+    "server from idle, and what a wake-up costs on a virtual machine moves between runs by "
+    "more than the servers differ (4 s runs of one server spread 22–49 µs per request, "
+    "hence runs of at least 12 s); read that scenario's CPU figure over many runs.",
+    "- **Idle timeouts.** Node and uvicorn close idle keep-alive connections after 5 s (their "
+    "defaults). When a server closed some before the memory was read, \"still open\" is "
+    "below \"connections\" and its KiB figure is a lower bound.",
+    "- Everything targets 127.0.0.1: loopback has no network latency or loss, so these runs "
+    "compare the servers' own costs.",
+]
+
+
+def _scenario_detail(s: dict, srows: list, meta: dict) -> list:
+    out = ["", f"### {s['id']}", "", s["about"] + ".", "", f"Load: {s['params']}.", ""]
+    if not srows:
+        out.append("No peer completed this scenario.")
+        return out
+    if s["tool"] == "idle":
+        srows.sort(key=lambda r: r.get("kib_per_conn") or 0)
+        out += _table(
+            ["peer", "connections", "still open", "RSS before (MiB)", "RSS after (MiB)",
+             "KiB / connection", "vs vireo"],
+            [[_name(r["peer"]), _n(r.get("connections"), thousands=True),
+              _n(r.get("alive"), thousands=True), _n(r["rss_before_kib"] / 1024, 1),
+              _n(r["rss_after_kib"] / 1024, 1), _n(r.get("kib_per_conn"), 2),
+              _ratio(r.get("kib_vs_ref"))] for r in srows])
+        if any((r.get("connections") or 0) < s["conns"] for r in srows):
+            out += ["", f"Fewer than {s['conns']:,} connections: the descriptor limit was "
+                    f"{meta['nofile']:,} and could not be raised (that needs CAP_SYS_RESOURCE), "
+                    "so the count was capped just under it."]
+        if any(r.get("alive", 0) < (r.get("connections") or 0) for r in srows):
+            out += ["", "\"still open\" below \"connections\": the server closed idle "
+                    "connections before the memory was read (an idle timeout), so its figure "
+                    "is a lower bound."]
+    elif s["tool"] == "fixedrate":
+        srows.sort(key=lambda r: r.get("p99_ms") or 0)
+        out += _table(
+            ["peer", "achieved req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors",
+             "non-2xx", "CPU µs/req", "vs vireo"],
+            [[_name(r["peer"]), _n(r["rps"], thousands=True), _n(r["p50_ms"]),
+              _n(r.get("p90_ms")), _n(r["p99_ms"]), _n(r.get("max_ms")), r["errors"],
+              r["non2xx"], _n(r.get("cpu_us_per_req"), 2), _ratio(r.get("cpu_vs_ref"))]
+             for r in srows])
+    else:
+        srows.sort(key=lambda r: -(r.get("rps") or 0))
+        header = ["peer", "req/s", "p50 ms", "p99 ms", "errors", "non-2xx", "CPU µs/req",
+                  "vs vireo"]
+        if s["tool"] == "ab":
+            header.append("keep-alive reqs")
+        table = []
+        for r in srows:
+            row = [_name(r["peer"]), _n(r["rps"], thousands=True), _n(r["p50_ms"]),
+                   _n(r["p99_ms"]), r["errors"], r["non2xx"],
+                   _n(r.get("cpu_us_per_req"), 2), _ratio(r.get("cpu_vs_ref"))]
+            if s["tool"] == "ab":
+                row.append(f"{r['keepalive']:,} of {r['ab_requests']:,}")
+            table.append(row)
+        out += _table(header, table)
+        if s["tool"] == "ab":
+            out += ["", AB_NOTE]
+        if s["pipeline"]:
+            out += ["", "Latency is not shown: wrk's histogram is not meaningful when it pipelines."]
+    return out
+
+
+def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
+             charts_dir: Path | None = None, page_dir: Path | None = None) -> str:
+    """The results page. `scenarios` are records as `scenario_records` makes them;
+    `charts_dir` holds the PNGs and `page_dir` is where the page is written, so
+    the charts are linked relative to it."""
+    scenarios = _complete(scenarios, {}, meta.get("quick", False))
+    ids = [s["id"] for s in scenarios]
     by_scenario = defaultdict(list)
     for r in rows:
         by_scenario[r["scenario"]].append(r)
+    versions = meta.get("versions") or {}
+    commit = (versions.get("vireo_commit") or "")[:7]
+    command = " ".join(["bench/run"] + list(meta.get("argv") or []))
+    peers = [p.name for p in PEERS if any(r["peer"] == p.name for r in rows)]
+    peers += sorted({r["peer"] for r in rows} - set(peers))
+    full = (not meta.get("quick") and set(ids) >= set(BY_ID)
+            and set(peers) | {k["peer"] for k in skipped if k["scenario"] == "all"}
+            >= set(PEERS_BY_NAME))
+    what = "a full run, every peer in every scenario it serves" if full else \
+        f"a run of {len(peers)} peer(s) in {len(ids)} scenario(s)"
+
     out = [
-        f"# Vireo benchmark results, {meta['started']}",
+        "# Benchmarks",
         "",
-        f"Machine: {meta['machine']}. Servers pinned to core {meta['server_core']}, "
-        f"load generators to core {meta['client_core']}. "
-        f"{meta['runs']} run(s) per scenario, medians shown; errors and non-2xx are summed over runs."
-        + (" **Quick smoke run: short durations, numbers are not comparable to a full run.**"
-           if meta["quick"] else "")
-        + (" **Interrupted: partial results.**" if meta.get("interrupted") else ""),
-        "",
-        "CPU µs/req is the server's whole process tree user+system CPU time during the run "
-        "(from /proc) divided by the requests it completed; \"vs vireo\" divides that by Vireo's "
-        "figure in the same scenario (below 1 means cheaper than Vireo). The kernel counts CPU "
-        "time in 10 ms ticks, so a run's CPU µs/req is good to ±10 ms / requests: ±1 µs for an ab "
-        "run of 10,000 requests, far less for a 10 s wrk run. ab reports latency in whole ms.",
-        "",
-        f"> {SATURATION_NOTE}",
+        "Vireo's reference app and its engine against the servers the published write-ups "
+        "compare (zap, tinyhttp, TechEmpower, TurboAPI), under the same loads, side by side in "
+        "one run on one machine, with a canned-response epoll loop in C as the floor. "
+        f"These are the figures of {what}, on {_when(meta)}"
+        + (f" with Vireo at commit `{commit}`" if commit else "") + ". `bench/run` reproduces "
+        "it (see `bench/README.md`) and writes this page from the run's `results.json`.",
     ]
+    if meta.get("quick"):
+        out += ["", "**Quick smoke run: short durations; these figures are not comparable to a "
+                "full run's.**"]
+    if meta.get("interrupted"):
+        out += ["", "**Interrupted: partial results.**"]
+
+    out += ["", "## Results", ""]
+    lead = _lead_table(rows, scenarios)
+    out += lead + ([""] if lead else [])
+    if charts_dir is not None and page_dir is not None:
+        out += _charts(charts_dir, page_dir)
+
+    out += ["## The machine and how to reproduce", ""]
+    elapsed = meta.get("elapsed_s")
+    out += [
+        f"- **Machine:** {meta['machine']}; descriptor limit {meta['nofile']:,}.",
+        f"- **Run:** `{command}`"
+        + (f", {elapsed / 60:.0f} minutes" if elapsed else "") + ".",
+    ]
+    tools = ", ".join(f"{k} `{v.split(' Copyright')[0]}`" for k, v in versions.items()
+                      if v and k != "vireo_commit")
+    if tools:
+        out.append(f"- **Tools:** {tools}.")
+    out += [
+        "- **Reproduce:** `bench/setup` installs and builds every peer and tool (Debian packages, "
+        "a pinned Python venv, npm, Go and Cargo lockfiles), then the command above runs the "
+        "same scenarios; `bench/README.md` explains each option. A run writes "
+        "`bench/results/<timestamp>/`: `results.json` (every run's raw figures), this page as "
+        "`results.md`, and the charts.",
+        "- **Publish a run here:** copy its `results.json` and PNGs into `docs/bench/`, then "
+        "`bench/run --report-only docs/bench --out docs/BENCHMARKS.md` writes this page from "
+        "them without running anything.",
+        "",
+        "### Method",
+        "",
+    ]
+    out += _method(meta, scenarios)
+    out += ["", "### Caveats", ""] + CAVEATS
+
+    out += ["", "## Peers", ""]
+    out += _table(["peer", "what"], [[_name(p), PEERS_BY_NAME[p].about if p in PEERS_BY_NAME else ""]
+                                     for p in peers])
+    out += ["", "Each is held to one core: one worker, one runtime thread, `GOMAXPROCS=1`, one "
+            "process, and `taskset` on top. `bench/README.md` gives each one's set-up."]
+
+    out += ["", "## Every scenario"]
     for s in scenarios:
-        srows = by_scenario.get(s.id)
-        out += ["", f"## {s.id}", "", s.about + ".", "", f"Load: {s.params(meta['seconds'])}.", ""]
-        if not srows:
-            out.append("No peer completed this scenario.")
-            continue
-        if s.tool == "idle":
-            srows.sort(key=lambda r: r.get("kib_per_conn") or 0)
-            out += _table(
-                ["peer", "connections", "still open", "RSS before (MiB)", "RSS after (MiB)",
-                 "KiB / connection", "vs vireo"],
-                [[_name(r["peer"]), _n(r.get("connections"), thousands=True),
-                  _n(r.get("alive"), thousands=True), _n(r["rss_before_kib"] / 1024, 1),
-                  _n(r["rss_after_kib"] / 1024, 1), _n(r.get("kib_per_conn"), 2),
-                  _ratio(r.get("kib_vs_ref"))] for r in srows])
-            if any((r.get("connections") or 0) < s.conns for r in srows):
-                out += ["", f"Fewer than {s.conns:,} connections: the descriptor limit here is "
-                        f"{meta['nofile']:,} and could not be raised (that needs CAP_SYS_RESOURCE), "
-                        "so the count was capped just under it."]
-            if any(r.get("alive", 0) < (r.get("connections") or 0) for r in srows):
-                out += ["", "\"still open\" below \"connections\": the server closed idle "
-                        "connections before the memory was read (an idle timeout), so its figure "
-                        "is a lower bound."]
-        elif s.tool == "fixedrate":
-            srows.sort(key=lambda r: r.get("p99_ms") or 0)
-            out += _table(
-                ["peer", "achieved req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors",
-                 "non-2xx", "CPU µs/req", "vs vireo"],
-                [[_name(r["peer"]), _n(r["rps"], thousands=True), _n(r["p50_ms"]),
-                  _n(r.get("p90_ms")), _n(r["p99_ms"]), _n(r.get("max_ms")), r["errors"],
-                  r["non2xx"], _n(r.get("cpu_us_per_req"), 2), _ratio(r.get("cpu_vs_ref"))]
-                 for r in srows])
-        else:
-            srows.sort(key=lambda r: -(r.get("rps") or 0))
-            header = ["peer", "req/s", "p50 ms", "p99 ms", "errors", "non-2xx", "CPU µs/req",
-                      "vs vireo"]
-            if s.tool == "ab":
-                header.append("keep-alive reqs")
-            table = []
-            for r in srows:
-                row = [_name(r["peer"]), _n(r["rps"], thousands=True), _n(r["p50_ms"]),
-                       _n(r["p99_ms"]), r["errors"], r["non2xx"],
-                       _n(r.get("cpu_us_per_req"), 2), _ratio(r.get("cpu_vs_ref"))]
-                if s.tool == "ab":
-                    row.append(f"{r['keepalive']:,} of {r['ab_requests']:,}")
-                table.append(row)
-            out += _table(header, table)
-            if s.tool == "ab":
-                out += ["", "ab speaks HTTP/1.0 and keeps a connection open only when the response "
-                        "says `keep-alive`; a server that answers in HTTP/1.1 style without saying "
-                        "so gets a new connection per request, which the last column shows."]
-            if s.pipeline:
-                out += ["", "Latency is not shown: wrk's histogram is not meaningful when it pipelines."]
+        out += _scenario_detail(s, by_scenario.get(s["id"], []), meta)
     if skipped:
-        out += ["", "## Not run", "", "| peer | scenario | why |", "|---|---|---|"]
-        out += [f"| {k['peer']} | {k['scenario']} | {k['reason']} |" for k in skipped]
+        # One row per peer and reason; the routes a peer does not serve make one row.
+        grouped = defaultdict(lambda: ([], []))
+        for k in skipped:
+            route = k["reason"].removeprefix("has no ").removesuffix(" route")
+            if route != k["reason"]:
+                scs, routes = grouped[(k["peer"], None)]
+                routes.append(f"`{route}`")
+            else:
+                scs, _ = grouped[(k["peer"], k["reason"])]
+            scs.append(k["scenario"])
+        out += ["", "### Not run", ""]
+        out += _table(["peer", "scenarios", "why"],
+                      [[peer, ", ".join(scs),
+                        reason or "does not serve " + ", ".join(dict.fromkeys(routes))]
+                       for (peer, reason), (scs, routes) in grouped.items()])
     return "\n".join(out) + "\n"

@@ -78,8 +78,7 @@ SCENARIOS = [
              "wrk2-style latency at a fixed 1000 req/s (open loop, no coordinated omission); "
              "tools/fixedrate stands in for wrk2, which Debian does not package",
              # At 1,000 req/s each request pays for waking the server, a cost that swings with
-             # what the host is doing: 4 s runs (4,000 requests) measured 22-49 µs per request
-             # for one server, 12 s runs 24-32.
+             # what the host is doing; a longer run averages more of that noise away.
              rate=1000, conns=50, min_seconds=12, quick={"min_seconds": 0}),
     Scenario("idle-5k", "idle", "plaintext",
              "memory per idle keep-alive connection, 5,000 connections (server RSS growth / connections)",
