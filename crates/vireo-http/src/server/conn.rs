@@ -166,7 +166,7 @@ impl<T: Transport, S: Service> Conn<'_, T, S> {
             })) {
                 Err(panic) => (panic_response(panic), true),
                 Ok(future) => {
-                    let mut future = pin!(CatchUnwind(future));
+                    let mut future = pin!(CatchUnwind { inner: future });
                     let first =
                         std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
                     let result = match first {
@@ -306,16 +306,19 @@ fn panic_response(panic: Box<dyn std::any::Any + Send>) -> Response {
     Response::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
 }
 
-/// A future that turns a panic while it is polled into an error.
-struct CatchUnwind<F>(F);
+pin_project_lite::pin_project! {
+    /// A future that turns a panic while it is polled into an error.
+    struct CatchUnwind<F> {
+        #[pin]
+        inner: F,
+    }
+}
 
 impl<F: Future> Future for CatchUnwind<F> {
     type Output = std::thread::Result<F::Output>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // SAFETY: `CatchUnwind` has no Drop and no other field, and never moves `self.0` out
-        // of the pin, so projecting the pin to it is sound.
-        let inner = unsafe { self.map_unchecked_mut(|s| &mut s.0) };
+        let inner = self.project().inner;
         match catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
