@@ -43,6 +43,8 @@
 //! ## Limits and defaults
 //!
 #![doc = include_str!("../../../docs/LIMITS.md")]
+#![deny(missing_docs)]
+#![deny(unreachable_pub)]
 
 mod body;
 mod head;

@@ -36,6 +36,7 @@
 //! - **Errors** ([`Error`], [`Rejection`]): every failure is a response with a precise status;
 //!   [`App::on_error`] reshapes them all.
 //! - **Testing** ([`TestClient`], [`serve_ephemeral`]).
+#![deny(missing_docs)]
 
 #![forbid(unsafe_code)]
 

@@ -225,6 +225,7 @@ fn store_common(
 
 /// Parse a head of any form with httparse: what [`parse_head`] does with every head the
 /// common-form scanner does not take.
+#[allow(unreachable_pub)] // exported only to the fuzz targets, under `cfg(fuzzing)`
 pub fn parse_general(
     buf: &[u8],
     limits: &Limits,
