@@ -1,11 +1,14 @@
 //! # vireo-http
 //!
-//! Vireo's HTTP/1.1 server engine: bytes in, bytes out, sockets and threads. It knows HTTP/1.1
-//! (RFC 9112, RFC 9110) and nothing about routes; the `vireo` framework builds on it.
+//! Vireo's HTTP/1.1 server engine: bytes in, bytes out, transports and threads. It knows
+//! HTTP/1.1 (RFC 9112, RFC 9110) and nothing about routes; the `vireo` framework builds on it.
 //!
-//! - **Sans-I/O protocol core** ([`proto`]): request heads are parsed with `httparse` and
-//!   validated strictly; bodies are framed by `Content-Length` or a strict chunked decoder;
-//!   responses are encoded from pre-rendered parts.
+//! - **Sans-I/O protocol core**: request heads are parsed and validated strictly; bodies are
+//!   framed by `Content-Length` or a strict chunked decoder; responses are encoded from
+//!   pre-rendered parts.
+//! - **Any transport** ([`Transport`]): TCP ([`Server::bind`]), Unix domain sockets
+//!   ([`Server::bind_unix`]), or any `AsyncRead + AsyncWrite` stream ([`IoTransport`]) go
+//!   through one connection state machine.
 //! - **Thread per core**: each worker runs a single-threaded Tokio runtime, accepts from a shared
 //!   listening socket and serves its connections; a worker that accepts while another holds
 //!   fewer connections hands the socket over, so workers stay within one connection of each
@@ -50,6 +53,8 @@ mod body;
 mod head;
 pub mod limits;
 mod pool;
+// Public for the project's own tests, fuzz targets and benchmarks; not a supported API.
+#[doc(hidden)]
 pub mod proto;
 mod request;
 mod response;
@@ -60,6 +65,7 @@ pub mod transport;
 pub use body::{BodyError, RequestBody};
 pub use head::Head;
 pub use limits::Limits;
+pub use proto::{BodyKind, ProtoError, RequestHead};
 pub use pool::on_worker_thread;
 pub use request::Request;
 pub use response::{Body, BodyStream, BoxError, ContentType, Response};

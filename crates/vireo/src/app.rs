@@ -10,7 +10,7 @@ use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use tokio::sync::oneshot;
-use vireo_http::proto::BodyKind;
+use vireo_http::BodyKind;
 use vireo_http::{Limits, Response, Server};
 
 type ErrorHandler = dyn Fn(&Error) -> Response + Send + Sync;

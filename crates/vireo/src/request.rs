@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use tokio::sync::oneshot;
-use vireo_http::proto::BodyKind;
+use vireo_http::BodyKind;
 use vireo_http::{BodyError, Head};
 
 /// A request for the body, sent from the handler's side to the connection that holds it.

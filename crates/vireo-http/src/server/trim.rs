@@ -18,6 +18,7 @@ thread_local! {
 /// built on the engine that pools objects per thread, as the engine does, to free them. Call
 /// it from a worker thread (from a service); registering the same function again does
 /// nothing.
+#[doc(hidden)]
 pub fn release_when_quiet(release: fn()) {
     QUIET_HOOKS.with(|hooks| {
         let mut hooks = hooks.borrow_mut();

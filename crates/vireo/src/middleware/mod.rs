@@ -2,7 +2,7 @@
 //!
 //! A middleware may change the request before calling `next.run(req)`, answer early without
 //! calling it, and change the response after. It is added app-wide with
-//! [`crate::Router::r#use`], to a router, or to one route with [`crate::RouteRef::with`].
+//! [`Router::use`](crate::Router), to a router, or to one route with [`crate::RouteRef::with`].
 //!
 //! ```
 //! use vireo::{App, Next, Request};
