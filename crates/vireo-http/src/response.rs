@@ -190,9 +190,8 @@ impl Parts {
     /// Always inlined, into `Response::new` and `Response::typed`.
     #[inline(always)]
     fn plain(status: StatusCode, body: impl Into<Body>) -> Box<Parts> {
-        // The body is converted where it is stored, after the pool is asked: converted first, it
-        // would wait on the stack and be copied with wider loads than the stores that wrote it,
-        // which stalls the copy (perf, pipelined requests).
+        // The body is converted where it is stored, after the pool is asked, so it is not built
+        // on the stack and copied.
         match pooled_parts(0) {
             Some(mut parts) => {
                 parts.status = status;

@@ -194,9 +194,7 @@ impl AppService {
 
     /// Run a request through the app-wide middleware, the router and the handler, then the
     /// error handler. Always inlined into the service call, so that the `Served` is built
-    /// where the connection keeps it: the Rust ABI returns this two-word enum through memory,
-    /// where it was read back with wider loads than the stores that wrote it, which stalls
-    /// (perf); a plain `#[inline]` was not taken.
+    /// where the connection keeps it rather than returned through memory and copied.
     #[inline(always)]
     pub(crate) fn respond(&self, req: Request) -> Served<'_> {
         let root = local_root(&self.0.program);

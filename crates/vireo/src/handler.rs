@@ -11,9 +11,8 @@ use vireo_http::Response;
 /// The response of a handler, or of the rest of a middleware chain: ready at once for sync
 /// handlers (no allocation), or a boxed future for async and blocking ones.
 ///
-/// Two words. At three (with an `Option` inside), every layer that returned `next.run(req)`
-/// copied it into its own return slot, with wider loads than the stores that had just written
-/// it, which stalls (perf); now the reply is written straight into the slot of the layer above.
+/// Two words, so that a layer returning `next.run(req)` has the reply written straight into
+/// the slot of the layer above instead of copying it.
 #[must_use = "a Reply does nothing unless awaited"]
 pub struct Reply(Served<'static>);
 

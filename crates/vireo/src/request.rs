@@ -56,9 +56,8 @@ struct Parts {
     headers: OnceLock<HeaderMap>,
     extensions: Extensions,
     state: Option<Arc<http::Extensions>>,
-    /// [`NO_PEER`] when there is none. Not an `Option`: copying one into pooled parts took a
-    /// branch and a trip through the stack, read back with wider loads than the stores that
-    /// wrote it, which stalls (perf); a plain address is copied straight from the connection.
+    /// [`NO_PEER`] when there is none. Not an `Option`, so the address is copied straight from
+    /// the connection into the pooled parts.
     remote_addr: SocketAddr,
 }
 
@@ -145,8 +144,7 @@ impl Request {
     /// A request with this head, the body `body` makes, and the app's limit and state.
     ///
     /// The body source is made by a function, called where it is stored once the pool has been
-    /// asked: made first and passed in, it waited on the stack and was copied with wider loads
-    /// than the stores that wrote it, which stalls the copy (perf, pipelined requests).
+    /// asked, so it is not built on the stack and copied.
     pub(crate) fn new(
         head: Head,
         body: impl FnOnce() -> BodySource,

@@ -1,13 +1,9 @@
 //! The buffer a whole request body is collected into.
 //!
-//! Bodies come in every size, and a server's allocator keeps memory per size: glibc's malloc
-//! gives each thread a cache of up to seven free blocks of each of 64 sizes up to 1 KiB, and
-//! whenever a block of one size is asked for it moves free blocks of that size into the cache.
-//! Bodies collected at their own sizes asked for all 64, and a `Vec` grown in place split off
-//! blocks of arbitrary sizes, so over a long mixed load the workers' caches filled with blocks
-//! spread across the heap, each keeping its page resident (`docs/RELIABILITY.md`, memory).
-//! So a body buffer is never smaller than [`MIN_CAPACITY`], above every cached size, and grows
-//! by moving to a new allocation of twice the size rather than by `realloc`. An announced
+//! A body buffer is never smaller than [`MIN_CAPACITY`], above every size glibc's malloc caches
+//! per thread, and grows by moving to a new allocation of twice the size rather than by
+//! `realloc`: bodies of every size would otherwise fill the workers' caches with blocks spread
+//! across the heap, each keeping its page resident over a long mixed load. An announced
 //! `Content-Length` sizes the first allocation, but only up to [`MAX_UPFRONT`]: past that,
 //! memory follows the bytes that actually arrive.
 

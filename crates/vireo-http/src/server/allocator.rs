@@ -1,16 +1,10 @@
-//! Fitting glibc's allocator to how the server uses threads.
+//! Fitting glibc's allocator to how the server uses threads, when the program asks for it
+//! (`Server::tune_allocator`).
 //!
-//! glibc gives threads their own malloc arenas, up to eight per core. Every blocking-pool
-//! thread (up to 64 by default) then allocates in an arena of its own, a few small values per
-//! call, and each arena keeps hundreds of KiB resident: `malloc_trim` returns free pages inside
-//! a thread arena but not the free space at its top, which only frees in that arena give back.
-//! Measured with `conformance/memory.py` (1,000,000 mixed requests, 2 workers, RSS after the
-//! 100,000th request and after the last, both after the load pauses): 16 arenas, 4.8 → 7.3 MiB;
-//! capped at 3 arenas, 4.3 → 5.0 MiB; at 2, 4.2 → 4.6 MiB; at 1, 4.0 → 4.4 MiB (within 10%),
-//! with the same throughput. The engine allocates nothing per request, and what handlers
-//! allocate is mostly served by glibc's per-thread cache, which takes no arena lock, so several
-//! workers can share an arena; one per four workers keeps the lock uncontended on larger
-//! machines, where this could not be measured.
+//! glibc gives threads their own malloc arenas, up to eight per core, so every blocking-pool
+//! thread would keep an arena of its own resident. Workers allocate little and mostly from
+//! glibc's per-thread cache, which takes no arena lock, so several can share an arena. The
+//! memory this saves is measured in docs/DEPLOYMENT.md.
 
 /// Workers that share one malloc arena.
 const WORKERS_PER_ARENA: usize = 4;

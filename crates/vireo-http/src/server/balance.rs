@@ -1,9 +1,7 @@
 //! Spreading connections evenly over the workers.
 //!
 //! Every worker accepts from the same listening socket. Left alone, that loads them unevenly:
-//! the worker that wakes first drains the whole backlog of a burst (measured with
-//! `bench/tools/worker_balance.py`: 100 connections opened at once split about 90/10 over two
-//! workers). Per-worker `SO_REUSEPORT` sockets are no better, since the kernel spreads by a hash
+//! the worker that wakes first drains the whole backlog of a burst. Per-worker `SO_REUSEPORT` sockets are no better, since the kernel spreads by a hash
 //! of the addresses, blind to how loaded each worker is. So each worker counts its open
 //! connections here, and a worker that accepts a connection while another worker holds fewer
 //! hands the socket to that one through its mailbox. The counts stay within one of each other,

@@ -395,9 +395,8 @@ fn encode_response(
     if reply.is_head || framing == Framing::NoBody {
         return (close, Rest::Nothing);
     }
-    // A small body is copied from where it lies; only one sent later is moved out. (Moved
-    // out, the body was copied with wider loads than the stores that had just written it,
-    // which stalls on every response: perf, pipelined requests.)
+    // A small body is copied from where it lies; only one sent later is moved out of the
+    // response.
     match response.body() {
         Body::Empty => return (close, Rest::Nothing),
         Body::Static(bytes) if bytes.len() <= COPY_BODY_MAX => {

@@ -26,8 +26,7 @@ pub(crate) fn refresh() {
 }
 
 /// Call `f` with this thread's cached date, rendered now if it never was. Lent rather than
-/// returned: copied out, the 29 bytes went through the stack in overlapping 16-byte moves, and
-/// reading them back stalled on every response (perf, pipelined requests).
+/// returned, so the bytes are not copied through the stack for every response.
 pub(crate) fn with_current<R>(f: impl FnOnce(&[u8; DATE_LEN]) -> R) -> R {
     CACHED.with(|cell| {
         if cell.borrow().is_none() {

@@ -414,9 +414,8 @@ fn run_worker<S: Service>(
             async move { worker.receive_handoffs(mailbox).await }
         });
         // A task of its own, not the future this block runs: the LocalSet polls that future
-        // on every wake-up of any task, and the accept loop's poll (the listener's readiness,
-        // the shutdown notification) was a fifth of the instructions of a request served at
-        // a low rate (callgrind). A join handle is cheap to poll.
+        // on every wake-up of any task, and a join handle is cheaper to poll than the accept
+        // loop's listener and shutdown notification.
         let accepting = tokio::task::spawn_local({
             let worker = worker.clone();
             let stop = stop.clone();
