@@ -165,9 +165,8 @@ fn pooled_parts(pool: usize) -> Option<Box<Parts>> {
         .flatten()
 }
 
-/// What a response holds. Boxed: a response is moved through every middleware layer and the
-/// future of every handler, so it is one pointer to move (moving the parts themselves, 80 bytes,
-/// through each layer showed in profiles); and pooled, so the header map keeps its allocation.
+/// What a response holds. Boxed, so that a response moved through every middleware layer and
+/// handler future is one pointer; pooled, so the header map keeps its allocation.
 struct Parts {
     status: StatusCode,
     headers: HeaderMap,
