@@ -25,7 +25,8 @@
 //!
 //! - **Routing** ([`Router`]): `:param` and a trailing `*wildcard`, matched in one pass over a
 //!   tree; static segments win over parameters; `HEAD` falls back to `GET`; 404, and 405 with
-//!   `Allow`; routers mounted at a prefix; a conflicting route panics at start-up naming the
+//!   `Allow`; `OPTIONS` (and `OPTIONS *`) answered with `204` and `Allow` unless a route takes
+//!   it; routers mounted at a prefix; a conflicting route panics at start-up naming the
 //!   line that registered it.
 //! - **Handlers** ([`Handler`]): one shape, `Fn(Request) -> impl IntoResponse`, sync or async;
 //!   blocking ones wrapped in [`blocking`].

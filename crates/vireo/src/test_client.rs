@@ -88,6 +88,11 @@ impl TestClient {
     pub fn head(&self, target: &str) -> TestRequest<'_> {
         self.request(Method::HEAD, target)
     }
+
+    /// Start an `OPTIONS` (`*` for the server as a whole).
+    pub fn options(&self, target: &str) -> TestRequest<'_> {
+        self.request(Method::OPTIONS, target)
+    }
 }
 
 /// A request being built by a [`TestClient`].

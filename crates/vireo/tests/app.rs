@@ -49,8 +49,11 @@ fn not_found_method_not_allowed_and_head_fallback() {
     assert_eq!(c.get("/nothing").send().status(), StatusCode::NOT_FOUND);
     let res = c.put("/thing").send();
     assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
-    assert_eq!(res.header("allow"), Some("GET, HEAD, POST"));
-    assert_eq!(c.get("/other").send().header("allow"), Some("DELETE"));
+    assert_eq!(res.header("allow"), Some("GET, HEAD, OPTIONS, POST"));
+    assert_eq!(
+        c.get("/other").send().header("allow"),
+        Some("DELETE, OPTIONS")
+    );
     let unknown = Method::from_bytes(b"FOO").unwrap();
     assert_eq!(
         c.request(unknown.clone(), "/thing").send().status(),
@@ -71,6 +74,96 @@ fn not_found_method_not_allowed_and_head_fallback() {
         head.header("content-type"),
         Some("text/plain; charset=utf-8")
     );
+}
+
+/// RFC 9110 §9.3.7: OPTIONS on a known path is answered for the app with the path's methods,
+/// unless the app answers it itself; `OPTIONS *` describes the whole server.
+#[test]
+fn options_is_answered_with_allow() {
+    let c = client(|app| {
+        app.get("/thing", |_req| "got it");
+        app.post("/thing", |_req| "posted");
+        app.put("/custom", |_req| "put");
+        app.options("/custom", |_req| (StatusCode::OK, "custom options"));
+        app.all("/any", |req: Request| req.method().to_string());
+        app.get("/users/:id", |_req| "user");
+        app.route(Method::from_bytes(b"PURGE").unwrap(), "/cache", |_req| {
+            "purged"
+        });
+        let mut api = Router::new();
+        api.delete("/items/:id", |_req| "deleted");
+        app.mount("/api", api);
+    });
+    let options = |target: &str| c.options(target).send();
+
+    let res = options("/thing");
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    assert_eq!(res.header("allow"), Some("GET, HEAD, OPTIONS, POST"));
+    assert!(res.bytes().is_empty());
+    // The same list as a 405 gives.
+    assert_eq!(c.put("/thing").send().header("allow"), res.header("allow"));
+    let res = options("/users/42");
+    assert_eq!(
+        (res.status(), res.header("allow")),
+        (StatusCode::NO_CONTENT, Some("GET, HEAD, OPTIONS"))
+    );
+    let res = options("/api/items/7");
+    assert_eq!(
+        (res.status(), res.header("allow")),
+        (StatusCode::NO_CONTENT, Some("DELETE, OPTIONS"))
+    );
+    let res = options("/cache");
+    assert_eq!(res.header("allow"), Some("OPTIONS, PURGE"));
+
+    // A route of the app's own wins, and so does one for every method.
+    let res = options("/custom");
+    assert_eq!(
+        (res.status(), res.text()),
+        (StatusCode::OK, "custom options")
+    );
+    assert_eq!(options("/any").text(), "OPTIONS");
+
+    // The server as a whole: every method some route answers.
+    let res = options("*");
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        res.header("allow"),
+        Some("DELETE, GET, HEAD, OPTIONS, POST, PURGE, PUT")
+    );
+    assert!(res.bytes().is_empty());
+
+    assert_eq!(options("/nowhere").status(), StatusCode::NOT_FOUND);
+    assert_eq!(options("/api/nowhere").status(), StatusCode::NOT_FOUND);
+}
+
+/// An app with no routes still says what `OPTIONS *` may do.
+#[test]
+fn options_asterisk_without_routes() {
+    let res = client(|_app| {}).options("*").send();
+    assert_eq!(
+        (res.status(), res.header("allow")),
+        (StatusCode::NO_CONTENT, Some("OPTIONS"))
+    );
+}
+
+/// App-wide middleware sees the automatic OPTIONS answers, as it sees 404s.
+#[test]
+fn middleware_sees_automatic_options() {
+    let c = client(|app| {
+        app.r#use(|req: Request, next: Next| async move {
+            let mut res = next.run(req).await;
+            res.headers_mut()
+                .insert("x-seen", vireo::http::HeaderValue::from_static("yes"));
+            res
+        });
+        app.get("/", |_req| "home");
+    });
+    for target in ["/", "*"] {
+        let res = c.request(Method::OPTIONS, target).send();
+        assert_eq!(res.status(), StatusCode::NO_CONTENT, "{target}");
+        assert_eq!(res.header("allow"), Some("GET, HEAD, OPTIONS"), "{target}");
+        assert_eq!(res.header("x-seen"), Some("yes"), "{target}");
+    }
 }
 
 #[test]
