@@ -313,8 +313,25 @@ impl std::fmt::Display for Cookie {
 pub trait ResponseExt {
     /// Add a `Set-Cookie` field.
     fn set_cookie(&mut self, cookie: &Cookie);
-    /// Set a header field from strings, replacing any earlier value.
-    fn set_header(&mut self, name: &'static str, value: &str) -> Result<(), Error>;
+
+    /// Set a header field from strings, replacing any earlier value of that name.
+    ///
+    /// The name may be in any case (field names are case-insensitive, RFC 9110 §5.1; it is sent
+    /// in lowercase). A name that is not a token, or a value with a control character such as
+    /// CR or LF, is refused with a `500 Internal Server Error` [`Error`] whose cause (the
+    /// invalid name or value) is logged, not sent; the response is left as it was. Return it
+    /// with `?` from a handler, or handle it yourself.
+    ///
+    /// ```
+    /// use vireo::{http::StatusCode, Response, ResponseExt};
+    /// let mut res = Response::new(StatusCode::OK, "hi");
+    /// res.set_header("X-Request-Source", "docs")?;
+    /// assert_eq!(res.headers()["x-request-source"], "docs");
+    /// assert!(res.set_header("not a name", "v").is_err());
+    /// assert!(res.set_header("x-ok", "no\r\nsplitting").is_err());
+    /// # Ok::<(), vireo::Error>(())
+    /// ```
+    fn set_header(&mut self, name: &str, value: &str) -> Result<(), Error>;
 }
 
 impl ResponseExt for Response {
@@ -324,11 +341,10 @@ impl ResponseExt for Response {
         }
     }
 
-    fn set_header(&mut self, name: &'static str, value: &str) -> Result<(), Error> {
-        let value = HeaderValue::try_from(value)
-            .map_err(|_| Error::new(StatusCode::INTERNAL_SERVER_ERROR, "invalid header value"))?;
-        self.headers_mut()
-            .insert(HeaderName::from_static(name), value);
+    fn set_header(&mut self, name: &str, value: &str) -> Result<(), Error> {
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(Error::internal)?;
+        let value = HeaderValue::try_from(value).map_err(Error::internal)?;
+        self.headers_mut().insert(name, value);
         Ok(())
     }
 }

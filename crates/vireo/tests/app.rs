@@ -815,3 +815,59 @@ fn dropping_the_test_client_frees_the_app_it_served() {
         "what the thread kept of the app went with the client"
     );
 }
+
+/// Header names are case-insensitive, so `set_header` takes them in any case; an invalid name
+/// or value is an error to return (a 500 whose cause is logged), never a panic.
+#[test]
+fn set_header_takes_any_valid_name_and_refuses_invalid_ones() {
+    let mut res = Response::new(StatusCode::OK, "x");
+    res.set_header("X-Custom-Header", "one").unwrap();
+    res.set_header("x-custom-header", "two").unwrap();
+    assert_eq!(res.headers().get_all("x-custom-header").iter().count(), 1);
+    assert_eq!(res.headers()["x-custom-header"], "two");
+    res.set_header("Content-Type", "text/csv").unwrap();
+    assert_eq!(res.headers()["content-type"], "text/csv");
+    let name = String::from("X-Built-At-Run-Time");
+    res.set_header(&name, "yes").unwrap();
+    assert_eq!(res.headers()["x-built-at-run-time"], "yes");
+
+    for (name, value) in [
+        ("bad name", "v"),
+        ("", "v"),
+        ("x:y", "v"),
+        ("caf\u{e9}", "v"),
+        ("x-ok", "line\r\nInjected: 1"),
+        ("x-ok", "nul\0"),
+    ] {
+        let error = res.set_header(name, value).unwrap_err();
+        assert_eq!(
+            error.status(),
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "{name:?}"
+        );
+        assert!(
+            error.source().is_some(),
+            "{name:?}: the cause is kept for the log"
+        );
+    }
+    assert!(res.headers().get("injected").is_none());
+
+    // In a handler, `?` turns the error into the 500.
+    let c = client(|app| {
+        app.get("/h", |_req| -> Result<Response, Error> {
+            let mut res = Response::new(StatusCode::OK, "fine");
+            res.set_header("X-Upper", "1")?;
+            Ok(res)
+        });
+        app.get("/bad", |_req| -> Result<Response, Error> {
+            let mut res = Response::new(StatusCode::OK, "fine");
+            res.set_header("Bad Name", "1")?;
+            Ok(res)
+        });
+    });
+    assert_eq!(c.get("/h").send().header("x-upper"), Some("1"));
+    assert_eq!(
+        c.get("/bad").send().status(),
+        StatusCode::INTERNAL_SERVER_ERROR
+    );
+}
