@@ -294,7 +294,7 @@ impl Request {
     }
 
     /// Every route parameter, in path order, percent-decoded.
-    pub fn params(&self) -> impl Iterator<Item = (&'static str, Cow<'_, str>)> + '_ {
+    pub fn params(&self) -> impl Iterator<Item = (&str, Cow<'_, str>)> + '_ {
         let path = self.head_ref().path();
         self.p().captures.iter().map(move |(name, start, end)| {
             (
