@@ -37,7 +37,8 @@
 //!   CORS, compression, request id, timeout, body limit.
 //! - **Errors** ([`Error`], [`Rejection`]): every failure is a response with a precise status;
 //!   [`App::on_error`] reshapes them all.
-//! - **Testing** ([`TestClient`], [`serve_ephemeral`]).
+//! - **Testing** ([`TestClient`], blocking in plain tests and awaited in async ones;
+//!   [`serve_ephemeral`]).
 
 mod app;
 mod cookies;
