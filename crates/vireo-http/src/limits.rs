@@ -1,20 +1,11 @@
 //! Limits and timeouts, all on by default.
 //!
-//! Every limit is a named constant with the reason for its value, and every one can be changed
-//! through [`Limits`] (see [`crate::Server::limits`]). The answer the server gives when a limit is
-//! exceeded is part of the contract:
-//!
-//! | limit | default | answer when exceeded |
-//! |---|---|---|
-//! | request head (line + fields) | 64 KiB | 431, close |
-//! | header fields | 100 | 431, close |
-//! | request target | 8 KiB | 414, close |
-//! | body | 2 MiB | 413, close (the body is not read) |
-//! | chunk extensions + trailers | 16 KiB per request | 400, close |
-//! | time to receive a whole head | 30 s | close |
-//! | idle keep-alive | 60 s | close |
-//! | connections per worker | 32,768 | stop accepting until one closes |
-//! | buffered output per connection | 64 KiB | stop reading until it drains |
+//! Every limit is a named constant with the reason for its value. The limits of a connection
+//! and its requests are the fields of [`Limits`] (see [`crate::Server::limits`]); the graceful
+//! shutdown wait ([`DEFAULT_SHUTDOWN_TIMEOUT`]) and the bound on blocking threads
+//! ([`crate::DEFAULT_MAX_BLOCKING_THREADS`]) are settings of the [`crate::Server`] itself. The
+//! answer the server gives when a limit is exceeded is part of the contract: the
+//! [crate documentation](crate#limits-and-defaults) has the table of every limit.
 
 use std::time::Duration;
 
@@ -54,7 +45,8 @@ pub const DEFAULT_MAX_BUFFERED_OUTPUT: usize = 64 * 1024;
 /// TechEmpower plaintext benchmark pipelines, so one read and one write serve a whole batch.
 pub const DEFAULT_MAX_PIPELINE_BATCH: usize = 16;
 
-/// How long a graceful shutdown waits for in-flight requests before dropping them.
+/// How long a graceful shutdown waits for in-flight requests before dropping them. A setting of
+/// the server, not a [`Limits`] field: see [`crate::Server::shutdown_timeout`].
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The limits a server enforces. `Limits::default()` gives the documented defaults.

@@ -116,7 +116,16 @@ table! {
     raw_utf8_in_target: b"GET /caf\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n" => Refused(400);
     host_with_port: b"GET / HTTP/1.1\r\nHost: example.com:8080\r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
     host_ipv6_literal: b"GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
-    host_empty_value: b"GET / HTTP/1.1\r\nHost: \r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
+    // RFC 9112 §3.2, §3.3: an origin- or asterisk-form target takes its authority from Host, so
+    // an empty Host leaves the request without one; absolute-form carries its own.
+    host_empty_value: b"GET / HTTP/1.1\r\nHost: \r\n\r\n" => Refused(400);
+    host_empty_value_without_space: b"GET /a?b HTTP/1.1\r\nHost:\r\n\r\n" => Refused(400);
+    host_whitespace_only_value: b"GET / HTTP/1.1\r\nHost: \t \r\n\r\n" => Refused(400);
+    host_empty_value_general_path: b"GET / HTTP/1.1\nHost:\n\n" => Refused(400);
+    host_empty_value_lowercase_name: b"PUT /x HTTP/1.1\r\nhost:\r\nContent-Length: 1\r\n\r\n" => Refused(400);
+    host_empty_value_asterisk_form: b"OPTIONS * HTTP/1.1\r\nHost: \r\n\r\n" => Refused(400);
+    host_empty_value_absolute_form: b"GET http://example.com/p HTTP/1.1\r\nHost: \r\n\r\n" => Parsed(Method::GET, "/p", Empty, true);
+    host_empty_value_http10: b"GET / HTTP/1.0\r\nHost: \r\n\r\n" => Parsed(Method::GET, "/", Empty, false);
     host_bad_port: b"GET / HTTP/1.1\r\nHost: a:xyz\r\n\r\n" => Refused(400);
     host_two_colons: b"GET / HTTP/1.1\r\nHost: a:1:2\r\n\r\n" => Refused(400);
     host_ipv4_ending_in_digits: b"GET / HTTP/1.1\r\nHost: 10.0.0.1\r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
@@ -261,6 +270,72 @@ fn oversized_head_is_431_complete_or_not() {
     let mut bytes = b"GET / HTTP/1.1\r\nHost: a\r\nX-Big: ".to_vec();
     bytes.resize(limits.max_head_size, b'a');
     assert_eq!(limits_test(&bytes, &limits), Err(431));
+    bytes.extend_from_slice(b"\r\n\r\n");
+    assert_eq!(limits_test(&bytes, &limits), Err(431));
+}
+
+/// A reused head remembers the last valid `Host`; an empty one is refused after it too.
+#[test]
+fn empty_host_is_refused_after_a_valid_one() {
+    let limits = Limits::default();
+    let mut head = RequestHead::default();
+    let ok = b"GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+    assert!(parse_head(ok, &limits, &mut head).unwrap().is_some());
+    let empty = b"GET / HTTP/1.1\r\nHost: \r\n\r\n";
+    let refused = parse_head(empty, &limits, &mut head).unwrap_err();
+    assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+}
+
+/// A method longer than any the engine accepts is a malformed request line (400), not a long
+/// target (414), complete or not, and however large.
+#[test]
+fn long_method_is_400_not_414() {
+    let limits = Limits::default();
+    let method = "A".repeat(100_000);
+    let whole = format!("{method} / HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert_eq!(limits_test(whole.as_bytes(), &limits), Err(400));
+    assert_eq!(limits_test(method.as_bytes(), &limits), Err(400));
+    let unfinished = format!("{method} /");
+    assert_eq!(limits_test(unfinished.as_bytes(), &limits), Err(400));
+    // Within the head size limit too, and before a long target.
+    let long = "A".repeat(33);
+    let within = format!("{long} / HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert_eq!(limits_test(within.as_bytes(), &limits), Err(400));
+    let target = "a".repeat(limits.max_target_len + 1);
+    let both = format!("{long} /{target} HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert_eq!(limits_test(both.as_bytes(), &limits), Err(400));
+    // The longest method accepted is an extension method like any other.
+    let longest = "A".repeat(32);
+    let ok = format!("{longest} / HTTP/1.1\r\nHost: a\r\n\r\n");
+    let mut head = RequestHead::default();
+    assert!(parse_head(ok.as_bytes(), &limits, &mut head)
+        .unwrap()
+        .is_some());
+    assert_eq!(head.method().as_str(), longest);
+}
+
+/// Empty lines before the request line (which are skipped) do not hide a long target.
+#[test]
+fn long_target_after_empty_lines_is_414() {
+    let limits = Limits::default();
+    let mut bytes = b"\r\n\r\nGET /".to_vec();
+    bytes.resize(limits.max_target_len + 100, b'a');
+    assert_eq!(limits_test(&bytes, &limits), Err(414));
+    bytes.resize(limits.max_head_size + 10, b'a');
+    assert_eq!(limits_test(&bytes, &limits), Err(414));
+}
+
+/// A head over the size limit whose target is within its limit is 431, whatever the length of
+/// its request line.
+#[test]
+fn oversized_head_with_a_short_target_is_431() {
+    let limits = Limits {
+        max_target_len: 16,
+        max_head_size: 256,
+        ..Limits::default()
+    };
+    let mut bytes = b"GET /0123456789abcde HTTP/1.1\r\nHost: a\r\nX-Big: ".to_vec();
+    bytes.resize(300, b'a');
     bytes.extend_from_slice(b"\r\n\r\n");
     assert_eq!(limits_test(&bytes, &limits), Err(431));
 }

@@ -25,22 +25,25 @@
 //!
 //! - **Routing** ([`Router`]): `:param` and a trailing `*wildcard`, matched in one pass over a
 //!   tree; static segments win over parameters; `HEAD` falls back to `GET`; 404, and 405 with
-//!   `Allow`; routers mounted at a prefix; a conflicting route panics at start-up naming the
+//!   `Allow`; `OPTIONS` (and `OPTIONS *`) answered with `204` and `Allow` unless a route takes
+//!   it; routers mounted at a prefix; a conflicting route panics at start-up naming the
 //!   line that registered it.
 //! - **Handlers** ([`Handler`]): one shape, `Fn(Request) -> impl IntoResponse`, sync or async;
 //!   blocking ones wrapped in [`blocking`].
-//! - **Requests** ([`Request`]): params, query (raw and typed), header fields, cookies, the
-//!   body as bytes, text, JSON or form; typed extensions; app state.
+//! - **Requests** ([`Request`]): params, query (raw and typed), header fields, cookies (plain,
+//!   signed or private, with [`Cookie`] and [`Key`]), the body as bytes, text, JSON or form;
+//!   typed extensions; app state.
 //! - **Middleware** ([`middleware`]): functions of the request and [`Next`]; built in: logging,
 //!   CORS, compression, request id, timeout, body limit.
 //! - **Errors** ([`Error`], [`Rejection`]): every failure is a response with a precise status;
 //!   [`App::on_error`] reshapes them all.
-//! - **Testing** ([`TestClient`], [`serve_ephemeral`]).
+//! - **Testing** ([`TestClient`], blocking in plain tests and awaited in async ones;
+//!   [`serve_ephemeral`]).
 #![deny(missing_docs)]
-
 #![forbid(unsafe_code)]
 
 mod app;
+mod cookies;
 mod error;
 mod extensions;
 mod handler;
@@ -55,12 +58,16 @@ mod tree;
 
 pub use app::{App, AppService};
 pub use bytes::Bytes;
+/// The [`cookie`](https://docs.rs/cookie) crate that [`Cookie`], [`Key`] and [`SameSite`] come
+/// from, for what they do not cover (`CookieJar`, `Expiration`, the `time` types).
+pub use cookie;
+pub use cookies::{Cookie, Key, SameSite};
 pub use error::{Error, Rejection};
 pub use extensions::Extensions;
 pub use handler::{blocking, Blocking, Handler, Reply};
 pub use middleware::{Middleware, Next};
 pub use request::Request;
-pub use response::{Cookie, Html, IntoResponse, Json, Redirect, ResponseExt, SameSite};
+pub use response::{Html, IntoResponse, Json, Redirect, ResponseExt};
 pub use router::{RouteRef, Router};
 pub use static_files::{serve_dir, ServeDir};
 pub use streaming::{stream_body, stream_iter, Event, Sse};

@@ -1,5 +1,6 @@
 //! The request a handler receives.
 
+use crate::cookies::{self, Key};
 use crate::error::{Error, Rejection};
 use crate::extensions::Extensions;
 use crate::tree::{Captures, Tree};
@@ -297,7 +298,7 @@ impl Request {
     }
 
     /// Every route parameter, in path order, percent-decoded.
-    pub fn params(&self) -> impl Iterator<Item = (&'static str, Cow<'_, str>)> + '_ {
+    pub fn params(&self) -> impl Iterator<Item = (&str, Cow<'_, str>)> + '_ {
         let path = self.head_ref().path();
         self.p().captures.iter().map(move |(name, start, end)| {
             (
@@ -330,22 +331,57 @@ impl Request {
         })
     }
 
-    /// The value of a cookie the client sent.
-    pub fn cookie(&self, name: &str) -> Option<&str> {
-        self.cookies().find(|(n, _)| *n == name).map(|(_, v)| v)
+    /// The value of a cookie the client sent, percent-decoded; the first if several have the
+    /// name.
+    pub fn cookie(&self, name: &str) -> Option<Cow<'_, str>> {
+        self.cookies().find(|(n, _)| n == name).map(|(_, v)| v)
     }
 
-    /// Every cookie the client sent, as (name, value).
-    pub fn cookies(&self) -> impl Iterator<Item = (&str, &str)> {
+    /// Every cookie the client sent, as (name, value), percent-decoded. Pairs that do not parse,
+    /// or do not decode to UTF-8, are skipped.
+    pub fn cookies(&self) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> {
         self.head_ref()
             .headers()
             .filter(|(name, _)| name.eq_ignore_ascii_case("cookie"))
             .filter_map(|(_, value)| std::str::from_utf8(value).ok())
-            .flat_map(|value| value.split(';'))
-            .filter_map(|pair| {
-                let (name, value) = pair.split_once('=')?;
-                Some((name.trim(), value.trim().trim_matches('"')))
-            })
+            .flat_map(cookies::parse)
+    }
+
+    /// The value of a cookie set with [`crate::ResponseExt::set_signed_cookie`] and the same
+    /// `key`; `None` if there is none, or its signature does not match (changed by the client,
+    /// signed with another key, or signed for a cookie of another name).
+    ///
+    /// ```
+    /// use vireo::{App, Cookie, Key, Request, Response, ResponseExt, http::StatusCode};
+    /// let mut app = App::new();
+    /// app.state(Key::generate());
+    /// app.get("/login", |req: Request| -> Result<Response, vireo::Error> {
+    ///     let mut res = Response::new(StatusCode::OK, "welcome");
+    ///     res.set_signed_cookie(req.state::<Key>()?, &Cookie::new("user", "ada").http_only())?;
+    ///     Ok(res)
+    /// });
+    /// app.get("/me", |req: Request| -> Result<String, vireo::Error> {
+    ///     Ok(format!("{:?}", req.signed_cookie(req.state::<Key>()?, "user")))
+    /// });
+    /// let client = vireo::TestClient::new(app);
+    /// let set = client.get("/login").send().header("set-cookie").unwrap().to_owned();
+    /// let pair = set.split(';').next().unwrap();
+    /// assert_eq!(client.get("/me").header("cookie", pair).send().text(), r#"Some("ada")"#);
+    /// assert_eq!(client.get("/me").header("cookie", "user=ada").send().text(), "None");
+    /// ```
+    pub fn signed_cookie(&self, key: &Key, name: &str) -> Option<String> {
+        self.cookies()
+            .filter(|(n, _)| n == name)
+            .find_map(|(_, value)| cookies::verify(key, name, &value))
+    }
+
+    /// The value of a cookie set with [`crate::ResponseExt::set_private_cookie`] and the same
+    /// `key`, decrypted; `None` if there is none, or it does not decrypt and authenticate with
+    /// this key and name.
+    pub fn private_cookie(&self, key: &Key, name: &str) -> Option<String> {
+        self.cookies()
+            .filter(|(n, _)| n == name)
+            .find_map(|(_, value)| cookies::decrypt(key, name, &value))
     }
 
     /// The address of the peer (the client, or a proxy in front); `None` in the test client.

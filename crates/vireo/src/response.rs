@@ -1,5 +1,6 @@
 //! Turning what a handler returns into a response.
 
+use crate::cookies::{self, Cookie, Key};
 use crate::error::Error;
 use bytes::Bytes;
 use http::{header, HeaderName, HeaderValue, StatusCode};
@@ -195,140 +196,81 @@ impl IntoResponse for Redirect {
     }
 }
 
-/// A `Set-Cookie` to send.
-///
-/// ```
-/// use vireo::{Cookie, SameSite};
-/// let c = Cookie::new("session", "abc").http_only().secure().same_site(SameSite::Lax).max_age(3600);
-/// assert_eq!(c.to_string(), "session=abc; Path=/; Max-Age=3600; HttpOnly; Secure; SameSite=Lax");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Cookie {
-    name: String,
-    value: String,
-    path: Option<String>,
-    domain: Option<String>,
-    max_age: Option<u64>,
-    http_only: bool,
-    secure: bool,
-    same_site: Option<SameSite>,
-}
-
-/// The `SameSite` attribute of a cookie.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SameSite {
-    /// Sent only to the same site.
-    Strict,
-    /// Sent to the same site, and with top-level navigations.
-    Lax,
-    /// Sent everywhere (requires `Secure`).
-    None,
-}
-
-impl Cookie {
-    /// A cookie for the whole site (`Path=/`).
-    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
-        Cookie {
-            name: name.into(),
-            value: value.into(),
-            path: Some("/".into()),
-            domain: None,
-            max_age: None,
-            http_only: false,
-            secure: false,
-            same_site: None,
-        }
-    }
-
-    /// A cookie that tells the browser to forget `name`.
-    pub fn removal(name: impl Into<String>) -> Self {
-        Cookie::new(name, "").max_age(0)
-    }
-
-    /// Limit the cookie to a path.
-    pub fn path(mut self, path: impl Into<String>) -> Self {
-        self.path = Some(path.into());
-        self
-    }
-
-    /// Share the cookie with a domain and its subdomains.
-    pub fn domain(mut self, domain: impl Into<String>) -> Self {
-        self.domain = Some(domain.into());
-        self
-    }
-
-    /// Expire the cookie after this many seconds.
-    pub fn max_age(mut self, seconds: u64) -> Self {
-        self.max_age = Some(seconds);
-        self
-    }
-
-    /// Hide the cookie from scripts.
-    pub fn http_only(mut self) -> Self {
-        self.http_only = true;
-        self
-    }
-
-    /// Send the cookie over HTTPS only.
-    pub fn secure(mut self) -> Self {
-        self.secure = true;
-        self
-    }
-
-    /// Set the `SameSite` attribute.
-    pub fn same_site(mut self, same_site: SameSite) -> Self {
-        self.same_site = Some(same_site);
-        self
-    }
-}
-
-impl std::fmt::Display for Cookie {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}={}", self.name, self.value)?;
-        if let Some(path) = &self.path {
-            write!(f, "; Path={path}")?;
-        }
-        if let Some(domain) = &self.domain {
-            write!(f, "; Domain={domain}")?;
-        }
-        if let Some(max_age) = self.max_age {
-            write!(f, "; Max-Age={max_age}")?;
-        }
-        if self.http_only {
-            f.write_str("; HttpOnly")?;
-        }
-        if self.secure {
-            f.write_str("; Secure")?;
-        }
-        match self.same_site {
-            Some(SameSite::Strict) => f.write_str("; SameSite=Strict"),
-            Some(SameSite::Lax) => f.write_str("; SameSite=Lax"),
-            Some(SameSite::None) => f.write_str("; SameSite=None"),
-            None => Ok(()),
-        }
-    }
-}
-
 /// Helpers on [`Response`] for the framework's needs.
 pub trait ResponseExt {
-    /// Add a `Set-Cookie` field.
-    fn set_cookie(&mut self, cookie: &Cookie);
-    /// Set a header field from strings, replacing any earlier value.
-    fn set_header(&mut self, name: &'static str, value: &str) -> Result<(), Error>;
+    /// Add a `Set-Cookie` field, the name and value percent-encoded (so no value can add an
+    /// attribute).
+    ///
+    /// A cookie that cannot be sent as given (an empty name, or a `;` or control character in
+    /// its path or domain) is refused with a `500 Internal Server Error` [`Error`] whose cause
+    /// is logged, and the response is left as it was.
+    ///
+    /// ```
+    /// use vireo::{http::StatusCode, Cookie, Response, ResponseExt};
+    /// let mut res = Response::new(StatusCode::OK, "hi");
+    /// res.set_cookie(&Cookie::new("theme", "dark; bold").http_only())?;
+    /// assert_eq!(res.headers()["set-cookie"], "theme=dark%3B%20bold; HttpOnly; Path=/");
+    /// assert!(res.set_cookie(&Cookie::new("a", "b").path("/; Domain=evil")).is_err());
+    /// # Ok::<(), vireo::Error>(())
+    /// ```
+    fn set_cookie(&mut self, cookie: &Cookie) -> Result<(), Error>;
+
+    /// Add a `Set-Cookie` field whose value is signed with `key`: the client can read it but
+    /// not change it, nor move it to a cookie of another name. Read it back with
+    /// [`crate::Request::signed_cookie`]. Refused as [`ResponseExt::set_cookie`] refuses.
+    ///
+    /// The signature is [`cookie`]'s HMAC-SHA256, computed over the name as well as the value,
+    /// so these cookies are checked by `Request::signed_cookie`, not by `cookie`'s `SignedJar`.
+    fn set_signed_cookie(&mut self, key: &Key, cookie: &Cookie) -> Result<(), Error>;
+
+    /// Add a `Set-Cookie` field whose value is encrypted and authenticated with `key`
+    /// (AES-256-GCM, the name authenticated too, by [`cookie`]'s `PrivateJar`): the client can
+    /// neither read nor change it. Read it back with [`crate::Request::private_cookie`].
+    /// Refused as [`ResponseExt::set_cookie`] refuses.
+    fn set_private_cookie(&mut self, key: &Key, cookie: &Cookie) -> Result<(), Error>;
+
+    /// Set a header field from strings, replacing any earlier value of that name.
+    ///
+    /// The name may be in any case (field names are case-insensitive, RFC 9110 §5.1; it is sent
+    /// in lowercase). A name that is not a token, or a value with a control character such as
+    /// CR or LF, is refused with a `500 Internal Server Error` [`Error`] whose cause (the
+    /// invalid name or value) is logged, not sent; the response is left as it was. Return it
+    /// with `?` from a handler, or handle it yourself.
+    ///
+    /// ```
+    /// use vireo::{http::StatusCode, Response, ResponseExt};
+    /// let mut res = Response::new(StatusCode::OK, "hi");
+    /// res.set_header("X-Request-Source", "docs")?;
+    /// assert_eq!(res.headers()["x-request-source"], "docs");
+    /// assert!(res.set_header("not a name", "v").is_err());
+    /// assert!(res.set_header("x-ok", "no\r\nsplitting").is_err());
+    /// # Ok::<(), vireo::Error>(())
+    /// ```
+    fn set_header(&mut self, name: &str, value: &str) -> Result<(), Error>;
 }
 
 impl ResponseExt for Response {
-    fn set_cookie(&mut self, cookie: &Cookie) {
-        if let Ok(value) = HeaderValue::try_from(cookie.to_string()) {
-            self.headers_mut().append(header::SET_COOKIE, value);
-        }
+    fn set_cookie(&mut self, cookie: &Cookie) -> Result<(), Error> {
+        let value = cookie.header_value()?;
+        self.headers_mut().append(header::SET_COOKIE, value);
+        Ok(())
     }
 
-    fn set_header(&mut self, name: &'static str, value: &str) -> Result<(), Error> {
-        let value = HeaderValue::try_from(value)
-            .map_err(|_| Error::new(StatusCode::INTERNAL_SERVER_ERROR, "invalid header value"))?;
-        self.headers_mut()
-            .insert(HeaderName::from_static(name), value);
+    fn set_signed_cookie(&mut self, key: &Key, cookie: &Cookie) -> Result<(), Error> {
+        // Checked before signing, so the error names the cookie as the caller built it.
+        cookie.header_value()?;
+        self.set_cookie(&cookies::sign(key, cookie))
+    }
+
+    fn set_private_cookie(&mut self, key: &Key, cookie: &Cookie) -> Result<(), Error> {
+        cookie.header_value()?;
+        self.set_cookie(&cookies::encrypt(key, cookie))
+    }
+
+    fn set_header(&mut self, name: &str, value: &str) -> Result<(), Error> {
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(Error::internal)?;
+        let value = HeaderValue::try_from(value).map_err(Error::internal)?;
+        self.headers_mut().insert(name, value);
         Ok(())
     }
 }

@@ -102,7 +102,8 @@ impl Router {
         delete => Method::DELETE;
         /// Answer `HEAD` at `path`.
         head => Method::HEAD;
-        /// Answer `OPTIONS` at `path`.
+        /// Answer `OPTIONS` at `path`, in place of the automatic answer (`204` with the
+        /// path's methods in `Allow`) that every path gets.
         options => Method::OPTIONS;
     }
 
@@ -248,6 +249,8 @@ pub(crate) struct Routes {
     /// Every method some route answers, for telling an unknown method (501) from one this path
     /// does not have (405).
     methods: Vec<Method>,
+    /// The `Allow` field for `OPTIONS *`: every method some route answers.
+    allow_all: Option<HeaderValue>,
 }
 
 /// Whether the method is one of RFC 9110's, which every server knows even where no route has it.
@@ -266,12 +269,14 @@ fn is_standard(method: &Method) -> bool {
     .contains(method)
 }
 
-/// The `Allow` field for a path's methods; `HEAD` is allowed wherever `GET` is.
-fn allow_header(by_method: &[(Method, Target)]) -> Option<HeaderValue> {
-    let mut names: Vec<&str> = by_method.iter().map(|(m, _)| m.as_str()).collect();
+/// The `Allow` field for these methods; `HEAD` is allowed wherever `GET` is, and `OPTIONS`
+/// everywhere, since every path answers it.
+fn allow_header<'m>(methods: impl Iterator<Item = &'m Method>) -> Option<HeaderValue> {
+    let mut names: Vec<&str> = methods.map(Method::as_str).collect();
     if names.contains(&"GET") {
         names.push("HEAD");
     }
+    names.push("OPTIONS");
     names.sort_unstable();
     names.dedup();
     HeaderValue::from_str(&names.join(", ")).ok()
@@ -310,7 +315,8 @@ impl Routes {
             }
             None => methods.any = Some(target),
         }
-        methods.allow = allow_header(&methods.by_method);
+        methods.allow = allow_header(methods.by_method.iter().map(|(m, _)| m));
+        self.allow_all = allow_header(self.methods.iter());
     }
 
     /// Whether no route answers `method` and it is not a standard one: 501, not 404 or 405.
@@ -319,10 +325,11 @@ impl Routes {
     }
 
     /// Route a request to its handler's chain: 404 if no path matches, 405 (with `Allow`) if
-    /// the path has no handler for the method.
+    /// the path has no handler for the method, and `OPTIONS` answered from the routes when no
+    /// handler takes it.
     pub(crate) fn dispatch(&self, mut req: Request, root: &Root) -> Reply {
         let Some(methods) = req.find_route(&self.tree) else {
-            return self.no_route(req.method());
+            return self.no_route(&req);
         };
         match methods.select(req.method()) {
             Some(target) => {
@@ -333,10 +340,17 @@ impl Routes {
         }
     }
 
-    /// 404, or 501 for a method nothing answers. Out of line, so the routed path stays short.
+    /// 404, or 501 for a method nothing answers; `OPTIONS *` (asterisk-form, about the server
+    /// as a whole: RFC 9110 §9.3.7) gets `204` with every method some route answers. Out of
+    /// line, so the routed path stays short.
     #[cold]
     #[inline(never)]
-    fn no_route(&self, method: &Method) -> Reply {
+    fn no_route(&self, req: &Request) -> Reply {
+        let method = req.method();
+        // The engine lets an asterisk-form target through for OPTIONS only, as the path `*`.
+        if *method == Method::OPTIONS && req.original_path() == "*" {
+            return options_answer(self.allow_all.as_ref());
+        }
         let rejection = if self.unknown_method(method) {
             Rejection::MethodNotImplemented
         } else {
@@ -349,6 +363,9 @@ impl Routes {
     #[cold]
     #[inline(never)]
     fn no_method(&self, methods: &Methods, method: &Method) -> Reply {
+        if *method == Method::OPTIONS {
+            return options_answer(methods.allow.as_ref());
+        }
         if self.unknown_method(method) {
             return Reply::ready(Error::from(Rejection::MethodNotImplemented).into_response());
         }
@@ -358,4 +375,15 @@ impl Routes {
         }
         Reply::ready(res)
     }
+}
+
+/// The automatic answer to `OPTIONS`: `204` with the methods in `Allow`.
+fn options_answer(allow: Option<&HeaderValue>) -> Reply {
+    let mut res = vireo_http::Response::new(http::StatusCode::NO_CONTENT, vireo_http::Body::Empty);
+    let allow = allow.cloned();
+    res.headers_mut().insert(
+        header::ALLOW,
+        allow.unwrap_or(HeaderValue::from_static("OPTIONS")),
+    );
+    Reply::ready(res)
 }

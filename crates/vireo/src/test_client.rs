@@ -1,15 +1,21 @@
-//! Testing an app: a client that calls it without a socket, and a helper that serves it on an
-//! ephemeral port for socket-level tests.
+//! Testing an app: a client that calls it without a socket, from plain tests or async ones, and
+//! a helper that serves it on an ephemeral port for socket-level tests.
 
 use crate::app::{App, AppService};
 use crate::request::{BodySource, NO_PEER};
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
 use serde::Serialize;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::OnceLock;
 use vireo_http::{Body, RunningServer, Server};
 
 /// Calls an app in-process: the request goes through the same parser, middleware, router and
 /// handlers as one from a socket.
+///
+/// In a plain `#[test]`, finish a request with [`TestRequest::send`], which blocks on a runtime
+/// of the client's own:
 ///
 /// ```
 /// let mut app = vireo::App::new();
@@ -19,9 +25,23 @@ use vireo_http::{Body, RunningServer, Server};
 /// assert_eq!(res.status(), 200);
 /// assert_eq!(res.text(), "ping");
 /// ```
+///
+/// In an async test (`#[tokio::test]`, either flavour), `.await` the request instead (or call
+/// [`TestRequest::send_async`]): it runs on the test's runtime.
+///
+/// ```
+/// # async fn test() {
+/// let mut app = vireo::App::new();
+/// app.get("/", |_req| async { "hello" });
+/// let client = vireo::TestClient::new(app);
+/// assert_eq!(client.get("/").await.text(), "hello");
+/// # }
+/// ```
 pub struct TestClient {
     service: AppService,
-    runtime: tokio::runtime::Runtime,
+    /// For the blocking `send` only, made on its first use: an async test never makes one, so
+    /// it never drops one inside its runtime either (which Tokio forbids).
+    runtime: OnceLock<tokio::runtime::Runtime>,
 }
 
 impl std::fmt::Debug for TestClient {
@@ -41,11 +61,17 @@ impl TestClient {
     pub fn new(app: App) -> Self {
         TestClient {
             service: app.into_service(),
-            runtime: tokio::runtime::Builder::new_current_thread()
+            runtime: OnceLock::new(),
+        }
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.runtime.get_or_init(|| {
+            tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
-                .expect("a Tokio runtime for the test client"),
-        }
+                .expect("a Tokio runtime for the test client")
+        })
     }
 
     /// Start a request with any method.
@@ -88,11 +114,17 @@ impl TestClient {
     pub fn head(&self, target: &str) -> TestRequest<'_> {
         self.request(Method::HEAD, target)
     }
+
+    /// Start an `OPTIONS` (`*` for the server as a whole).
+    pub fn options(&self, target: &str) -> TestRequest<'_> {
+        self.request(Method::OPTIONS, target)
+    }
 }
 
-/// A request being built by a [`TestClient`].
+/// A request being built by a [`TestClient`]: finish it with [`TestRequest::send`] in a plain
+/// test, or `.await` it ([`TestRequest::send_async`]) in an async one.
 #[derive(Debug)]
-#[must_use = "a test request is sent with `send`"]
+#[must_use = "a test request is sent with `send`, or `.await` in an async test"]
 pub struct TestRequest<'c> {
     client: &'c TestClient,
     method: Method,
@@ -120,11 +152,32 @@ impl TestRequest<'_> {
         self.header("content-type", "application/json").body(body)
     }
 
-    /// Send the request and wait for the whole response.
+    /// Send the request and wait for the whole response, blocking the thread.
+    ///
+    /// # Panics
+    /// If the request head is not valid HTTP (a bad header name or value), or if called from
+    /// inside an async runtime (an async test), where blocking would stall the runtime: there,
+    /// `.await` the request instead.
+    pub fn send(self) -> TestResponse {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            panic!(
+                "TestRequest::send blocks, and this thread runs an async runtime: \
+                 in an async test, `.await` the request (or call `send_async`) instead"
+            );
+        }
+        let runtime = self.client.runtime();
+        runtime.block_on(self.send_async())
+    }
+
+    /// Send the request and wait for the whole response, on the runtime that polls the
+    /// returned future (as `#[tokio::test]` does, on either flavour). The same as `.await` on
+    /// the request.
+    ///
+    /// The future is not `Send`: await it in the test's own task.
     ///
     /// # Panics
     /// If the request head is not valid HTTP (a bad header name or value).
-    pub fn send(self) -> TestResponse {
+    pub async fn send_async(self) -> TestResponse {
         let mut head = format!("{} {} HTTP/1.1\r\nhost: test\r\n", self.method, self.target);
         for (name, value) in &self.headers {
             head.push_str(&format!("{name}: {value}\r\n"));
@@ -138,29 +191,37 @@ impl TestRequest<'_> {
             .unwrap_or_else(|e| panic!("the test request is not valid HTTP: {e}"));
         let request = service.request(parsed, move || BodySource::Ready(self.body), &NO_PEER);
         let is_head = self.method == Method::HEAD;
-        self.client.runtime.block_on(async {
-            let mut response = service.respond(request).await;
-            let body = match response.take_body() {
-                _ if is_head => Bytes::new(),
-                Body::Empty => Bytes::new(),
-                Body::Static(bytes) => Bytes::from_static(bytes),
-                Body::Bytes(bytes) => bytes,
-                Body::Stream(mut stream) | Body::SizedStream(_, mut stream) => {
-                    let mut all = Vec::new();
-                    while let Some(chunk) =
-                        std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await
-                    {
-                        all.extend_from_slice(&chunk.expect("the streamed body fails"));
-                    }
-                    Bytes::from(all)
+        let mut response = service.respond(request).await;
+        let body = match response.take_body() {
+            _ if is_head => Bytes::new(),
+            Body::Empty => Bytes::new(),
+            Body::Static(bytes) => Bytes::from_static(bytes),
+            Body::Bytes(bytes) => bytes,
+            Body::Stream(mut stream) | Body::SizedStream(_, mut stream) => {
+                let mut all = Vec::new();
+                while let Some(chunk) =
+                    std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await
+                {
+                    all.extend_from_slice(&chunk.expect("the streamed body fails"));
                 }
-            };
-            TestResponse {
-                status: response.status(),
-                headers: response.headers().clone(),
-                body,
+                Bytes::from(all)
             }
-        })
+        };
+        TestResponse {
+            status: response.status(),
+            headers: response.headers().clone(),
+            body,
+        }
+    }
+}
+
+/// `.await` on a request sends it: [`TestRequest::send_async`].
+impl<'c> IntoFuture for TestRequest<'c> {
+    type Output = TestResponse;
+    type IntoFuture = Pin<Box<dyn Future<Output = TestResponse> + 'c>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.send_async())
     }
 }
 

@@ -3,19 +3,28 @@
 //! Each node has static children, at most one `:param` child and at most one `*wildcard`.
 //! Static segments win over a parameter, which wins over a wildcard; when a static branch
 //! dead-ends, matching backtracks to the parameter. Nothing is allocated while matching:
-//! parameters are recorded as byte ranges of the path.
+//! parameters are recorded as byte ranges of the path and indices into the tree's own table of
+//! parameter names, which lives and dies with the tree.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Most parameters one route may have. Captures live in a fixed array so matching never
 /// allocates; eight is more than any sensible URL carries.
 pub const MAX_PARAMS: usize = 8;
 
+/// The parameter names of one tree, each once; patterns and captures refer to them by index.
+type Names = Arc<Vec<Box<str>>>;
+
 /// The parameters captured by a match: names and byte ranges of the matched path.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Captures {
     len: usize,
-    items: [(&'static str, u32, u32); MAX_PARAMS],
+    /// Index into `names`, start and end in the path.
+    items: [(u16, u32, u32); MAX_PARAMS],
+    /// The names of the tree last matched against; kept from one request to the next, so
+    /// matching takes a reference only when the tree changes.
+    names: Option<Names>,
 }
 
 impl Captures {
@@ -24,25 +33,29 @@ impl Captures {
         self.len = 0;
     }
 
-    fn push(&mut self, name: &'static str, start: usize, end: usize) {
+    fn push(&mut self, name: u16, start: usize, end: usize) {
         self.items[self.len] = (name, start as u32, end as u32);
         self.len += 1;
     }
 
     /// The captures as (name, start, end), in path order.
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, usize, usize)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, usize, usize)> + '_ {
+        let names = self.names.as_deref().map_or(&[][..], Vec::as_slice);
         self.items[..self.len]
             .iter()
-            .map(|&(name, start, end)| (name, start as usize, end as usize))
+            .map(move |&(name, start, end)| {
+                let name = names.get(usize::from(name)).map_or("", |n| &**n);
+                (name, start as usize, end as usize)
+            })
     }
 }
 
 /// One segment of a pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Segment {
-    Static(String),
-    Param(&'static str),
-    Wildcard(&'static str),
+enum Segment<'p> {
+    Static(&'p str),
+    Param(&'p str),
+    Wildcard(&'p str),
 }
 
 /// Why a pattern could not be added.
@@ -71,8 +84,9 @@ impl std::fmt::Display for PatternError {
 #[derive(Debug)]
 struct Node<T> {
     statics: BTreeMap<String, Node<T>>,
-    param: Option<(&'static str, Box<Node<T>>)>,
-    wildcard: Option<(&'static str, T)>,
+    /// The parameter's name (an index into the tree's names) and what follows it.
+    param: Option<(u16, Box<Node<T>>)>,
+    wildcard: Option<(u16, T)>,
     value: Option<T>,
 }
 
@@ -91,35 +105,19 @@ impl<T> Default for Node<T> {
 #[derive(Debug)]
 pub struct Tree<T> {
     root: Node<T>,
+    names: Names,
 }
 
 impl<T> Default for Tree<T> {
     fn default() -> Self {
         Tree {
             root: Node::default(),
+            names: Names::default(),
         }
     }
 }
 
-/// Parameter names live as long as the program: routes are registered once, and `'static`
-/// names let a match record them without allocating or counting references.
-fn intern(name: &str) -> &'static str {
-    use std::collections::HashSet;
-    use std::sync::{Mutex, OnceLock};
-    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
-    let mut names = NAMES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some(&known) = names.get(name) {
-        return known;
-    }
-    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
-    names.insert(leaked);
-    leaked
-}
-
-fn parse_pattern(pattern: &str) -> Result<Vec<Segment>, PatternError> {
+fn parse_pattern(pattern: &str) -> Result<Vec<Segment<'_>>, PatternError> {
     if !pattern.starts_with('/') {
         return Err(PatternError::Invalid("a path must start with `/`"));
     }
@@ -135,7 +133,7 @@ fn parse_pattern(pattern: &str) -> Result<Vec<Segment>, PatternError> {
                 return Err(PatternError::Invalid("a `:` parameter needs a name"));
             }
             params += 1;
-            segments.push(Segment::Param(intern(name)));
+            segments.push(Segment::Param(name));
         } else if let Some(name) = part.strip_prefix('*') {
             if parts.peek().is_some() {
                 return Err(PatternError::Invalid(
@@ -143,17 +141,13 @@ fn parse_pattern(pattern: &str) -> Result<Vec<Segment>, PatternError> {
                 ));
             }
             params += 1;
-            segments.push(Segment::Wildcard(intern(if name.is_empty() {
-                "*"
-            } else {
-                name
-            })));
+            segments.push(Segment::Wildcard(if name.is_empty() { "*" } else { name }));
         } else if part.contains([':', '*']) {
             return Err(PatternError::Invalid(
                 "`:` and `*` may only start a segment",
             ));
         } else if !part.is_empty() || segments.is_empty() {
-            segments.push(Segment::Static(part.to_owned()));
+            segments.push(Segment::Static(part));
         }
         if params > MAX_PARAMS {
             return Err(PatternError::Invalid(
@@ -172,30 +166,23 @@ impl<T> Tree<T> {
         make: impl FnOnce() -> T,
     ) -> Result<&mut T, PatternError> {
         let segments = parse_pattern(pattern)?;
+        let names = &mut self.names;
         let mut node = &mut self.root;
         for segment in segments {
             match segment {
-                Segment::Static(s) if s.is_empty() => {}
-                Segment::Static(s) => node = node.statics.entry(s).or_default(),
+                Segment::Static("") => {}
+                Segment::Static(s) => node = node.statics.entry(s.to_owned()).or_default(),
                 Segment::Param(name) => {
+                    let name = intern(names, name)?;
                     let (existing, child) =
                         node.param.get_or_insert_with(|| (name, Box::default()));
-                    if *existing != name {
-                        return Err(PatternError::ParamNameConflict(
-                            existing.to_string(),
-                            name.to_string(),
-                        ));
-                    }
+                    check_same_name(names, *existing, name)?;
                     node = child;
                 }
                 Segment::Wildcard(name) => {
+                    let name = intern(names, name)?;
                     let (existing, value) = node.wildcard.get_or_insert_with(|| (name, make()));
-                    if *existing != name {
-                        return Err(PatternError::ParamNameConflict(
-                            existing.to_string(),
-                            name.to_string(),
-                        ));
-                    }
+                    check_same_name(names, *existing, name)?;
                     return Ok(value);
                 }
             }
@@ -208,9 +195,36 @@ impl<T> Tree<T> {
     /// (which is cleared first: it is reused from request to request, never copied).
     pub fn find(&self, path: &str, captures: &mut Captures) -> Option<&T> {
         captures.clear();
+        if !captures
+            .names
+            .as_ref()
+            .is_some_and(|names| Arc::ptr_eq(names, &self.names))
+        {
+            captures.names = Some(self.names.clone());
+        }
         let rest = path.strip_prefix('/')?;
         find_in(&self.root, path, path.len() - rest.len(), captures)
     }
+}
+
+/// The index of `name` in the tree's names, added if new. Only while routes are registered:
+/// the names are not shared with any captures yet, so they are changed in place.
+fn intern(names: &mut Names, name: &str) -> Result<u16, PatternError> {
+    if let Some(at) = names.iter().position(|known| **known == *name) {
+        return Ok(at as u16);
+    }
+    let at = u16::try_from(names.len())
+        .map_err(|_| PatternError::Invalid("too many parameter names in one app"))?;
+    Arc::make_mut(names).push(name.into());
+    Ok(at)
+}
+
+fn check_same_name(names: &Names, existing: u16, name: u16) -> Result<(), PatternError> {
+    if existing == name {
+        return Ok(());
+    }
+    let text = |at: u16| names[usize::from(at)].to_string();
+    Err(PatternError::ParamNameConflict(text(existing), text(name)))
 }
 
 fn find_in<'t, T>(
@@ -237,7 +251,7 @@ fn find_in<'t, T>(
     if let Some((name, child)) = &node.param {
         if !segment.is_empty() {
             let saved = captures.len;
-            captures.push(name, at, end);
+            captures.push(*name, at, end);
             if let Some(found) = find_in(child, path, next, captures) {
                 return Some(found);
             }
@@ -254,7 +268,7 @@ fn wildcard<'t, T>(
     captures: &mut Captures,
 ) -> Option<&'t T> {
     let (name, value) = node.wildcard.as_ref()?;
-    captures.push(name, at.min(path.len()), path.len());
+    captures.push(*name, at.min(path.len()), path.len());
     Some(value)
 }
 
@@ -335,6 +349,55 @@ mod tests {
             ("/a/:x/d".into(), vec![("x".into(), "b".into())])
         );
         assert_eq!(find(&t, "/a/b/c").unwrap().1, vec![]);
+    }
+
+    /// Parameter names belong to their tree: another tree with the same names keeps its own
+    /// copies, and nothing global holds them.
+    #[test]
+    fn each_tree_owns_its_parameter_names() {
+        let first = tree(&["/users/:id", "/files/*rest"]);
+        let second = tree(&["/users/:id", "/files/*rest"]);
+        let name_at = |t: &Tree<String>, path: &str| {
+            let mut caps = Captures::default();
+            t.find(path, &mut caps).unwrap();
+            let (name, _, _) = caps.iter().next().unwrap();
+            assert!(name == "id" || name == "rest");
+            name.as_ptr() as usize
+        };
+        assert_ne!(name_at(&first, "/users/1"), name_at(&second, "/users/1"));
+        assert_ne!(name_at(&first, "/files/a"), name_at(&second, "/files/a"));
+    }
+
+    /// The names go when the tree and the last captures that refer to them go.
+    #[test]
+    fn parameter_names_go_with_their_tree() {
+        let t = tree(&["/users/:a_name_no_other_tree_has"]);
+        let names = Arc::downgrade(&t.names);
+        let mut caps = Captures::default();
+        t.find("/users/7", &mut caps).unwrap();
+        drop(t);
+        // Captures a request still holds can still name what they captured.
+        assert_eq!(caps.iter().next().unwrap().0, "a_name_no_other_tree_has");
+        drop(caps);
+        assert!(names.upgrade().is_none());
+    }
+
+    /// Captures reused from request to request (as pooled requests do) name what they
+    /// captured in whichever tree matched last, with many trees of distinct names built and
+    /// dropped in turn.
+    #[test]
+    fn reused_captures_follow_the_tree_matched() {
+        let mut caps = Captures::default();
+        let mut names = Vec::new();
+        for i in 0..200 {
+            let t = tree(&[&format!("/a/:first_{i}/b/:second_{i}")]);
+            names.push(Arc::downgrade(&t.names));
+            t.find("/a/1/b/2", &mut caps).unwrap();
+            let got: Vec<&str> = caps.iter().map(|(name, _, _)| name).collect();
+            assert_eq!(got, [format!("first_{i}"), format!("second_{i}")]);
+        }
+        drop(caps);
+        assert!(names.iter().all(|n| n.upgrade().is_none()));
     }
 
     #[test]

@@ -49,8 +49,11 @@ fn not_found_method_not_allowed_and_head_fallback() {
     assert_eq!(c.get("/nothing").send().status(), StatusCode::NOT_FOUND);
     let res = c.put("/thing").send();
     assert_eq!(res.status(), StatusCode::METHOD_NOT_ALLOWED);
-    assert_eq!(res.header("allow"), Some("GET, HEAD, POST"));
-    assert_eq!(c.get("/other").send().header("allow"), Some("DELETE"));
+    assert_eq!(res.header("allow"), Some("GET, HEAD, OPTIONS, POST"));
+    assert_eq!(
+        c.get("/other").send().header("allow"),
+        Some("DELETE, OPTIONS")
+    );
     let unknown = Method::from_bytes(b"FOO").unwrap();
     assert_eq!(
         c.request(unknown.clone(), "/thing").send().status(),
@@ -71,6 +74,96 @@ fn not_found_method_not_allowed_and_head_fallback() {
         head.header("content-type"),
         Some("text/plain; charset=utf-8")
     );
+}
+
+/// RFC 9110 §9.3.7: OPTIONS on a known path is answered for the app with the path's methods,
+/// unless the app answers it itself; `OPTIONS *` describes the whole server.
+#[test]
+fn options_is_answered_with_allow() {
+    let c = client(|app| {
+        app.get("/thing", |_req| "got it");
+        app.post("/thing", |_req| "posted");
+        app.put("/custom", |_req| "put");
+        app.options("/custom", |_req| (StatusCode::OK, "custom options"));
+        app.all("/any", |req: Request| req.method().to_string());
+        app.get("/users/:id", |_req| "user");
+        app.route(Method::from_bytes(b"PURGE").unwrap(), "/cache", |_req| {
+            "purged"
+        });
+        let mut api = Router::new();
+        api.delete("/items/:id", |_req| "deleted");
+        app.mount("/api", api);
+    });
+    let options = |target: &str| c.options(target).send();
+
+    let res = options("/thing");
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    assert_eq!(res.header("allow"), Some("GET, HEAD, OPTIONS, POST"));
+    assert!(res.bytes().is_empty());
+    // The same list as a 405 gives.
+    assert_eq!(c.put("/thing").send().header("allow"), res.header("allow"));
+    let res = options("/users/42");
+    assert_eq!(
+        (res.status(), res.header("allow")),
+        (StatusCode::NO_CONTENT, Some("GET, HEAD, OPTIONS"))
+    );
+    let res = options("/api/items/7");
+    assert_eq!(
+        (res.status(), res.header("allow")),
+        (StatusCode::NO_CONTENT, Some("DELETE, OPTIONS"))
+    );
+    let res = options("/cache");
+    assert_eq!(res.header("allow"), Some("OPTIONS, PURGE"));
+
+    // A route of the app's own wins, and so does one for every method.
+    let res = options("/custom");
+    assert_eq!(
+        (res.status(), res.text()),
+        (StatusCode::OK, "custom options")
+    );
+    assert_eq!(options("/any").text(), "OPTIONS");
+
+    // The server as a whole: every method some route answers.
+    let res = options("*");
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        res.header("allow"),
+        Some("DELETE, GET, HEAD, OPTIONS, POST, PURGE, PUT")
+    );
+    assert!(res.bytes().is_empty());
+
+    assert_eq!(options("/nowhere").status(), StatusCode::NOT_FOUND);
+    assert_eq!(options("/api/nowhere").status(), StatusCode::NOT_FOUND);
+}
+
+/// An app with no routes still says what `OPTIONS *` may do.
+#[test]
+fn options_asterisk_without_routes() {
+    let res = client(|_app| {}).options("*").send();
+    assert_eq!(
+        (res.status(), res.header("allow")),
+        (StatusCode::NO_CONTENT, Some("OPTIONS"))
+    );
+}
+
+/// App-wide middleware sees the automatic OPTIONS answers, as it sees 404s.
+#[test]
+fn middleware_sees_automatic_options() {
+    let c = client(|app| {
+        app.r#use(|req: Request, next: Next| async move {
+            let mut res = next.run(req).await;
+            res.headers_mut()
+                .insert("x-seen", vireo::http::HeaderValue::from_static("yes"));
+            res
+        });
+        app.get("/", |_req| "home");
+    });
+    for target in ["/", "*"] {
+        let res = c.request(Method::OPTIONS, target).send();
+        assert_eq!(res.status(), StatusCode::NO_CONTENT, "{target}");
+        assert_eq!(res.header("allow"), Some("GET, HEAD, OPTIONS"), "{target}");
+        assert_eq!(res.header("x-seen"), Some("yes"), "{target}");
+    }
 }
 
 #[test]
@@ -198,10 +291,10 @@ fn return_types_become_the_right_responses() {
         app.get("/json", |_req| Json(Out { n: 7 }));
         app.get("/html", |_req| Html("<p>hi</p>"));
         app.get("/redirect", |_req| Redirect::to("/str"));
-        app.get("/response", |_req| {
+        app.get("/response", |_req| -> Result<Response, Error> {
             let mut res = Response::new(StatusCode::OK, "custom");
-            res.set_cookie(&Cookie::new("k", "v").http_only());
-            res
+            res.set_cookie(&Cookie::new("k", "v").http_only())?;
+            Ok(res)
         });
         app.get("/ok", |_req| -> Result<&'static str, Error> { Ok("fine") });
         app.get("/err", |_req| -> Result<&'static str, Error> {
@@ -244,7 +337,7 @@ fn return_types_become_the_right_responses() {
     );
     assert_eq!(
         c.get("/response").send().header("set-cookie"),
-        Some("k=v; Path=/; HttpOnly")
+        Some("k=v; HttpOnly; Path=/")
     );
     assert_eq!(c.get("/ok").send().text(), "fine");
     let res = c.get("/err").send();
@@ -720,5 +813,243 @@ fn dropping_the_test_client_frees_the_app_it_served() {
         Arc::strong_count(&held),
         1,
         "what the thread kept of the app went with the client"
+    );
+}
+
+/// Header names are case-insensitive, so `set_header` takes them in any case; an invalid name
+/// or value is an error to return (a 500 whose cause is logged), never a panic.
+#[test]
+fn set_header_takes_any_valid_name_and_refuses_invalid_ones() {
+    let mut res = Response::new(StatusCode::OK, "x");
+    res.set_header("X-Custom-Header", "one").unwrap();
+    res.set_header("x-custom-header", "two").unwrap();
+    assert_eq!(res.headers().get_all("x-custom-header").iter().count(), 1);
+    assert_eq!(res.headers()["x-custom-header"], "two");
+    res.set_header("Content-Type", "text/csv").unwrap();
+    assert_eq!(res.headers()["content-type"], "text/csv");
+    let name = String::from("X-Built-At-Run-Time");
+    res.set_header(&name, "yes").unwrap();
+    assert_eq!(res.headers()["x-built-at-run-time"], "yes");
+
+    for (name, value) in [
+        ("bad name", "v"),
+        ("", "v"),
+        ("x:y", "v"),
+        ("caf\u{e9}", "v"),
+        ("x-ok", "line\r\nInjected: 1"),
+        ("x-ok", "nul\0"),
+    ] {
+        let error = res.set_header(name, value).unwrap_err();
+        assert_eq!(
+            error.status(),
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "{name:?}"
+        );
+        assert!(
+            error.source().is_some(),
+            "{name:?}: the cause is kept for the log"
+        );
+    }
+    assert!(res.headers().get("injected").is_none());
+
+    // In a handler, `?` turns the error into the 500.
+    let c = client(|app| {
+        app.get("/h", |_req| -> Result<Response, Error> {
+            let mut res = Response::new(StatusCode::OK, "fine");
+            res.set_header("X-Upper", "1")?;
+            Ok(res)
+        });
+        app.get("/bad", |_req| -> Result<Response, Error> {
+            let mut res = Response::new(StatusCode::OK, "fine");
+            res.set_header("Bad Name", "1")?;
+            Ok(res)
+        });
+    });
+    assert_eq!(c.get("/h").send().header("x-upper"), Some("1"));
+    assert_eq!(
+        c.get("/bad").send().status(),
+        StatusCode::INTERNAL_SERVER_ERROR
+    );
+}
+
+/// A cookie's value is data, never attributes: `;` and the rest are percent-encoded, and read
+/// back decoded.
+#[test]
+fn cookie_values_cannot_add_attributes() {
+    let evil = "x; Domain=evil.example; Path=/admin; Max-Age=99999";
+    let c = client(|app| {
+        app.get("/set", |_req| {
+            let mut res = Response::new(StatusCode::OK, "set");
+            res.set_cookie(&Cookie::new(
+                "session",
+                "x; Domain=evil.example; Path=/admin; Max-Age=99999",
+            ))
+            .expect("any value can be sent");
+            res
+        });
+        app.get("/read", |req: Request| {
+            format!("{:?}", req.cookie("session"))
+        });
+    });
+    let res = c.get("/set").send();
+    let set_cookie = res.header("set-cookie").expect("a Set-Cookie field");
+    let mut parts = set_cookie.split("; ");
+    let pair = parts.next().unwrap();
+    assert_eq!(parts.collect::<Vec<_>>(), ["Path=/"], "{set_cookie}");
+    assert!(pair.starts_with("session=x%3B"), "{set_cookie}");
+    assert!(!pair[8..].contains([';', ' ', ',', '"']), "{set_cookie}");
+    assert_eq!(
+        c.get("/read").header("cookie", pair).send().text(),
+        format!("Some({evil:?})")
+    );
+}
+
+/// Attributes are checked too: one that would split the field is refused, not sent.
+#[test]
+fn cookie_attributes_that_would_inject_are_refused() {
+    let mut res = Response::new(StatusCode::OK, "x");
+    for cookie in [
+        Cookie::new("a", "b").path("/; Domain=evil.example"),
+        Cookie::new("a", "b").domain("example.com; HttpOnly"),
+        Cookie::new("a", "b").path("/\r\nX-Injected: 1"),
+        Cookie::new("", "b"),
+    ] {
+        let error = res.set_cookie(&cookie).unwrap_err();
+        assert_eq!(
+            error.status(),
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "{cookie:?}"
+        );
+    }
+    assert!(res.headers().get("set-cookie").is_none());
+    // Names are encoded like values.
+    res.set_cookie(&Cookie::new("my name;", "v")).unwrap();
+    assert_eq!(res.headers()["set-cookie"], "my%20name%3B=v; Path=/");
+}
+
+/// Cookie values a client sends are decoded; quoted ones lose their quotes; malformed pairs
+/// are skipped, not fatal.
+#[test]
+fn request_cookies_are_decoded() {
+    let c = client(|app| {
+        app.get("/c", |req: Request| {
+            let all: Vec<String> = req.cookies().map(|(n, v)| format!("{n}={v}")).collect();
+            all.join("|")
+        });
+    });
+    let res = c
+        .get("/c")
+        .header(
+            "cookie",
+            "a=%3Bx%20y; b=\"quoted\"; novalue; =nameless; c=caf%C3%A9; d=%FF",
+        )
+        .send();
+    assert_eq!(res.text(), "a=;x y|b=quoted|c=café");
+}
+
+fn cookie_app(key: vireo::Key) -> TestClient {
+    client(move |app| {
+        app.state(key);
+        app.get("/set", |req: Request| -> Result<Response, Error> {
+            let key = req.state::<vireo::Key>()?;
+            let value = req.query_param("v").unwrap_or_default().into_owned();
+            let mut res = Response::new(StatusCode::OK, "set");
+            res.set_signed_cookie(key, &Cookie::new("signed", value.clone()).http_only())?;
+            res.set_private_cookie(key, &Cookie::new("private", value.clone()))?;
+            res.set_signed_cookie(key, &Cookie::new("other", value))?;
+            Ok(res)
+        });
+        app.get("/get", |req: Request| -> Result<String, Error> {
+            let key = req.state::<vireo::Key>()?;
+            Ok(format!(
+                "{:?} {:?}",
+                req.signed_cookie(key, "signed"),
+                req.private_cookie(key, "private")
+            ))
+        });
+    })
+}
+
+/// The name=value pairs a response sets, in order.
+fn set_cookie_pairs(res: &vireo::TestResponse) -> Vec<String> {
+    res.headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn signed_and_private_cookies_round_trip() {
+    let c = cookie_app(vireo::Key::generate());
+    let value = "ada; role=admin \"quoted\" café";
+    let res = c
+        .get("/set?v=ada%3B+role%3Dadmin+%22quoted%22+caf%C3%A9")
+        .send();
+    assert!(res.header("set-cookie").unwrap().contains("; HttpOnly"));
+    let pairs = set_cookie_pairs(&res);
+    let (signed, private) = (&pairs[0], &pairs[1]);
+    assert!(signed.starts_with("signed="));
+    // The private value cannot be read on the wire; the signed one can, encoded.
+    assert!(!private.contains("ada"), "{private}");
+    assert!(signed.contains("ada%3B%20role%3Dadmin"), "{signed}");
+
+    let cookies = format!("{signed}; {private}");
+    let got = c.get("/get").header("cookie", &cookies).send();
+    assert_eq!(got.text(), format!("Some({value:?}) Some({value:?})"));
+
+    // Another key reads neither.
+    let other = cookie_app(vireo::Key::generate());
+    let got = other.get("/get").header("cookie", &cookies).send();
+    assert_eq!(got.text(), "None None");
+}
+
+#[test]
+fn tampered_signed_and_private_cookies_are_rejected() {
+    let c = cookie_app(vireo::Key::generate());
+    let pairs = set_cookie_pairs(&c.get("/set?v=user").send());
+    let (signed, private, other) = (&pairs[0], &pairs[1], &pairs[2]);
+    let get = |cookie: &str| {
+        c.get("/get")
+            .header("cookie", cookie)
+            .send()
+            .text()
+            .to_owned()
+    };
+    assert_eq!(
+        get(&format!("{signed}; {private}")),
+        r#"Some("user") Some("user")"#
+    );
+
+    // The value changed after the signature.
+    let changed = signed.replace("user", "admin");
+    assert_ne!(&changed, signed);
+    assert_eq!(get(&changed), "None None");
+    // The signature changed, one character at a time.
+    let value_at = "signed=".len();
+    for at in value_at..value_at + 44 {
+        let mut bytes = signed.clone().into_bytes();
+        bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+        let tampered = String::from_utf8(bytes).unwrap();
+        assert_eq!(get(&tampered), "None None", "{tampered}");
+    }
+    // Cut short, plain, or empty.
+    assert_eq!(get(&signed[..signed.len() - 1]), "None None");
+    assert_eq!(get("signed=user"), "None None");
+    assert_eq!(get("signed="), "None None");
+    // A value signed for another cookie name does not pass for this one.
+    assert_eq!(get(&other.replacen("other=", "signed=", 1)), "None None");
+    // Private: changed ciphertext, or moved to another name.
+    let mut bytes = private.clone().into_bytes();
+    let near_end = bytes.len() - 3;
+    bytes[near_end] = if bytes[near_end] == b'A' { b'B' } else { b'A' };
+    let changed = String::from_utf8(bytes).unwrap();
+    assert_eq!(get(&format!("{changed}; {signed}")), r#"Some("user") None"#);
+    let moved = private.replacen("private=", "signed=", 1);
+    assert_eq!(get(&moved), "None None");
+    // A forged cookie of the same name before the genuine one does not hide it.
+    assert_eq!(
+        get(&format!("signed=forged; {signed}")),
+        r#"Some("user") None"#
     );
 }

@@ -199,8 +199,26 @@ fn every_route_answers_as_the_contract_says() {
     };
     assert_eq!(
         (wrong.status, wrong.header("allow")),
-        (405, Some("GET, HEAD"))
+        (405, Some("GET, HEAD, OPTIONS"))
     );
+    let options = {
+        let mut conn = app.connect();
+        conn.send(b"OPTIONS /users/1 HTTP/1.1\r\nHost: t\r\n\r\n");
+        conn.reply(true).unwrap()
+    };
+    assert_eq!(
+        (options.status, options.header("allow")),
+        (204, Some("GET, HEAD, OPTIONS"))
+    );
+    let server_wide = {
+        let mut conn = app.connect();
+        conn.send(b"OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n");
+        conn.reply(true).unwrap()
+    };
+    assert_eq!(server_wide.status, 204);
+    assert!(server_wide
+        .header("allow")
+        .is_some_and(|allow| allow.contains("GET") && allow.contains("OPTIONS")));
     let mut conn = app.connect();
     conn.send(b"HEAD /json HTTP/1.1\r\nHost: t\r\n\r\nGET / HTTP/1.1\r\nHost: t\r\n\r\n");
     let head = conn.reply(true).unwrap();

@@ -2,9 +2,23 @@
 //! response bodies.
 //!
 //! The decoder is a byte-at-a-time state machine over whatever slice the caller has, so a body
-//! split at any point decodes the same. It is strict where leniency enables request smuggling:
-//! every line ends in CRLF, sizes are hex digits only and may not overflow, and extensions and
-//! trailers together are capped.
+//! split at any point decodes the same. It takes exactly the grammar of RFC 9112 §7.1, because
+//! leniency in framing enables request smuggling: every line ends in CRLF, sizes are hex digits
+//! only and may not overflow, each chunk extension is a token name with an optional token or
+//! quoted-string value, each trailer is a field line, and extensions and trailers together are
+//! capped.
+//!
+//! ```text
+//! chunked-body    = *chunk last-chunk trailer-section CRLF
+//! chunk           = chunk-size [ chunk-ext ] CRLF chunk-data CRLF
+//! chunk-size      = 1*HEXDIG
+//! last-chunk      = 1*("0") [ chunk-ext ] CRLF
+//! chunk-ext       = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
+//! chunk-ext-name  = token
+//! chunk-ext-val   = token / quoted-string
+//! trailer-section = *( field-line CRLF )
+//! field-line      = field-name ":" OWS field-value OWS
+//! ```
 
 use super::ProtoError;
 use std::ops::Range;
@@ -19,10 +33,26 @@ enum State {
     SizeStart,
     /// In the hex digits of the size.
     Size,
-    /// Whitespace after the size: only `;` or more whitespace may follow (BWS, RFC 9112 §7.1.1).
+    /// Whitespace after the size: only `;` or more whitespace may follow (BWS).
     SizeWhitespace,
-    /// In chunk extensions, up to the CR.
-    Extension,
+    /// After a `;`, before the extension's name (BWS allowed).
+    ExtNameStart,
+    /// In an extension's name.
+    ExtName,
+    /// Whitespace after an extension's name: `=`, `;` or more whitespace may follow.
+    ExtNameWhitespace,
+    /// After `=`, before the extension's value (BWS allowed).
+    ExtValueStart,
+    /// In a token value.
+    ExtToken,
+    /// Inside a quoted-string value.
+    ExtQuoted,
+    /// After a backslash inside a quoted-string.
+    ExtQuotedPair,
+    /// Right after the closing quote of a quoted-string.
+    ExtQuoteEnd,
+    /// Whitespace after a value: only `;` or more whitespace may follow.
+    ExtValueWhitespace,
     /// After the CR of the size line.
     SizeLf,
     /// In chunk data, with this many bytes left.
@@ -119,8 +149,12 @@ impl ChunkedDecoder {
 
     fn step(&mut self, byte: u8) -> Result<(), ProtoError> {
         use State::*;
-        self.state = match (self.state, byte) {
-            (SizeStart | Size, b) if b.is_ascii_hexdigit() => {
+        const SIZE: ProtoError = ProtoError::BadRequest("invalid chunk size");
+        const EXTENSION: ProtoError = ProtoError::BadRequest("invalid chunk extension");
+        const TRAILER: ProtoError = ProtoError::BadRequest("invalid trailer");
+        let whitespace = byte == b' ' || byte == b'\t';
+        self.state = match self.state {
+            SizeStart | Size if byte.is_ascii_hexdigit() => {
                 if self.size > u64::MAX >> 4 {
                     return Err(ProtoError::BadRequest("chunk size too large"));
                 }
@@ -129,17 +163,39 @@ impl ChunkedDecoder {
                 } else {
                     self.size_digits += 1;
                 }
-                self.size = (self.size << 4) | u64::from(hex_value(b));
+                self.size = (self.size << 4) | u64::from(hex_value(byte));
                 Size
             }
-            (Size | SizeWhitespace, b' ' | b'\t') => SizeWhitespace,
-            (Size | SizeWhitespace, b';') => self.count_metadata(Extension)?,
-            (Size, b'\r') => SizeLf,
-            (Extension, b'\r') => SizeLf,
-            (Extension, b) if b == b'\t' || !b.is_ascii_control() => {
-                self.count_metadata(Extension)?
+            SizeStart => return Err(SIZE),
+            Size if byte == b'\r' => SizeLf,
+            Size | SizeWhitespace if whitespace => self.count_metadata(SizeWhitespace)?,
+            Size | SizeWhitespace if byte == b';' => self.count_metadata(ExtNameStart)?,
+            Size | SizeWhitespace => return Err(SIZE),
+
+            // chunk-ext = *( BWS ";" BWS chunk-ext-name [ BWS "=" BWS chunk-ext-val ] )
+            ExtNameStart | ExtValueStart if whitespace => self.count_metadata(self.state)?,
+            ExtNameStart | ExtName if is_tchar(byte) => self.count_metadata(ExtName)?,
+            ExtName | ExtNameWhitespace if whitespace => self.count_metadata(ExtNameWhitespace)?,
+            ExtName | ExtNameWhitespace if byte == b'=' => self.count_metadata(ExtValueStart)?,
+            ExtValueStart | ExtToken if is_tchar(byte) => self.count_metadata(ExtToken)?,
+            ExtValueStart if byte == b'"' => self.count_metadata(ExtQuoted)?,
+            ExtQuoted if byte == b'"' => self.count_metadata(ExtQuoteEnd)?,
+            ExtQuoted if byte == b'\\' => self.count_metadata(ExtQuotedPair)?,
+            ExtQuoted | ExtQuotedPair if is_quoted_text(byte) => self.count_metadata(ExtQuoted)?,
+            ExtToken | ExtQuoteEnd | ExtValueWhitespace if whitespace => {
+                self.count_metadata(ExtValueWhitespace)?
             }
-            (SizeLf, b'\n') => {
+            ExtName | ExtNameWhitespace | ExtToken | ExtQuoteEnd | ExtValueWhitespace
+                if byte == b';' =>
+            {
+                self.count_metadata(ExtNameStart)?
+            }
+            // The line may end after a name or a value, not after whitespace or a `;`.
+            ExtName | ExtToken | ExtQuoteEnd if byte == b'\r' => SizeLf,
+            ExtNameStart | ExtName | ExtNameWhitespace | ExtValueStart | ExtToken | ExtQuoted
+            | ExtQuotedPair | ExtQuoteEnd | ExtValueWhitespace => return Err(EXTENSION),
+
+            SizeLf if byte == b'\n' => {
                 let size = std::mem::take(&mut self.size);
                 self.size_digits = 0;
                 if size == 0 {
@@ -148,29 +204,25 @@ impl ChunkedDecoder {
                     Data(size)
                 }
             }
-            (DataCr, b'\r') => DataLf,
-            (DataLf, b'\n') => SizeStart,
-            (TrailerStart, b'\r') => EndLf,
-            // A trailer is a field line: a token name, a colon, a value (RFC 9112 §7.1.2, §5).
-            (TrailerStart | TrailerName, b) if is_tchar(b) => self.count_metadata(TrailerName)?,
-            (TrailerName, b':') => self.count_metadata(Trailer)?,
-            (Trailer, b'\r') => TrailerLf,
-            (Trailer, b) if b == b'\t' || !b.is_ascii_control() => self.count_metadata(Trailer)?,
-            (TrailerLf, b'\n') => TrailerStart,
-            (EndLf, b'\n') => Done,
-            (SizeStart | Size | SizeWhitespace, _) => {
-                return Err(ProtoError::BadRequest("invalid chunk size"))
-            }
-            (Extension | SizeLf, _) => {
-                return Err(ProtoError::BadRequest("invalid chunk extension"))
-            }
-            (DataCr | DataLf, _) => {
+            SizeLf => return Err(ProtoError::BadRequest("chunk size line not ended by CRLF")),
+            DataCr if byte == b'\r' => DataLf,
+            DataLf if byte == b'\n' => SizeStart,
+            DataCr | DataLf => {
                 return Err(ProtoError::BadRequest("chunk data not followed by CRLF"))
             }
-            (TrailerStart | TrailerName | Trailer | TrailerLf | EndLf, _) => {
-                return Err(ProtoError::BadRequest("invalid trailer"))
-            }
-            (Data(_) | Done, _) => unreachable!("data and the end are handled by decode"),
+
+            // A trailer is a field line: a token name, a colon, a value (RFC 9112 §7.1.2, §5).
+            // Trailers are discarded, so the fields a trailer may not carry need no check.
+            TrailerStart if byte == b'\r' => EndLf,
+            TrailerStart | TrailerName if is_tchar(byte) => self.count_metadata(TrailerName)?,
+            TrailerName if byte == b':' => self.count_metadata(Trailer)?,
+            Trailer if byte == b'\r' => TrailerLf,
+            Trailer if is_field_value(byte) => self.count_metadata(Trailer)?,
+            TrailerLf if byte == b'\n' => TrailerStart,
+            EndLf if byte == b'\n' => Done,
+            TrailerStart | TrailerName | Trailer | TrailerLf | EndLf => return Err(TRAILER),
+
+            Data(_) | Done => unreachable!("data and the end are handled by decode"),
         };
         Ok(())
     }
@@ -194,9 +246,21 @@ fn hex_value(b: u8) -> u8 {
     }
 }
 
-/// `tchar` from RFC 9110 §5.6.2: the characters of a field name.
+/// `tchar` from RFC 9110 §5.6.2: the characters of a token (a field or extension name).
 fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// What a quoted-string holds (RFC 9110 §5.6.4): `qdtext` (tab, space, visible ASCII but `"`
+/// and `\`, obs-text), which the caller tests first; and what may follow a backslash (all of
+/// these, `"` and `\` included).
+fn is_quoted_text(b: u8) -> bool {
+    b == b'\t' || b == b' ' || b.is_ascii_graphic() || b >= 0x80
+}
+
+/// A byte of a field value (RFC 9110 §5.5): tab, space, visible ASCII, obs-text.
+fn is_field_value(b: u8) -> bool {
+    is_quoted_text(b)
 }
 
 /// Append one chunk (size line, data, CRLF) to `out`. An empty `data` appends nothing, since an

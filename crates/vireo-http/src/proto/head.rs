@@ -212,6 +212,7 @@ fn store_common(
     if len > limits.max_head_size {
         return Err(oversized_head(buf, limits));
     }
+    check_method_len(method.len())?;
     if target.len() > limits.max_target_len {
         return Err(ProtoError::UriTooLong);
     }
@@ -265,6 +266,7 @@ pub fn parse_general(
     if len > limits.max_head_size {
         return Err(oversized_head(buf, limits));
     }
+    check_method_len(req.method.map_or(0, str::len))?;
     if req.path.map_or(0, str::len) > limits.max_target_len {
         return Err(ProtoError::UriTooLong);
     }
@@ -318,6 +320,19 @@ fn fill(
             .iter()
             .map(|h| (span(h.name.as_bytes()), span(h.value))),
     );
+    Ok(())
+}
+
+/// The longest method accepted. Registered methods are far shorter; a longer one is a mistake or
+/// an attack, and the bound lets an unfinished request line be judged: see `check_partial`.
+const MAX_METHOD_LEN: usize = 32;
+
+const METHOD_TOO_LONG: ProtoError = ProtoError::BadRequest("method too long");
+
+fn check_method_len(len: usize) -> Result<(), ProtoError> {
+    if len > MAX_METHOD_LEN {
+        return Err(METHOD_TOO_LONG);
+    }
     Ok(())
 }
 
@@ -395,6 +410,10 @@ fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
 /// The framing and connection rules of RFC 9112 §6 and §9, and RFC 9110 §7.2 and §10.1.1.
 fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
     let http11 = head.version == Version::HTTP_11;
+    // Origin- and asterisk-form targets take their authority from `Host`; absolute-form
+    // carries its own (RFC 9112 §3.2, §3.3).
+    let target_start = head.raw.get(head.target.start as usize);
+    let authority_from_host = matches!(target_start, Some(b'/' | b'*'));
     let mut hosts = 0;
     let mut content_length = None;
     let mut chunked = false;
@@ -410,6 +429,11 @@ fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
         match name.len() {
             4 if is_field(name, b"host") => {
                 hosts += 1;
+                // An empty Host leaves such a request without an authority: RFC 9110 §7.2
+                // requires one in HTTP/1.1 (and lets HTTP/1.0 go without).
+                if value.is_empty() && http11 && authority_from_host {
+                    return Err(ProtoError::BadRequest("empty Host"));
+                }
                 if value != head.valid_host.as_slice() {
                     if !valid_host(value) {
                         return Err(ProtoError::BadRequest("invalid Host"));
@@ -652,12 +676,15 @@ fn classify_version(buf: &[u8]) -> VersionToken {
 
 /// A partial head is refused as soon as it can no longer fit the limits.
 fn check_partial(buf: &[u8], limits: &Limits) -> Result<(), ProtoError> {
-    // A method, a space, the target, a space and `HTTP/1.1`: anything longer than the longest
-    // request line the limits allow, with no line end yet, has an oversized target.
-    const REQUEST_LINE_OVERHEAD: usize = 64;
-    let line_end = memchr::memchr(b'\n', buf);
-    if line_end.is_none() && buf.len() > limits.max_target_len + REQUEST_LINE_OVERHEAD {
-        return Err(ProtoError::UriTooLong);
+    let line = request_line(buf);
+    // httparse reads a line as it comes, so what has arrived of an unfinished request line is a
+    // method, then a target, then part of a version: each can be judged already.
+    if memchr::memchr(b'\n', line).is_none() {
+        let (method, target) = method_and_target(line);
+        check_method_len(method.len())?;
+        if target.len() > limits.max_target_len {
+            return Err(ProtoError::UriTooLong);
+        }
     }
     if buf.len() >= limits.max_head_size {
         return Err(oversized_head(buf, limits));
@@ -665,13 +692,38 @@ fn check_partial(buf: &[u8], limits: &Limits) -> Result<(), ProtoError> {
     Ok(())
 }
 
+/// What answers a head over the size limit: a method or target over its own limit is named
+/// as the cause, since it is what the client has to change.
 fn oversized_head(buf: &[u8], limits: &Limits) -> ProtoError {
-    let line = memchr::memchr(b'\n', buf).map_or(buf, |end| &buf[..end]);
-    if line.len() > limits.max_target_len {
+    let line = request_line(buf);
+    let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
+    let (method, target) = method_and_target(line);
+    if method.len() > MAX_METHOD_LEN {
+        METHOD_TOO_LONG
+    } else if target.len() > limits.max_target_len {
         ProtoError::UriTooLong
     } else {
         ProtoError::HeadTooLarge
     }
+}
+
+/// The buffer from its request line on: httparse skips empty lines before it.
+fn request_line(buf: &[u8]) -> &[u8] {
+    let start = buf
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(buf.len());
+    &buf[start..]
+}
+
+/// The method and the target of a request line, or as much of them as `line` holds.
+fn method_and_target(line: &[u8]) -> (&[u8], &[u8]) {
+    let Some(method_end) = memchr::memchr(b' ', line) else {
+        return (line, &[]);
+    };
+    let rest = &line[method_end + 1..];
+    let target_end = memchr::memchr2(b' ', b'\r', rest).unwrap_or(rest.len());
+    (&line[..method_end], &rest[..target_end])
 }
 
 #[cfg(test)]

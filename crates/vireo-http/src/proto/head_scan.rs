@@ -339,8 +339,16 @@ mod tests {
         (
             either(&[b""], &[b"\r\n"]),
             either(
-                &[b"GET", b"POST", b"DELETE"],
-                &[b"get", b"M-SEARCH", b"", b"CONNECT"],
+                &[b"GET", b"POST", b"DELETE", b"OPTIONS"],
+                &[
+                    b"get",
+                    b"M-SEARCH",
+                    b"",
+                    b"CONNECT",
+                    // The longest method taken, and one byte longer.
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEF",
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZABCDEFG",
+                ],
             ),
             either(&[b" "], &[b"  ", b"\t"]),
             either(&[b"/"], &[b"", b"*", b"http://h", b"HTTP://h:1"]),
@@ -411,6 +419,7 @@ mod tests {
                 &[
                     b"Host: a b\r\n",
                     b"Host:\r\n",
+                    b"Host: \t \r\n",
                     b"Host : a\r\n",
                     b"Host: a\n",
                     b"",
