@@ -274,15 +274,18 @@ impl Server {
             let spawned = std::thread::Builder::new()
                 .name(format!("vireo-worker-{id}"))
                 .spawn(move || {
+                    let settings = WorkerSettings {
+                        limits,
+                        shutdown_timeout,
+                        tune_allocator,
+                    };
                     run_worker(
                         runtime,
                         listener,
                         (balancer, id, mailbox),
-                        tune_allocator,
                         service,
-                        limits,
+                        settings,
                         &handle,
-                        shutdown_timeout,
                     )
                 });
             match spawned {
@@ -390,16 +393,26 @@ impl Drop for RunningServer {
     }
 }
 
+/// What a worker is told of the server's settings.
+struct WorkerSettings {
+    limits: Limits,
+    shutdown_timeout: Duration,
+    tune_allocator: bool,
+}
+
 fn run_worker<S: Service>(
     runtime: tokio::runtime::Runtime,
     listener: StdListener,
     (balancer, id, mailbox): (Arc<balance::Balancer>, usize, balance::Mailbox),
-    tune_allocator: bool,
     service: Arc<S>,
-    limits: Limits,
+    settings: WorkerSettings,
     stop: &ShutdownHandle,
-    shutdown_timeout: Duration,
 ) -> std::io::Result<()> {
+    let WorkerSettings {
+        limits,
+        shutdown_timeout,
+        tune_allocator,
+    } = settings;
     crate::pool::mark_worker_thread();
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, async {
