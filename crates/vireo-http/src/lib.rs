@@ -65,8 +65,8 @@ pub mod transport;
 pub use body::{BodyError, RequestBody};
 pub use head::Head;
 pub use limits::Limits;
-pub use proto::{BodyKind, ProtoError, RequestHead};
 pub use pool::on_worker_thread;
+pub use proto::{BodyKind, ProtoError, RequestHead};
 pub use request::Request;
 pub use response::{Body, BodyStream, BoxError, ContentType, Response};
 pub use server::{

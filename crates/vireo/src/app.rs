@@ -110,11 +110,8 @@ impl App {
 
     /// Compile the routes into a service the engine can run.
     pub fn into_service(self) -> AppService {
-        let mut limits = self.limits;
+        let limits = self.limits;
         let default_body_limit = limits.max_body_size;
-        if let Some(hint) = self.router.body_limit_hint() {
-            limits.max_body_size = limits.max_body_size.max(hint);
-        }
         let mut chains = Chains::default();
         let (layers, routes) = self.router.compile(&mut chains);
         let entry = chains.add(layers, End::Router(Arc::new(routes)));

@@ -157,17 +157,6 @@ impl Router {
         self
     }
 
-    /// The largest body any middleware in this router allows.
-    pub(crate) fn body_limit_hint(&self) -> Option<u64> {
-        let own = self.middleware.iter().filter_map(|m| m.body_limit_hint());
-        let routes = self
-            .routes
-            .iter()
-            .flat_map(|r| r.middleware.iter().filter_map(|m| m.body_limit_hint()));
-        let mounts = self.mounts.iter().filter_map(|(_, r)| r.body_limit_hint());
-        own.chain(routes).chain(mounts).max()
-    }
-
     /// Split into the app-wide middleware and the compiled routes, whose chains go in `chains`.
     pub(crate) fn compile(self, chains: &mut Chains) -> (Vec<Arc<dyn Middleware>>, Routes) {
         let mut routes = Routes::default();

@@ -77,3 +77,33 @@ fn no_continue_for_a_request_refused_before_its_handler() {
         assert!(reply.contains("connection: close"), "the unsent body forces a close: {reply}");
     }
 }
+
+#[test]
+fn a_route_raises_the_body_limit_above_the_apps_and_others_keep_it() {
+    let mut app = App::new();
+    app.limits(vireo::Limits {
+        max_body_size: 8,
+        ..vireo::Limits::default()
+    });
+    app.post("/upload", |req: Request| {
+        req.body().map(|b| b.len().to_string())
+    })
+    .with(body_limit(64 * 1024));
+    app.post("/other", |req: Request| {
+        req.body().map(|b| b.len().to_string())
+    });
+    let server = serve_ephemeral(app).unwrap();
+    let body = vec![b'x'; 20_000];
+    for (path, expected) in [("/upload", "200 OK"), ("/other", "413 ")] {
+        let mut stream = TcpStream::connect(server.addr()).unwrap();
+        let head = format!("POST {path} HTTP/1.1\r\nHost: t\r\nContent-Length: 20000\r\n\r\n");
+        let reply = exchange(&mut stream, &[head.as_bytes(), &body].concat());
+        assert!(
+            reply.starts_with(&format!("HTTP/1.1 {expected}")),
+            "{path}: {reply}"
+        );
+        if path == "/upload" {
+            assert!(reply.ends_with("\r\n\r\n20000"), "{reply}");
+        }
+    }
+}

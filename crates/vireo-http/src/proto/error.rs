@@ -13,8 +13,6 @@ pub enum ProtoError {
     HeadTooLarge,
     /// The request target is longer than the limit: 414.
     UriTooLong,
-    /// The declared or received body is larger than the limit: 413.
-    PayloadTooLarge,
     /// A transfer coding other than `chunked` (RFC 9112 §6.1): 501.
     UnsupportedTransferCoding,
     /// A method the engine does not serve (`CONNECT`): 501.
@@ -32,7 +30,6 @@ impl ProtoError {
             ProtoError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ProtoError::HeadTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ProtoError::UriTooLong => StatusCode::URI_TOO_LONG,
-            ProtoError::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             ProtoError::UnsupportedTransferCoding | ProtoError::UnsupportedMethod => {
                 StatusCode::NOT_IMPLEMENTED
             }
@@ -48,7 +45,6 @@ impl fmt::Display for ProtoError {
             ProtoError::BadRequest(why) => write!(f, "bad request: {why}"),
             ProtoError::HeadTooLarge => f.write_str("request head too large"),
             ProtoError::UriTooLong => f.write_str("request target too long"),
-            ProtoError::PayloadTooLarge => f.write_str("request body too large"),
             ProtoError::UnsupportedTransferCoding => f.write_str("unsupported transfer coding"),
             ProtoError::UnsupportedMethod => f.write_str("unsupported method"),
             ProtoError::VersionNotSupported => f.write_str("HTTP version not supported"),

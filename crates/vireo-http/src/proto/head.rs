@@ -221,7 +221,7 @@ fn store_common(
     head.target = target.clone();
     head.path = target;
     head.path_end = path_end;
-    store_fields(head, buf, len, limits)
+    store_fields(head, buf, len)
 }
 
 /// Parse a head of any form with httparse: what [`parse_head`] does with every head the
@@ -271,7 +271,7 @@ pub fn parse_general(
         return Err(ProtoError::UriTooLong);
     }
     fill(head, buf, &req)?;
-    store_fields(head, buf, len, limits)
+    store_fields(head, buf, len)
 }
 
 /// Keep the head's bytes, then check its fields; the request line and the fields' spans are
@@ -280,14 +280,10 @@ fn store_fields(
     head: &mut RequestHead,
     buf: &[u8],
     len: usize,
-    limits: &Limits,
 ) -> Result<Option<usize>, ProtoError> {
     head.raw.clear();
     head.raw.extend_from_slice(&buf[..len]);
     validate_fields(head)?;
-    if matches!(head.body, BodyKind::Length(n) if n > limits.max_body_size) {
-        return Err(ProtoError::PayloadTooLarge);
-    }
     Ok(Some(len))
 }
 

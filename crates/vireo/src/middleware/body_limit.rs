@@ -5,8 +5,7 @@ use crate::handler::Reply;
 use crate::Request;
 
 /// Limit request bodies to `bytes` where this middleware applies: larger bodies get 413 without
-/// being read. It can lower the app's limit, or raise it for an upload route (the server's
-/// engine limit is raised to the largest `body_limit` in the app).
+/// being read. It can lower the app's limit, or raise it for an upload route.
 ///
 /// ```
 /// use vireo::{App, Request, middleware::body_limit};
@@ -26,9 +25,5 @@ impl Middleware for BodyLimit {
     fn call(&self, mut req: Request, next: Next) -> Reply {
         req.set_body_limit(self.0);
         next.run(req)
-    }
-
-    fn body_limit_hint(&self) -> Option<u64> {
-        Some(self.0)
     }
 }

@@ -46,12 +46,6 @@ use std::sync::Arc;
 pub trait Middleware: Send + Sync + 'static {
     /// Handle `req`, calling `next.run(req)` to pass it on.
     fn call(&self, req: Request, next: Next) -> Reply;
-
-    /// The largest body this middleware lets through, if it raises the limit; the server's
-    /// engine limit is raised to the largest of these.
-    fn body_limit_hint(&self) -> Option<u64> {
-        None
-    }
 }
 
 impl<F, Fut> Middleware for F
