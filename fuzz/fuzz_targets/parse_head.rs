@@ -1,6 +1,6 @@
 //! The head parser never panics, and what it accepts is self-consistent: the head fits the
 //! input, the path is a prefix of the target's path part, framing is one of the three kinds,
-//! and a used head (which remembers the last valid `Host`) answers as a fresh one. Its
+//! and a used head answers as a fresh one. Its
 //! common-form scanner changes nothing but speed: httparse's path alone gives the same answer
 //! and the same head.
 #![no_main]

@@ -274,7 +274,7 @@ fn oversized_head_is_431_complete_or_not() {
     assert_eq!(limits_test(&bytes, &limits), Err(431));
 }
 
-/// A reused head remembers the last valid `Host`; an empty one is refused after it too.
+/// A reused head refuses an empty `Host` after a valid one, as a fresh head does.
 #[test]
 fn empty_host_is_refused_after_a_valid_one() {
     let limits = Limits::default();

@@ -47,16 +47,7 @@ pub struct RequestHead {
     body: BodyKind,
     keep_alive: bool,
     expect_continue: bool,
-    /// The last `Host` value this head found valid. A client sends the same one on every
-    /// request, and checking it byte by byte was the largest part of validating a head
-    /// (callgrind): the same bytes again are known to be valid. Only values up to
-    /// [`HOST_MEMO_MAX`] are kept.
-    valid_host: Vec<u8>,
 }
-
-/// The longest `Host` value a head remembers as valid: long enough for any host name people use
-/// with a port, short enough that a pooled head never holds much for it.
-const HOST_MEMO_MAX: usize = 64;
 
 impl Default for RequestHead {
     fn default() -> Self {
@@ -71,7 +62,6 @@ impl Default for RequestHead {
             body: BodyKind::Empty,
             keep_alive: true,
             expect_continue: false,
-            valid_host: Vec::new(),
         }
     }
 }
@@ -334,7 +324,7 @@ fn check_method_len(len: usize) -> Result<(), ProtoError> {
 
 fn parse_method(method: &[u8]) -> Result<Method, ProtoError> {
     // The two methods nearly every request carries, matched before `Method::from_bytes` and
-    // its error conversion, which took 41 instructions on every GET (callgrind).
+    // its error conversion.
     match method {
         b"GET" => return Ok(Method::GET),
         b"POST" => return Ok(Method::POST),
@@ -430,14 +420,8 @@ fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
                 if value.is_empty() && http11 && authority_from_host {
                     return Err(ProtoError::BadRequest("empty Host"));
                 }
-                if value != head.valid_host.as_slice() {
-                    if !valid_host(value) {
-                        return Err(ProtoError::BadRequest("invalid Host"));
-                    }
-                    if value.len() <= HOST_MEMO_MAX {
-                        head.valid_host.clear();
-                        head.valid_host.extend_from_slice(value);
-                    }
+                if !valid_host(value) {
+                    return Err(ProtoError::BadRequest("invalid Host"));
                 }
             }
             14 if is_field(name, b"content-length") => {
@@ -509,8 +493,8 @@ fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
 
 /// Whether the field name `name` is `lower` (lowercase letters and `-`), ignoring ASCII case.
 ///
-/// Written out because it runs for every request's `Host`: `eq_ignore_ascii_case` lowers both
-/// sides byte by byte and took 32 instructions for `host` (callgrind). Field names are tokens
+/// Written out because it runs for every request's `Host`, where `eq_ignore_ascii_case` lowers
+/// both sides byte by byte. Field names are tokens
 /// (both parse paths check them), and the only tokens that OR-ing with 0x20 turns into a lowercase
 /// letter are that letter in either case, and into `-` only `-` itself; so one OR per byte,
 /// compared without a branch until the end, answers the same.
@@ -555,8 +539,7 @@ fn valid_host(value: &[u8]) -> bool {
         return literal_ok && valid_port(&value[end + 1..]);
     }
     // A reg-name has no `:`, so a port, if any, is the digits after the last one: found from
-    // the end. This runs on every request: a plain loop here takes a fifth fewer instructions
-    // than `rev().take_while().count()` did (callgrind).
+    // the end, with a plain loop since this runs on every request.
     let mut port_start = value.len();
     while port_start > 0 && value[port_start - 1].is_ascii_digit() {
         port_start -= 1;
@@ -569,8 +552,7 @@ fn valid_host(value: &[u8]) -> bool {
 }
 
 /// Whether every byte of `name` may appear in a reg-name: one table lookup per byte, four at a
-/// time, and no branch until the end. Stopping at the first byte that is not in a name took
-/// twice the instructions, and a byte at a time a fifth more (callgrind).
+/// time, and no branch until the end.
 fn valid_reg_name(name: &[u8]) -> bool {
     let allowed = |b: u8| REG_NAME_CHARS[b as usize];
     let mut quads = name.chunks_exact(4);
@@ -787,33 +769,6 @@ mod tests {
                 }
             }
         }
-    }
-
-    /// A head that remembers a valid `Host` still checks every other value, and remembers
-    /// only short ones.
-    #[test]
-    fn a_remembered_host_spares_only_the_same_bytes() {
-        let limits = Limits::default();
-        let mut head = RequestHead::default();
-        let parse = |head: &mut RequestHead, host: &str| {
-            let request = format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n");
-            parse_head(request.as_bytes(), &limits, head).map(|n| n.is_some())
-        };
-        assert!(matches!(parse(&mut head, "example.com:8080"), Ok(true)));
-        assert_eq!(head.valid_host, b"example.com:8080");
-        assert!(matches!(parse(&mut head, "example.com:8080"), Ok(true)));
-        for invalid in ["example.com:80x", "example.com:8080/", "exa mple.com:8080"] {
-            assert!(
-                matches!(parse(&mut head, invalid), Err(ProtoError::BadRequest(_))),
-                "{invalid}"
-            );
-        }
-        assert_eq!(head.valid_host, b"example.com:8080");
-        let long = format!("{}.example.com", "a".repeat(HOST_MEMO_MAX));
-        assert!(matches!(parse(&mut head, &long), Ok(true)));
-        assert_eq!(head.valid_host, b"example.com:8080");
-        let long_invalid = format!("{long}/");
-        assert!(parse(&mut head, &long_invalid).is_err());
     }
 
     #[test]
