@@ -1,0 +1,35 @@
+//! `Server::tune_allocator(true)`: the arena cap is set when the server starts and the
+//! allocator is trimmed when a worker goes quiet, and serving goes on unchanged through both.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+use vireo_http::{service_fn, Response, Server};
+
+fn get(addr: std::net::SocketAddr) -> String {
+    let mut client = std::net::TcpStream::connect(addr).unwrap();
+    client
+        .write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut reply = String::new();
+    client.read_to_string(&mut reply).unwrap();
+    reply
+}
+
+#[test]
+fn a_tuned_server_serves_before_and_after_trimming_when_quiet() {
+    let server = Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(2)
+        .tune_allocator(true)
+        .spawn(service_fn(|_req| Response::text(vec![b'x'; 100_000])))
+        .unwrap();
+    for _ in 0..20 {
+        assert!(get(server.addr()).starts_with("HTTP/1.1 200 OK\r\n"));
+    }
+    // A whole tick without activity: each worker empties its pools and trims the allocator.
+    std::thread::sleep(Duration::from_millis(2500));
+    let reply = get(server.addr());
+    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+    assert!(reply.ends_with(&"x".repeat(100_000)));
+    server.shutdown().unwrap();
+}
