@@ -2,7 +2,7 @@
 
 use crate::error::{Error, ErrorMarker};
 use crate::handler::Served;
-use crate::middleware::{forget_local_root, local_root, Chains, End, Program};
+use crate::middleware::{local_root, Chains, End, Program};
 use crate::request::{BodyRequest, BodySource, Request};
 use crate::response::IntoResponse;
 use crate::router::Router;
@@ -185,8 +185,9 @@ impl AppService {
     /// first request served on it), so they can be freed before the thread ends. (Request
     /// parts, which keep the app's state, are pooled only on the engine's workers, which end
     /// with the server.)
+    #[cfg(feature = "test-util")]
     pub(crate) fn forget_on_this_thread(&self) {
-        forget_local_root(&self.0.program);
+        crate::middleware::forget_local_root(&self.0.program);
     }
 
     /// Run a request through the app-wide middleware, the router and the handler, then the

@@ -5,11 +5,14 @@
 //! [`Key`]; see [`crate::ResponseExt::set_signed_cookie`] and [`crate::Request::signed_cookie`].
 
 use crate::error::Error;
+#[cfg(feature = "secure-cookies")]
 use cookie::CookieJar;
 use std::borrow::Cow;
 use std::fmt;
 
-pub use cookie::{Key, SameSite};
+#[cfg(feature = "secure-cookies")]
+pub use cookie::Key;
+pub use cookie::SameSite;
 
 /// A cookie to send with `Set-Cookie`: a thin builder over [`cookie::Cookie`], for the whole
 /// site (`Path=/`) unless told otherwise.
@@ -158,9 +161,11 @@ impl fmt::Display for InvalidCookie {
 
 impl std::error::Error for InvalidCookie {}
 
+#[cfg(feature = "secure-cookies")]
 /// Characters of the base64 HMAC-SHA256 digest [`cookie`]'s signed cookies start with.
 const DIGEST_LEN: usize = 44;
 
+#[cfg(feature = "secure-cookies")]
 /// What is signed for a cookie: its name (length first, so no two name and value pairs give
 /// the same text) and its value. [`cookie`] signs the value alone, which would let a client
 /// move a signed value from one cookie to another; signing the name too stops that.
@@ -168,6 +173,7 @@ fn signed_payload(name: &str, value: &str) -> String {
     format!("{}:{name}:{value}", name.len())
 }
 
+#[cfg(feature = "secure-cookies")]
 /// `cookie` with its value signed with `key`: the digest of name and value, then the value.
 pub(crate) fn sign(key: &Key, cookie: &Cookie) -> Cookie {
     let mut jar = CookieJar::new();
@@ -186,6 +192,7 @@ pub(crate) fn sign(key: &Key, cookie: &Cookie) -> Cookie {
     Cookie(out)
 }
 
+#[cfg(feature = "secure-cookies")]
 /// The value of a cookie named `name` whose received value is `value`, if it was signed with
 /// `key` for this name.
 pub(crate) fn verify(key: &Key, name: &str, value: &str) -> Option<String> {
@@ -198,6 +205,7 @@ pub(crate) fn verify(key: &Key, name: &str, value: &str) -> Option<String> {
     Some(plain.to_owned())
 }
 
+#[cfg(feature = "secure-cookies")]
 /// `cookie` with its value encrypted and authenticated with `key`; the name is authenticated
 /// too, so the value is good for this name only.
 pub(crate) fn encrypt(key: &Key, cookie: &Cookie) -> Cookie {
@@ -206,6 +214,7 @@ pub(crate) fn encrypt(key: &Key, cookie: &Cookie) -> Cookie {
     Cookie(jar.get(cookie.name()).cloned().expect("just added"))
 }
 
+#[cfg(feature = "secure-cookies")]
 /// The value of a cookie named `name` whose received value is `value`, if it was encrypted
 /// with `key` for this name.
 pub(crate) fn decrypt(key: &Key, name: &str, value: &str) -> Option<String> {

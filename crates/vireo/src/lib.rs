@@ -53,6 +53,7 @@ mod response;
 mod router;
 mod static_files;
 mod streaming;
+#[cfg(feature = "test-util")]
 mod test_client;
 mod tree;
 
@@ -61,16 +62,21 @@ pub use bytes::Bytes;
 /// The [`cookie`](https://docs.rs/cookie) crate that [`Cookie`], [`Key`] and [`SameSite`] come
 /// from, for what they do not cover (`CookieJar`, `Expiration`, the `time` types).
 pub use cookie;
-pub use cookies::{Cookie, Key, SameSite};
+#[cfg(feature = "secure-cookies")]
+pub use cookies::Key;
+pub use cookies::{Cookie, SameSite};
 pub use error::{Error, Rejection};
 pub use extensions::Extensions;
 pub use handler::{blocking, Blocking, Handler, Reply};
 pub use middleware::{Middleware, Next};
 pub use request::Request;
-pub use response::{Html, IntoResponse, Json, Redirect, ResponseExt};
+#[cfg(feature = "json")]
+pub use response::Json;
+pub use response::{Html, IntoResponse, Redirect, ResponseExt};
 pub use router::{RouteRef, Router};
 pub use static_files::{serve_dir, ServeDir};
 pub use streaming::{stream_body, stream_iter, Event, Sse};
+#[cfg(feature = "test-util")]
 pub use test_client::{serve_ephemeral, TestClient, TestRequest, TestResponse};
 pub use vireo_http::{http, Body, Limits, Response, RunningServer, Server};
 

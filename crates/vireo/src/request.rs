@@ -1,6 +1,8 @@
 //! The request a handler receives.
 
-use crate::cookies::{self, Key};
+use crate::cookies;
+#[cfg(feature = "secure-cookies")]
+use crate::cookies::Key;
 use crate::error::{Error, Rejection};
 use crate::extensions::Extensions;
 use crate::tree::{Captures, Tree};
@@ -347,6 +349,7 @@ impl Request {
             .flat_map(cookies::parse)
     }
 
+    #[cfg(feature = "secure-cookies")]
     /// The value of a cookie set with [`crate::ResponseExt::set_signed_cookie`] and the same
     /// `key`; `None` if there is none, or its signature does not match (changed by the client,
     /// signed with another key, or signed for a cookie of another name).
@@ -375,6 +378,7 @@ impl Request {
             .find_map(|(_, value)| cookies::verify(key, name, &value))
     }
 
+    #[cfg(feature = "secure-cookies")]
     /// The value of a cookie set with [`crate::ResponseExt::set_private_cookie`] and the same
     /// `key`, decrypted; `None` if there is none, or it does not decrypt and authenticate with
     /// this key and name.
@@ -510,6 +514,7 @@ impl Request {
             .map_err(|e| Error::rejection(Rejection::InvalidUtf8, Some(e.to_string())))
     }
 
+    #[cfg(feature = "json")]
     /// The body parsed as JSON into `T`: 415 without a JSON content type, 400 for malformed
     /// JSON, 422 for JSON of the wrong shape.
     pub fn json<T: DeserializeOwned>(&self) -> Result<T, Error> {

@@ -1,9 +1,12 @@
 //! Turning what a handler returns into a response.
 
-use crate::cookies::{self, Cookie, Key};
+use crate::cookies::Cookie;
+#[cfg(feature = "secure-cookies")]
+use crate::cookies::{self, Key};
 use crate::error::Error;
 use bytes::Bytes;
 use http::{header, HeaderName, HeaderValue, StatusCode};
+#[cfg(feature = "json")]
 use serde::Serialize;
 use vireo_http::{Body, ContentType, Response};
 
@@ -110,6 +113,7 @@ impl<T: IntoResponse, E: IntoResponse> IntoResponse for Result<T, E> {
     }
 }
 
+#[cfg(feature = "json")]
 /// A JSON body, serialized with serde. Also what [`crate::Request::json`] parses into.
 ///
 /// ```
@@ -120,6 +124,7 @@ impl<T: IntoResponse, E: IntoResponse> IntoResponse for Result<T, E> {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Json<T>(pub T);
 
+#[cfg(feature = "json")]
 impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
         match serde_json::to_vec(&self.0) {
@@ -215,6 +220,7 @@ pub trait ResponseExt {
     /// ```
     fn set_cookie(&mut self, cookie: &Cookie) -> Result<(), Error>;
 
+    #[cfg(feature = "secure-cookies")]
     /// Add a `Set-Cookie` field whose value is signed with `key`: the client can read it but
     /// not change it, nor move it to a cookie of another name. Read it back with
     /// [`crate::Request::signed_cookie`]. Refused as [`ResponseExt::set_cookie`] refuses.
@@ -223,6 +229,7 @@ pub trait ResponseExt {
     /// so these cookies are checked by `Request::signed_cookie`, not by `cookie`'s `SignedJar`.
     fn set_signed_cookie(&mut self, key: &Key, cookie: &Cookie) -> Result<(), Error>;
 
+    #[cfg(feature = "secure-cookies")]
     /// Add a `Set-Cookie` field whose value is encrypted and authenticated with `key`
     /// (AES-256-GCM, the name authenticated too, by [`cookie`]'s `PrivateJar`): the client can
     /// neither read nor change it. Read it back with [`crate::Request::private_cookie`].
@@ -256,12 +263,14 @@ impl ResponseExt for Response {
         Ok(())
     }
 
+    #[cfg(feature = "secure-cookies")]
     fn set_signed_cookie(&mut self, key: &Key, cookie: &Cookie) -> Result<(), Error> {
         // Checked before signing, so the error names the cookie as the caller built it.
         cookie.header_value()?;
         self.set_cookie(&cookies::sign(key, cookie))
     }
 
+    #[cfg(feature = "secure-cookies")]
     fn set_private_cookie(&mut self, key: &Key, cookie: &Cookie) -> Result<(), Error> {
         cookie.header_value()?;
         self.set_cookie(&cookies::encrypt(key, cookie))

@@ -5,6 +5,7 @@ use crate::app::{App, AppService};
 use crate::request::{BodySource, NO_PEER};
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
+#[cfg(feature = "json")]
 use serde::Serialize;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -146,6 +147,7 @@ impl TestRequest<'_> {
         self
     }
 
+    #[cfg(feature = "json")]
     /// Set a JSON body and `Content-Type: application/json`.
     pub fn json<T: Serialize>(self, value: &T) -> Self {
         let body = serde_json::to_vec(value).expect("the test value serializes to JSON");
@@ -262,6 +264,7 @@ impl TestResponse {
         std::str::from_utf8(&self.body).expect("the response body is UTF-8")
     }
 
+    #[cfg(feature = "json")]
     /// The body parsed as JSON.
     ///
     /// # Panics

@@ -20,6 +20,7 @@
 
 mod body_limit;
 mod client_addr;
+#[cfg(feature = "compression")]
 mod compression;
 mod cors;
 mod logger;
@@ -28,6 +29,7 @@ mod timeout;
 
 pub use body_limit::{body_limit, BodyLimit};
 pub use client_addr::{client_addr, ClientAddr, ClientAddrLayer};
+#[cfg(feature = "compression")]
 pub use compression::{compression, Compression, DEFAULT_THRESHOLD};
 pub use cors::{cors, Cors};
 pub use logger::{logger, Logger};
@@ -140,6 +142,7 @@ pub(crate) fn local_root(program: &Arc<Program>) -> Root {
 }
 
 /// Drop this thread's handle on `program`, so that the app can be freed before the thread ends.
+#[cfg(feature = "test-util")]
 pub(crate) fn forget_local_root(program: &Arc<Program>) {
     let _ = LOCAL_ROOTS.try_with(|roots| {
         roots
@@ -256,7 +259,7 @@ impl Next {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "test-util"))]
 mod tests {
     use super::Next;
     use crate::{App, Request, Router, TestClient};
