@@ -40,6 +40,7 @@
 //! - **Testing** ([`TestClient`], blocking in plain tests and awaited in async ones;
 //!   [`serve_ephemeral`]).
 #![deny(missing_docs)]
+#![deny(unreachable_pub)]
 #![forbid(unsafe_code)]
 
 mod app;

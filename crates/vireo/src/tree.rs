@@ -11,14 +11,14 @@ use std::sync::Arc;
 
 /// Most parameters one route may have. Captures live in a fixed array so matching never
 /// allocates; eight is more than any sensible URL carries.
-pub const MAX_PARAMS: usize = 8;
+pub(crate) const MAX_PARAMS: usize = 8;
 
 /// The parameter names of one tree, each once; patterns and captures refer to them by index.
 type Names = Arc<Vec<Box<str>>>;
 
 /// The parameters captured by a match: names and byte ranges of the matched path.
 #[derive(Debug, Clone, Default)]
-pub struct Captures {
+pub(crate) struct Captures {
     len: usize,
     /// Index into `names`, start and end in the path.
     items: [(u16, u32, u32); MAX_PARAMS],
@@ -29,7 +29,7 @@ pub struct Captures {
 
 impl Captures {
     /// Forget every capture.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.len = 0;
     }
 
@@ -39,7 +39,7 @@ impl Captures {
     }
 
     /// The captures as (name, start, end), in path order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, usize, usize)> + '_ {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, usize, usize)> + '_ {
         let names = self.names.as_deref().map_or(&[][..], Vec::as_slice);
         self.items[..self.len]
             .iter()
@@ -60,7 +60,7 @@ enum Segment<'p> {
 
 /// Why a pattern could not be added.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PatternError {
+pub(crate) enum PatternError {
     /// Two patterns name the parameter at the same place differently (`:id` and `:name`).
     ParamNameConflict(String, String),
     /// The pattern is malformed; the text says how.
@@ -103,7 +103,7 @@ impl<T> Default for Node<T> {
 
 /// A tree of path patterns such as `/users/:id` and `/files/*path`, each with a value.
 #[derive(Debug)]
-pub struct Tree<T> {
+pub(crate) struct Tree<T> {
     root: Node<T>,
     names: Names,
 }
@@ -160,7 +160,7 @@ fn parse_pattern(pattern: &str) -> Result<Vec<Segment<'_>>, PatternError> {
 
 impl<T> Tree<T> {
     /// The value for exactly this pattern, created with `make` if the pattern is new.
-    pub fn entry(
+    pub(crate) fn entry(
         &mut self,
         pattern: &str,
         make: impl FnOnce() -> T,
@@ -193,7 +193,7 @@ impl<T> Tree<T> {
     /// Match a request path (without its query). Parameters are byte ranges of `path`.
     /// The value of the route `path` matches, with its parameters written into `captures`
     /// (which is cleared first: it is reused from request to request, never copied).
-    pub fn find(&self, path: &str, captures: &mut Captures) -> Option<&T> {
+    pub(crate) fn find(&self, path: &str, captures: &mut Captures) -> Option<&T> {
         captures.clear();
         if !captures
             .names
