@@ -113,8 +113,8 @@ def _vireo(package: str, example: str) -> None:
     error = _cargo(["-p", package, "--example", example], REPO)
     if error:
         raise RuntimeError(f"cargo build -p {package} --example {example}: {error}")
-    # Both crates have an example called `hello`, and cargo puts examples of every package in
-    # one directory: keep a copy of exactly the binary just built, under its package's name.
+    # Cargo puts examples of every package in one directory: keep a copy of exactly the binary
+    # just built, under its package's name.
     built = vireo_target() / "release" / "examples" / example
     VIREO_BIN.mkdir(exist_ok=True)
     shutil.copy2(built, VIREO_BIN / f"{package}-{example}")
@@ -129,7 +129,7 @@ STEPS = {
     "node": _node,
     "rust": _rust,
     "vireo": lambda: _vireo("vireo", "reference"),
-    "vireo-http": lambda: _vireo("vireo-http", "hello"),
+    "vireo-http": lambda: _vireo("vireo-http", "engine_hello"),
 }
 TOOLCHAIN = {"venv": "python3", "tools": "go", "go": "go", "node": "npm", "c": "gcc",
              "rust": "cargo", "vireo": "cargo", "vireo-http": "cargo"}

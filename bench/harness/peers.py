@@ -70,8 +70,8 @@ ONE_CORE_GO = {"GOMAXPROCS": "1"}
 PEERS = [
     Peer("vireo", "Vireo's reference app (crates/vireo/examples/reference.rs), 1 worker",
          "vireo", _vireo("vireo", "reference")),
-    Peer("vireo-http", "Vireo's engine alone (crates/vireo-http/examples/hello.rs), 1 worker",
-         "vireo-http", _vireo("vireo-http", "hello"), routes=ROOT_ONLY),
+    Peer("vireo-http", "Vireo's engine alone (crates/vireo-http/examples/engine_hello.rs), 1 worker",
+         "vireo-http", _vireo("vireo-http", "engine_hello"), routes=ROOT_ONLY),
     Peer("floor-c", "canned-response epoll loop in C, no parsing: the kernel-cost floor",
          "c", [BENCH / "peers" / "c" / "bin" / "floor", "{port}"], routes=ROOT_ONLY),
     Peer("nginx", "nginx (Debian package), 1 worker process, `return 200`",

@@ -219,7 +219,7 @@ def _method(meta: dict, records: list) -> list:
         f"- **The client saturates.** {SATURATION_NOTE}",
         "- **vireo** is the reference app (`crates/vireo/examples/reference.rs`, one worker): "
         "the framework with its two app-wide middlewares on every route. **vireo-http** is the "
-        "engine alone (`crates/vireo-http/examples/hello.rs`, one worker). **floor-c** answers "
+        "engine alone (`crates/vireo-http/examples/engine_hello.rs`, one worker). **floor-c** answers "
         "every request with a canned response and parses nothing: the cost of the kernel's "
         "socket calls alone.",
         "- **Idle memory** is read on a freshly started server: its RSS, then N connections "

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_SERVER = str(ROOT / "target/release/examples/hello") + " --addr {addr} --workers 2"
+DEFAULT_SERVER = str(ROOT / "target/release/examples/engine_hello") + " --addr {addr} --workers 2"
 
 
 def free_port() -> int:

@@ -1,7 +1,7 @@
 //! The engine alone, answering `Hello, World!` to every request.
 //!
 //! ```text
-//! cargo run --release -p vireo-http --example hello -- --addr 127.0.0.1:8080 [--workers N]
+//! cargo run --release -p vireo-http --example engine_hello -- --addr 127.0.0.1:8080 [--workers N]
 //! ```
 
 use vireo_http::{service_fn, Response, Server};
@@ -23,7 +23,7 @@ fn main() -> std::io::Result<()> {
                 })?)
             }
             _ => {
-                eprintln!("usage: hello [--addr HOST:PORT] [--workers N]");
+                eprintln!("usage: engine_hello [--addr HOST:PORT] [--workers N]");
                 std::process::exit(2);
             }
         }
