@@ -88,8 +88,8 @@ pub(crate) fn serve_connection<T: Transport, S: Service>(
 }
 
 /// Serve the requests that arrive on a readable connection until it is idle again or ends.
-async fn serve_until_idle<T: Transport, S: Service>(
-    stream: &T,
+async fn serve_until_idle<S: Service>(
+    stream: &dyn Transport,
     worker: &Worker<S>,
     remote: &Option<SocketAddr>,
 ) -> End {
@@ -115,8 +115,10 @@ struct ReplyTo {
 }
 
 /// One connection's state.
-struct Conn<'c, T, S> {
-    stream: &'c T,
+struct Conn<'c, S> {
+    /// Behind `dyn`, so the request loop is compiled once per service rather than once per
+    /// transport as well; its transport calls are a few per batch.
+    stream: &'c dyn Transport,
     worker: &'c Worker<S>,
     remote: &'c Option<SocketAddr>,
     /// Taken from the pool for this busy spell; back in the pool while idle.
@@ -127,7 +129,7 @@ struct Conn<'c, T, S> {
     readable: bool,
 }
 
-impl<T: Transport, S: Service> Conn<'_, T, S> {
+impl<S: Service> Conn<'_, S> {
     async fn run(&mut self) -> End {
         let limits = &self.worker.limits;
         let stall = limits.keep_alive_timeout;
@@ -281,8 +283,8 @@ impl<T: Transport, S: Service> Conn<'_, T, S> {
 
 /// Write and empty `out`; `false` if the connection failed. The common case, where the socket
 /// takes everything at once, needs no await; waiting for a slow reader is boxed.
-async fn write_out<T: Transport>(
-    stream: &T,
+async fn write_out(
+    stream: &dyn Transport,
     out: &mut Vec<u8>,
     stall: std::time::Duration,
 ) -> bool {
@@ -419,8 +421,8 @@ fn encode_response(
 }
 
 /// Send what `encode_response` left, after the buffered responses before it.
-async fn write_rest<T: Transport>(
-    stream: &T,
+async fn write_rest(
+    stream: &dyn Transport,
     out: &mut Vec<u8>,
     rest: Rest,
     stall: std::time::Duration,
@@ -443,8 +445,8 @@ async fn write_rest<T: Transport>(
 
 /// Send each chunk as soon as the stream yields it. The next chunk is not polled until the last
 /// is written, so a slow reader holds back the producer instead of filling memory.
-async fn write_stream<T: Transport>(
-    stream: &T,
+async fn write_stream(
+    stream: &dyn Transport,
     out: &mut Vec<u8>,
     mut body: BodyStream,
     framing: Framing,
@@ -470,8 +472,8 @@ async fn write_stream<T: Transport>(
 }
 
 /// Send a stream whose total length was announced, checking that it keeps its word.
-async fn write_sized_stream<T: Transport>(
-    stream: &T,
+async fn write_sized_stream(
+    stream: &dyn Transport,
     out: &mut Vec<u8>,
     mut body: BodyStream,
     len: u64,
@@ -501,8 +503,8 @@ async fn write_sized_stream<T: Transport>(
 }
 
 /// Answer a request the protocol layer refused, then close.
-async fn refuse<T: Transport>(
-    stream: &T,
+async fn refuse(
+    stream: &dyn Transport,
     out: &mut Vec<u8>,
     error: ProtoError,
     stall: std::time::Duration,

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Instructions per pipelined request of a server binary, counted by callgrind.
+#
+#   bench/tools/instructions_per_request.sh BINARY [PATH] [SECONDS]
+#
+# BINARY takes `--addr HOST:PORT --workers 1` (the reference app, engine_hello); build it with
+# `cargo build --profile profiling ...` for function names in the annotation. PATH defaults to
+# `/`. The load is wrk with 16 connections pipelining 16 requests each, after a warm-up.
+# KEEP_DUMP=FILE keeps the callgrind dump, for `callgrind_annotate FILE`.
+set -euo pipefail
+binary=$1
+path=${2:-/}
+seconds=${3:-5}
+here=$(cd "$(dirname "$0")/.." && pwd)
+port=$((20000 + RANDOM % 20000))
+out=$(mktemp -d)
+valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
+    "$binary" --addr "127.0.0.1:$port" --workers 1 >"$out/server.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true; rm -rf "$out"' EXIT
+for _ in $(seq 1 100); do
+    grep -q "listening on" "$out/server.log" && break
+    sleep 0.2
+done
+url="http://127.0.0.1:$port$path"
+wrk -t1 -c16 -d2s -s "$here/wrk/pipeline.lua" "$url" -- 16 >/dev/null
+callgrind_control --zero "$server" >/dev/null 2>&1
+requests=$(wrk -t1 -c16 -d"${seconds}s" -s "$here/wrk/pipeline.lua" "$url" -- 16 \
+    | awk '/requests in/ {print $1}')
+callgrind_control --dump "$server" >/dev/null 2>&1
+sleep 1
+dump=$(ls -t "$out"/callgrind.out* | head -1)
+total=$(callgrind_annotate "$dump" | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+echo "requests=$requests instructions=$total per_request=$((total / requests))"
+if [ -n "${KEEP_DUMP:-}" ]; then cp "$dump" "$KEEP_DUMP"; fi
