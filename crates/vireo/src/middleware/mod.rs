@@ -220,6 +220,7 @@ pub(crate) enum End {
 }
 
 impl End {
+    #[inline]
     fn call(&self, req: Request, root: &Root) -> Reply {
         match self {
             End::Endpoint(endpoint) => endpoint.call(req),
