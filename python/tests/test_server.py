@@ -115,3 +115,24 @@ def test_workers_share_the_socket_and_a_killed_worker_is_replaced(server_factory
     assert server.proc.wait(20) == 0
     for pid in now:
         assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+def test_request_bodies_chunked_and_too_large(server_factory):
+    server = server_factory()
+    import http.client
+
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=10)
+    chunks = iter([b'{"name": "pen", ', b'"price": 2}'])
+    conn.request("POST", "/items", body=chunks, headers={"content-type": "application/json"},
+                 encode_chunked=True)
+    res = conn.getresponse()
+    assert (res.status, json.loads(res.read())) == (201, {"name": "pen", "price": 2.0})
+    conn.close()
+    import socket
+
+    with socket.create_connection((server.host, server.port), timeout=10) as sock:
+        sock.sendall(b"POST /items HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                     b"content-length: 3145728\r\n\r\n")
+        assert sock.recv(64).startswith(b"HTTP/1.1 413 ")
+    assert server.get("/")[0] == 200
+    assert server.stop() == 0
