@@ -19,14 +19,20 @@ pub(crate) enum Started<'py> {
 }
 
 /// Run `coro` to its first suspension. If it returns, that is the answer with no loop round
-/// trip; if it yields, a task on the loop takes over from the value it yielded.
+/// trip; if it yields, a task on the loop takes over from the value it yielded. While it runs
+/// inline, an [`InlineTask`] is asyncio's current task.
 pub(crate) fn start<'py>(coro: &Bound<'py, PyAny>, state: &LoopState) -> PyResult<Started<'py>> {
     let py = coro.py();
+    let inline = Bound::new(py, InlineTask::new(coro.clone().unbind()))?;
+    let event_loop = state.event_loop.bind(py);
+    state.enter_task.call1(py, (event_loop, &inline))?;
     // SAFETY: this only types the pointer for `send`, which calls `PyIter_Send`. That accepts
     // any object: coroutines through their `am_send` slot, anything else by calling its `send`
     // method. No other `PyIterator` method is used on it.
     let iter = unsafe { coro.cast_unchecked::<PyIterator>() };
-    match iter.send(py.None().bind(py))? {
+    let sent = iter.send(py.None().bind(py));
+    state.leave_task.call1(py, (event_loop, &inline))?;
+    match sent? {
         PySendResult::Return(value) => Ok(Started::Done(value)),
         PySendResult::Next(yielded) => {
             let (tx, rx) = oneshot::channel();
@@ -38,6 +44,7 @@ pub(crate) fn start<'py>(coro: &Bound<'py, PyAny>, state: &LoopState) -> PyResul
                 },
             )?;
             let task = state.spawn.call1(py, (coro, yielded, &completion))?;
+            inline.get().continued_by(task.bind(py))?;
             *lock(&completion.get().task) = Some(task);
             state.wake.notify_one();
             Ok(Started::Pending(rx))
@@ -84,5 +91,108 @@ impl Completion {
 
     fn reject(&self, error: Bound<'_, PyBaseException>) {
         self.complete(Err(PyErr::from_value(error.into_any())));
+    }
+}
+
+/// asyncio's current task while a coroutine runs inline, before any Task exists for it, so
+/// `asyncio.timeout()`, `wait_for` and task groups entered there work. If the coroutine
+/// suspends, the Task that continues it takes over: what was asked of this object before is
+/// passed on, and everything after goes to that Task.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct InlineTask {
+    coro: Py<PyAny>,
+    task: Mutex<Option<Py<PyAny>>>,
+    /// Cancellations asked for while inline (`cancel()` and `uncancel()` count as on a Task).
+    cancelling: Mutex<(u32, Option<Py<PyAny>>)>,
+}
+
+impl InlineTask {
+    fn new(coro: Py<PyAny>) -> Self {
+        InlineTask {
+            coro,
+            task: Mutex::new(None),
+            cancelling: Mutex::new((0, None)),
+        }
+    }
+
+    fn task(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        lock(&self.task).as_ref().map(|t| t.clone_ref(py))
+    }
+
+    /// The Task continuing the coroutine; a cancellation asked for inline is passed on.
+    fn continued_by(&self, task: &Bound<'_, PyAny>) -> PyResult<()> {
+        *lock(&self.task) = Some(task.clone().unbind());
+        let (count, message) = std::mem::take(&mut *lock(&self.cancelling));
+        if count > 0 {
+            task.call_method1("cancel", (message,))?;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl InlineTask {
+    #[pyo3(signature = (msg=None))]
+    fn cancel(&self, py: Python<'_>, msg: Option<Py<PyAny>>) -> PyResult<bool> {
+        if let Some(task) = self.task(py) {
+            return task.call_method1(py, "cancel", (msg,))?.extract(py);
+        }
+        let mut cancelling = lock(&self.cancelling);
+        cancelling.0 += 1;
+        cancelling.1 = msg;
+        Ok(true)
+    }
+
+    fn uncancel(&self, py: Python<'_>) -> PyResult<u32> {
+        if let Some(task) = self.task(py) {
+            return task.call_method0(py, "uncancel")?.extract(py);
+        }
+        let mut cancelling = lock(&self.cancelling);
+        cancelling.0 = cancelling.0.saturating_sub(1);
+        Ok(cancelling.0)
+    }
+
+    fn cancelling(&self, py: Python<'_>) -> PyResult<u32> {
+        match self.task(py) {
+            Some(task) => task.call_method0(py, "cancelling")?.extract(py),
+            None => Ok(lock(&self.cancelling).0),
+        }
+    }
+
+    fn done(&self, py: Python<'_>) -> PyResult<bool> {
+        match self.task(py) {
+            Some(task) => task.call_method0(py, "done")?.extract(py),
+            None => Ok(false),
+        }
+    }
+
+    fn cancelled(&self, py: Python<'_>) -> PyResult<bool> {
+        match self.task(py) {
+            Some(task) => task.call_method0(py, "cancelled")?.extract(py),
+            None => Ok(false),
+        }
+    }
+
+    fn get_coro(&self, py: Python<'_>) -> Py<PyAny> {
+        self.coro.clone_ref(py)
+    }
+
+    fn get_name(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.task(py) {
+            Some(task) => task.call_method0(py, "get_name"),
+            None => Ok(pyo3::types::PyString::new(py, "vireo-inline")
+                .into_any()
+                .unbind()),
+        }
+    }
+
+    /// Anything else is the continuing Task's, once there is one.
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        match self.task(py) {
+            Some(task) => task.getattr(py, name),
+            None => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+                "'InlineTask' has no attribute {name:?} before the handler first suspends"
+            ))),
+        }
     }
 }

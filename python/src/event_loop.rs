@@ -24,6 +24,9 @@ pub(crate) struct LoopState {
     scheduled: Py<PyAny>,
     pub event_loop: Py<PyAny>,
     pub spawn: Py<PyAny>,
+    /// asyncio's `_enter_task(loop, task)` and `_leave_task(loop, task)`.
+    pub enter_task: Py<PyAny>,
+    pub leave_task: Py<PyAny>,
     pub wake: Notify,
     /// Timers the loop had after its last iteration; more means a new one to wait for.
     scheduled_seen: Cell<usize>,
@@ -43,6 +46,9 @@ pub(crate) fn uninstall() {
     CURRENT.with(|c| c.borrow_mut().take());
 }
 
+/// What `bind_loop()` returns: `(step, ready, scheduled, selector_fd, loop)`.
+type Driven = (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>);
+
 /// Bind the app's loop to this thread and start driving it, once per thread. Must run inside
 /// a `LocalSet` of a runtime with I/O and timers.
 pub(crate) fn install(refs: &PyRefs) -> PyResult<Rc<LoopState>> {
@@ -51,8 +57,8 @@ pub(crate) fn install(refs: &PyRefs) -> PyResult<Rc<LoopState>> {
     }
     let (state, fd) = Python::attach(|py| -> PyResult<_> {
         let bound = refs.bind_loop.call0(py)?;
-        type Bound5 = (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>);
-        let (step, ready, scheduled, fd_owner, event_loop): Bound5 = bound.extract(py)?;
+        let (step, ready, scheduled, fd_owner, event_loop): Driven = bound.extract(py)?;
+        let asyncio_tasks = py.import("asyncio.tasks")?;
         let fd: RawFd = fd_owner.call_method0(py, "fileno")?.extract(py)?;
         let state = LoopState {
             step,
@@ -60,6 +66,8 @@ pub(crate) fn install(refs: &PyRefs) -> PyResult<Rc<LoopState>> {
             scheduled,
             event_loop,
             spawn: refs.spawn.clone_ref(py),
+            enter_task: asyncio_tasks.getattr("_enter_task")?.unbind(),
+            leave_task: asyncio_tasks.getattr("_leave_task")?.unbind(),
             wake: Notify::new(),
             scheduled_seen: Cell::new(0),
         };

@@ -35,6 +35,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<request::Url>()?;
     m.add_class::<request::Ready>()?;
     m.add_class::<coroutine::Completion>()?;
+    m.add_class::<coroutine::InlineTask>()?;
     m.add_class::<middleware::Next>()?;
     m.add_class::<middleware::Rendered>()?;
     m.add_class::<middleware::State>()?;

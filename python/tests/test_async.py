@@ -123,3 +123,38 @@ def test_tasks_created_by_a_handler_run_in_the_background():
             if client.get("/background").json() == ["done"]:
                 break
         assert background == ["done"]
+
+
+@app.get("/timeouts")
+async def timeouts():
+    out = {"inline_task": asyncio.current_task() is not None}
+    try:
+        await asyncio.wait_for(asyncio.sleep(5), 0.02)
+    except asyncio.TimeoutError:
+        out["wait_for"] = "timed out"
+    if hasattr(asyncio, "timeout"):
+        try:
+            async with asyncio.timeout(0.02):
+                await asyncio.sleep(5)
+        except TimeoutError:
+            out["timeout"] = "timed out"
+        async with asyncio.timeout(1):
+            out["not_expired"] = await asyncio.sleep(0.001, "fine")
+    if hasattr(asyncio, "TaskGroup"):
+        async with asyncio.TaskGroup() as group:
+            first = group.create_task(asyncio.sleep(0.001, 1))
+            second = group.create_task(asyncio.sleep(0.002, 2))
+        out["group"] = [first.result(), second.result()]
+    return out
+
+
+def test_timeouts_and_task_groups_before_the_first_suspension():
+    with TestClient(app) as client:
+        body = client.get("/timeouts").json()
+    assert body["inline_task"] is True
+    assert body["wait_for"] == "timed out"
+    if hasattr(asyncio, "timeout"):
+        assert body["timeout"] == "timed out"
+        assert body["not_expired"] == "fine"
+    if hasattr(asyncio, "TaskGroup"):
+        assert body["group"] == [1, 2]
