@@ -5,6 +5,7 @@ use pyo3::exceptions::{PyBaseException, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::iterator::PySendResult;
 use pyo3::types::PyIterator;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use tokio::sync::oneshot;
 
@@ -23,7 +24,11 @@ pub(crate) enum Started<'py> {
 /// inline, an [`InlineTask`] is asyncio's current task.
 pub(crate) fn start<'py>(coro: &Bound<'py, PyAny>, state: &LoopState) -> PyResult<Started<'py>> {
     let py = coro.py();
-    let inline = Bound::new(py, InlineTask::new(coro.clone().unbind()))?;
+    let inline = match state.spare_inline.take() {
+        Some(spare) => spare.into_bound(py),
+        None => Bound::new(py, InlineTask::new())?,
+    };
+    *lock(&inline.get().coro) = Some(coro.clone().unbind());
     let event_loop = state.event_loop.bind(py);
     state.enter_task.call1(py, (event_loop, &inline))?;
     // SAFETY: this only types the pointer for `send`, which calls `PyIter_Send`. That accepts
@@ -33,7 +38,14 @@ pub(crate) fn start<'py>(coro: &Bound<'py, PyAny>, state: &LoopState) -> PyResul
     let sent = iter.send(py.None().bind(py));
     state.leave_task.call1(py, (event_loop, &inline))?;
     match sent? {
-        PySendResult::Return(value) => Ok(Started::Done(value)),
+        PySendResult::Return(value) => {
+            // Kept for the next request unless the handler used it (and so may hold it).
+            if !inline.get().touched.load(Ordering::Relaxed) {
+                inline.get().reset();
+                state.spare_inline.set(Some(inline.unbind()));
+            }
+            Ok(Started::Done(value))
+        }
         PySendResult::Next(yielded) => {
             let (tx, rx) = oneshot::channel();
             let completion = Bound::new(
@@ -100,22 +112,32 @@ impl Completion {
 /// passed on, and everything after goes to that Task.
 #[pyclass(frozen, module = "vireo._vireo")]
 pub(crate) struct InlineTask {
-    coro: Py<PyAny>,
+    coro: Mutex<Option<Py<PyAny>>>,
     task: Mutex<Option<Py<PyAny>>>,
     /// Cancellations asked for while inline (`cancel()` and `uncancel()` count as on a Task).
     cancelling: Mutex<(u32, Option<Py<PyAny>>)>,
+    /// Set by any use; a used stand-in is never reused.
+    touched: AtomicBool,
 }
 
 impl InlineTask {
-    fn new(coro: Py<PyAny>) -> Self {
+    fn new() -> Self {
         InlineTask {
-            coro,
+            coro: Mutex::new(None),
             task: Mutex::new(None),
             cancelling: Mutex::new((0, None)),
+            touched: AtomicBool::new(false),
         }
     }
 
+    /// Forget the coroutine it stood in for, to stand in for another.
+    fn reset(&self) {
+        lock(&self.coro).take();
+        *lock(&self.cancelling) = (0, None);
+    }
+
     fn task(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.touched.store(true, Ordering::Relaxed);
         lock(&self.task).as_ref().map(|t| t.clone_ref(py))
     }
 
@@ -173,8 +195,9 @@ impl InlineTask {
         }
     }
 
-    fn get_coro(&self, py: Python<'_>) -> Py<PyAny> {
-        self.coro.clone_ref(py)
+    fn get_coro(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.touched.store(true, Ordering::Relaxed);
+        lock(&self.coro).as_ref().map(|c| c.clone_ref(py))
     }
 
     fn get_name(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {

@@ -4,6 +4,7 @@
 //! A task here waits for what could give the loop work, its selector's fd becoming readable,
 //! its earliest timer, or handler code leaving callbacks ready, and then runs one iteration.
 
+use crate::coroutine::InlineTask;
 use crate::pyrefs::PyRefs;
 use pyo3::prelude::*;
 use std::cell::{Cell, RefCell};
@@ -27,6 +28,8 @@ pub(crate) struct LoopState {
     /// asyncio's `_enter_task(loop, task)` and `_leave_task(loop, task)`.
     pub enter_task: Py<PyAny>,
     pub leave_task: Py<PyAny>,
+    /// A stand-in current task no handler kept, for the next inline start.
+    pub spare_inline: Cell<Option<Py<InlineTask>>>,
     pub wake: Notify,
     /// Timers the loop had after its last iteration; more means a new one to wait for.
     scheduled_seen: Cell<usize>,
@@ -68,6 +71,7 @@ pub(crate) fn install(refs: &PyRefs) -> PyResult<Rc<LoopState>> {
             spawn: refs.spawn.clone_ref(py),
             enter_task: asyncio_tasks.getattr("_enter_task")?.unbind(),
             leave_task: asyncio_tasks.getattr("_leave_task")?.unbind(),
+            spare_inline: Cell::new(None),
             wake: Notify::new(),
             scheduled_seen: Cell::new(0),
         };
