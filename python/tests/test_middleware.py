@@ -127,3 +127,47 @@ def test_middleware_may_answer_itself():
     with TestClient(short) as c:
         assert (c.get("/").status_code, c.get("/").text) == (401, "denied")
         assert c.get("/", headers={"X-Token": "secret"}).text == "ok"
+
+
+def test_a_failing_middleware_is_500_and_the_app_goes_on():
+    broken = App()
+    calls = []
+
+    @broken.middleware("http")
+    async def fails(request, call_next):
+        calls.append(request.url.path)
+        if request.url.path == "/bad":
+            raise KeyError("middleware bug")
+        return await call_next(request)
+
+    @broken.get("/bad")
+    def bad():
+        return "unreachable"
+
+    @broken.get("/good")
+    def good():
+        return "fine"
+
+    with TestClient(broken) as c:
+        assert c.get("/bad").status_code == 500
+        assert c.get("/good").text == "fine"
+    assert calls == ["/bad", "/good"]
+
+
+def test_middleware_sees_handler_exceptions():
+    seen = App()
+
+    @seen.middleware("http")
+    async def catch(request, call_next):
+        try:
+            return await call_next(request)
+        except ZeroDivisionError:
+            return Response("recovered", status_code=503)
+
+    @seen.get("/divide")
+    def divide():
+        return 1 / 0
+
+    with TestClient(seen) as c:
+        res = c.get("/divide")
+        assert (res.status_code, res.text) == (503, "recovered")

@@ -136,3 +136,10 @@ def test_request_bodies_chunked_and_too_large(server_factory):
         assert sock.recv(64).startswith(b"HTTP/1.1 413 ")
     assert server.get("/")[0] == 200
     assert server.stop() == 0
+
+
+def test_sigint_also_shuts_down_gracefully(server_factory):
+    server = server_factory(workers=2)
+    assert server.get("/")[0] == 200
+    server.proc.send_signal(signal.SIGINT)
+    assert server.proc.wait(20) == 0
