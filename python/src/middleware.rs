@@ -272,15 +272,3 @@ impl Rendered {
         self.with(|r| format!("<Response {}>", r.status().as_u16()))
     }
 }
-
-/// An object to hang values on: `request.state` and `app.state`.
-#[pyclass(dict, module = "vireo._vireo")]
-pub(crate) struct State;
-
-#[pymethods]
-impl State {
-    #[new]
-    fn new() -> Self {
-        State
-    }
-}

@@ -2,14 +2,14 @@
 //! parameters and the state object become Python objects only when first used.
 
 use crate::app::AppInner;
-use crate::middleware::State;
+use crate::mappings::{Headers, QueryParams};
 use crate::plan::Route;
 use crate::urlencoded::{decode, query_pairs};
 use bytes::Bytes;
-use pyo3::exceptions::{PyKeyError, PyStopIteration};
+use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use vireo_http::Head;
@@ -47,7 +47,7 @@ impl Request {
 }
 
 /// Header values are Latin-1 text, as in Starlette.
-fn latin1(bytes: &[u8]) -> String {
+pub(crate) fn latin1(bytes: &[u8]) -> String {
     bytes.iter().map(|&b| b as char).collect()
 }
 
@@ -199,162 +199,6 @@ impl Url {
     }
 }
 
-/// The request's header fields: a read-only mapping, names compared without case.
-#[pyclass(frozen, module = "vireo._vireo", mapping)]
-pub(crate) struct Headers {
-    request: Py<Request>,
-}
-
-impl Headers {
-    fn each<R>(&self, py: Python<'_>, f: impl FnOnce(&vireo_http::RequestHead) -> R) -> R {
-        f(&self.request.bind(py).get().parts.head)
-    }
-}
-
-#[pymethods]
-impl Headers {
-    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<String> {
-        self.each(py, |h| h.header(name).map(latin1))
-            .ok_or_else(|| PyKeyError::new_err(name.to_owned()))
-    }
-
-    #[pyo3(signature = (name, default=None))]
-    fn get(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
-        match self.each(py, |h| h.header(name).map(latin1)) {
-            Some(v) => Ok(v.into_pyobject(py)?.into_any().unbind()),
-            None => Ok(default.unwrap_or_else(|| py.None())),
-        }
-    }
-
-    /// Every value of a repeated field.
-    fn getlist(&self, py: Python<'_>, name: &str) -> Vec<String> {
-        self.each(py, |h| {
-            h.headers()
-                .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-                .map(|(_, v)| latin1(v))
-                .collect()
-        })
-    }
-
-    fn __contains__(&self, py: Python<'_>, name: &str) -> bool {
-        self.each(py, |h| h.header(name).is_some())
-    }
-
-    fn __len__(&self, py: Python<'_>) -> usize {
-        self.each(py, |h| h.headers().len())
-    }
-
-    /// Names in lower case, in the order received.
-    fn keys(&self, py: Python<'_>) -> Vec<String> {
-        self.each(py, |h| {
-            h.headers().map(|(n, _)| n.to_ascii_lowercase()).collect()
-        })
-    }
-
-    fn values(&self, py: Python<'_>) -> Vec<String> {
-        self.each(py, |h| h.headers().map(|(_, v)| latin1(v)).collect())
-    }
-
-    fn items(&self, py: Python<'_>) -> Vec<(String, String)> {
-        self.each(py, |h| {
-            h.headers()
-                .map(|(n, v)| (n.to_ascii_lowercase(), latin1(v)))
-                .collect()
-        })
-    }
-
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(PyList::new(py, self.keys(py))?.try_iter()?.into_any())
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> String {
-        format!("Headers({:?})", self.items(py))
-    }
-}
-
-/// The decoded query parameters: a read-only mapping where the last value of a repeated
-/// name wins, and `getlist` gives them all.
-#[pyclass(frozen, module = "vireo._vireo", mapping)]
-pub(crate) struct QueryParams {
-    pairs: Vec<(String, String)>,
-}
-
-impl QueryParams {
-    fn last(&self, name: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .rev()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-#[pymethods]
-impl QueryParams {
-    fn __getitem__(&self, name: &str) -> PyResult<String> {
-        self.last(name)
-            .map(str::to_owned)
-            .ok_or_else(|| PyKeyError::new_err(name.to_owned()))
-    }
-
-    #[pyo3(signature = (name, default=None))]
-    fn get(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
-        match self.last(name) {
-            Some(v) => Ok(v.into_pyobject(py)?.into_any().unbind()),
-            None => Ok(default.unwrap_or_else(|| py.None())),
-        }
-    }
-
-    fn getlist(&self, name: &str) -> Vec<String> {
-        self.pairs
-            .iter()
-            .filter(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-            .collect()
-    }
-
-    fn __contains__(&self, name: &str) -> bool {
-        self.last(name).is_some()
-    }
-
-    fn __len__(&self) -> usize {
-        self.keys().len()
-    }
-
-    /// Each name once, in the order first seen.
-    fn keys(&self) -> Vec<String> {
-        let mut keys: Vec<String> = Vec::new();
-        for (k, _) in &self.pairs {
-            if !keys.contains(k) {
-                keys.push(k.clone());
-            }
-        }
-        keys
-    }
-
-    fn items(&self) -> Vec<(String, String)> {
-        self.keys()
-            .into_iter()
-            .map(|k| {
-                let v = self.last(&k).unwrap_or_default().to_owned();
-                (k, v)
-            })
-            .collect()
-    }
-
-    fn multi_items(&self) -> Vec<(String, String)> {
-        self.pairs.clone()
-    }
-
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(PyList::new(py, self.keys())?.try_iter()?.into_any())
-    }
-
-    fn __repr__(&self) -> String {
-        format!("QueryParams({:?})", self.pairs)
-    }
-}
-
 /// An awaitable that is already done: `await request.body()` with the body read.
 #[pyclass(frozen, module = "vireo._vireo")]
 pub(crate) struct Ready {
@@ -377,5 +221,17 @@ impl Ready {
 
     fn send(&self, py: Python<'_>, _value: Py<PyAny>) -> PyResult<()> {
         self.__next__(py)
+    }
+}
+
+/// An object to hang values on: `request.state` and `app.state`.
+#[pyclass(dict, module = "vireo._vireo")]
+pub(crate) struct State;
+
+#[pymethods]
+impl State {
+    #[new]
+    fn new() -> Self {
+        State
     }
 }
