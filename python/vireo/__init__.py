@@ -12,7 +12,7 @@
 """
 
 from ._vireo import Request, State
-from .app import App, BaseHTTPMiddleware, FastAPI
+from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
 from .exceptions import HTTPException, RequestValidationError
 from .params import Body, Header, Path, Query
 from .responses import (
@@ -25,6 +25,7 @@ from .responses import (
 )
 
 __all__ = [
+    "APIRouter",
     "App",
     "BaseHTTPMiddleware",
     "Body",

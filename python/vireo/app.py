@@ -60,27 +60,11 @@ class _Route:
         self.blocking = blocking
 
 
-class App:
-    """An app: `@app.get("/users/{user_id}")` and friends register handlers, `app.run()`
-    serves them (see `vireo.server`), `vireo.testclient.TestClient(app)` calls them in tests.
-    """
+class _Routes:
+    """The route decorators App and APIRouter share; both keep `_routes`."""
 
-    def __init__(
-        self,
-        *,
-        title: str = "Vireo",
-        on_startup: Iterable[Callable[[], Any]] | None = None,
-        on_shutdown: Iterable[Callable[[], Any]] | None = None,
-    ) -> None:
-        self.title = title
-        self.state = _vireo.State()
-        self._routes: list[_Route] = []
-        self._middleware: list[Callable[..., Any]] = []
-        self._on_startup = list(on_startup or ())
-        self._on_shutdown = list(on_shutdown or ())
-        self._planned: list[tuple[Any, ...]] | None = None
-
-    # Routes.
+    _routes: list[_Route]
+    _planned: list[tuple[Any, ...]] | None = None
 
     def add_api_route(
         self,
@@ -128,6 +112,56 @@ class App:
         return self.api_route(
             path, methods=["DELETE"], status_code=status_code, blocking=blocking
         )
+
+
+class APIRouter(_Routes):
+    """Routes to add to an app under a prefix: `app.include_router(router, prefix="/v1")`."""
+
+    def __init__(self, *, prefix: str = "") -> None:
+        self.prefix = prefix.rstrip("/")
+        self._routes = []
+
+    def include_router(self, router: "APIRouter", *, prefix: str = "") -> None:
+        _include(self, router, prefix)
+
+
+def _include(target: _Routes, router: APIRouter, prefix: str) -> None:
+    base = prefix.rstrip("/") + router.prefix
+    for route in router._routes:
+        target.add_api_route(
+            base + route.path,
+            route.handler,
+            methods=route.methods,
+            status_code=route.status_code,
+            blocking=route.blocking,
+        )
+
+
+class App(_Routes):
+    """An app: `@app.get("/users/{user_id}")` and friends register handlers, `app.run()`
+    serves them (see `vireo.server`), `vireo.testclient.TestClient(app)` calls them in tests.
+    """
+
+    def __init__(
+        self,
+        *,
+        title: str = "Vireo",
+        on_startup: Iterable[Callable[[], Any]] | None = None,
+        on_shutdown: Iterable[Callable[[], Any]] | None = None,
+    ) -> None:
+        self.title = title
+        self.state = _vireo.State()
+        self._routes: list[_Route] = []
+        self._middleware: list[Callable[..., Any]] = []
+        self._on_startup = list(on_startup or ())
+        self._on_shutdown = list(on_shutdown or ())
+        self._planned: list[tuple[Any, ...]] | None = None
+
+    # Routes: the decorators come from _Routes.
+
+    def include_router(self, router: APIRouter, *, prefix: str = "") -> None:
+        """Add every route of `router`, its path prefixed with `prefix` and the router's."""
+        _include(self, router, prefix)
 
     # Middleware: `async def mw(request, call_next) -> response`, the first added outermost.
 
