@@ -72,6 +72,7 @@ fn location(param: &Param) -> &'static str {
         Source::Path(_) => "path",
         Source::Query => "query",
         Source::Header => "header",
+        Source::Cookie => "cookie",
         Source::Body(_) => "body",
         Source::Request => "request",
     }
@@ -100,6 +101,12 @@ pub(crate) fn convert(route: &Route, head: &RequestHead, path_values: &[String])
                 let value = head.header(&param.key).map(String::from_utf8_lossy);
                 one(param, loc, value.as_deref(), &mut out.errors)
             }
+            Source::Cookie => {
+                let value = head
+                    .header("cookie")
+                    .and_then(|h| cookie(&String::from_utf8_lossy(h), &param.key));
+                one(param, loc, value.as_deref(), &mut out.errors)
+            }
             Source::Query => {
                 let pairs = query.get_or_insert_with(|| {
                     head.query()
@@ -123,6 +130,25 @@ pub(crate) fn convert(route: &Route, head: &RequestHead, path_values: &[String])
         out.args.push(arg);
     }
     out
+}
+
+/// The pairs of a `Cookie` field: `name=value; name2=value2`, values unquoted.
+pub(crate) fn cookies(field: &str) -> impl Iterator<Item = (&str, &str)> {
+    field.split(';').filter_map(|pair| {
+        let (name, value) = pair.split_once('=')?;
+        let value = value.trim();
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .unwrap_or(value);
+        Some((name.trim(), value))
+    })
+}
+
+fn cookie(field: &str, name: &str) -> Option<String> {
+    cookies(field)
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v.to_owned())
 }
 
 fn missing(loc: &str, key: &str) -> Value {
@@ -183,5 +209,13 @@ mod tests {
         assert!(matches!(scalar(Kind::Bool, "YES"), Ok(Arg::Bool(true))));
         assert!(matches!(scalar(Kind::Bool, "off"), Ok(Arg::Bool(false))));
         assert!(scalar(Kind::Bool, "maybe").is_err());
+    }
+
+    #[test]
+    fn cookies_are_split_and_unquoted() {
+        let field = "a=1; session=\"abc\";b = 2 ;broken";
+        assert_eq!(cookie(field, "session").as_deref(), Some("abc"));
+        assert_eq!(cookie(field, "b").as_deref(), Some("2"));
+        assert_eq!(cookie(field, "broken"), None);
     }
 }

@@ -14,6 +14,8 @@ pub(crate) enum Source {
     Query,
     /// A header field, by this name.
     Header,
+    /// A cookie of the `Cookie` header field, by this name.
+    Cookie,
     /// The request body, through a validator.
     Body(Py<PyAny>),
     /// The `Request` itself.
@@ -118,6 +120,7 @@ impl Param {
             }
             "query" => Source::Query,
             "header" => Source::Header,
+            "cookie" => Source::Cookie,
             "body" => Source::Body(validator.unbind()),
             "request" => Source::Request,
             other => return Err(PyValueError::new_err(format!("unknown source {other}"))),

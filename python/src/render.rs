@@ -69,7 +69,8 @@ fn known_type(media_type: &str) -> Option<ContentType> {
 }
 
 /// A `vireo.Response` (or subclass): `status_code`, `body` or `body_iterator`, `media_type`,
-/// `charset` and `headers` (a dict, or a list of pairs for repeated names).
+/// `charset` and `headers` (a dict, or a list of pairs), and `raw_headers` if it has any
+/// (pairs sent as well, such as `set-cookie` fields).
 fn response_object(obj: &Bound<'_, PyAny>, app: &Arc<AppInner>) -> PyResult<Response> {
     let py = obj.py();
     let code: u16 = obj.getattr("status_code")?.extract()?;
@@ -93,7 +94,8 @@ fn response_object(obj: &Bound<'_, PyAny>, app: &Arc<AppInner>) -> PyResult<Resp
     };
     let media_type = obj.getattr("media_type")?;
     let headers = obj.getattr("headers")?;
-    let no_headers = headers.is_none() || headers.len()? == 0;
+    let raw = Some(obj.getattr(pyo3::intern!(py, "raw_headers"))?).filter(|r| !r.is_none());
+    let no_headers = (headers.is_none() || headers.len()? == 0) && raw.is_none();
     let media_type: Option<String> = if media_type.is_none() {
         None
     } else {
@@ -120,11 +122,12 @@ fn response_object(obj: &Bound<'_, PyAny>, app: &Arc<AppInner>) -> PyResult<Resp
             HeaderValue::from_str(&media_type).map_err(value_error)?,
         );
     }
-    if !no_headers {
-        let pairs = match headers.cast::<PyDict>() {
-            Ok(d) => d.items().into_any(),
-            Err(_) => headers,
-        };
+    let headers = match headers.cast::<PyDict>() {
+        Ok(d) => Some(d.items().into_any()),
+        Err(_) if headers.is_none() => None,
+        Err(_) => Some(headers),
+    };
+    for pairs in [headers, raw].into_iter().flatten() {
         for pair in pairs.try_iter()? {
             let (name, value): (String, String) = pair?.extract()?;
             let name = HeaderName::from_bytes(name.as_bytes()).map_err(value_error)?;

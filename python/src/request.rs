@@ -124,6 +124,24 @@ impl Request {
         Ok(d)
     }
 
+    /// The cookies the client sent, by name.
+    #[getter]
+    fn cookies<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for field in self
+            .parts
+            .head
+            .headers()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("cookie"))
+        {
+            let field = String::from_utf8_lossy(field.1);
+            for (name, value) in crate::convert::cookies(&field) {
+                d.set_item(name, value)?;
+            }
+        }
+        Ok(d)
+    }
+
     /// An object to keep values on for the rest of this request (middleware to handler).
     #[getter]
     fn state(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {

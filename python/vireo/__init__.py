@@ -14,7 +14,7 @@
 from ._vireo import Request, State
 from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
 from .exceptions import HTTPException, RequestValidationError
-from .params import Body, Header, Path, Query
+from .params import Body, Cookie, Header, Path, Query
 from .responses import (
     HTMLResponse,
     JSONResponse,
@@ -29,6 +29,7 @@ __all__ = [
     "App",
     "BaseHTTPMiddleware",
     "Body",
+    "Cookie",
     "FastAPI",
     "HTMLResponse",
     "HTTPException",

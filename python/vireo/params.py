@@ -52,6 +52,12 @@ class Header(Param):
         self.convert_underscores = convert_underscores
 
 
+class Cookie(Param):
+    """A cookie the client sent, by the parameter's name (or `alias`)."""
+
+    source = "cookie"
+
+
 class Body(Param):
     source = "body"
 
@@ -180,4 +186,4 @@ def call_kind(handler: Callable[..., Any], blocking: bool) -> str:
     return "blocking" if blocking else "sync"
 
 
-__all__ = ["Query", "Path", "Header", "Body", "plan", "call_kind", "dataclasses"]
+__all__ = ["Query", "Path", "Header", "Cookie", "Body", "plan", "call_kind", "dataclasses"]

@@ -4,6 +4,7 @@ is, other values as JSON)."""
 
 from __future__ import annotations
 
+import http.cookies
 from typing import Any, AsyncIterable, Iterable, Mapping
 
 from . import _vireo
@@ -13,6 +14,9 @@ from .encoders import jsonable
 class Response:
     media_type: str | None = None
     charset = "utf-8"
+    # Header fields sent besides `headers`, as (name, value) pairs: repeated names such as
+    # the `set-cookie` fields `set_cookie` adds.
+    raw_headers: list[tuple[str, str]] | None = None
 
     def __init__(
         self,
@@ -33,6 +37,43 @@ class Response:
         if isinstance(content, (bytes, bytearray, memoryview)):
             return bytes(content)
         return str(content).encode(self.charset)
+
+    def set_cookie(
+        self,
+        key: str,
+        value: str = "",
+        max_age: int | None = None,
+        expires: int | None = None,
+        path: str | None = "/",
+        domain: str | None = None,
+        secure: bool = False,
+        httponly: bool = False,
+        samesite: str | None = "lax",
+    ) -> None:
+        """Add a `set-cookie` field, as Starlette's `Response.set_cookie` does."""
+        cookie: http.cookies.SimpleCookie = http.cookies.SimpleCookie()
+        cookie[key] = value
+        morsel = cookie[key]
+        if max_age is not None:
+            morsel["max-age"] = max_age
+        if expires is not None:
+            morsel["expires"] = expires
+        if path is not None:
+            morsel["path"] = path
+        if domain is not None:
+            morsel["domain"] = domain
+        if secure:
+            morsel["secure"] = True
+        if httponly:
+            morsel["httponly"] = True
+        if samesite is not None:
+            morsel["samesite"] = samesite
+        if self.raw_headers is None:
+            self.raw_headers = []
+        self.raw_headers.append(("set-cookie", cookie.output(header="").strip()))
+
+    def delete_cookie(self, key: str, path: str = "/", domain: str | None = None) -> None:
+        self.set_cookie(key, max_age=0, expires=0, path=path, domain=domain)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.status_code}>"
