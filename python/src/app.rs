@@ -18,6 +18,9 @@ pub(crate) struct AppInner {
     pub refs: PyRefs,
     /// The Python `App`, for `request.app`.
     pub app: Py<PyAny>,
+    /// HTTP errors behind middleware are raised to it rather than answered, because the app
+    /// has exception handlers for them (a layer in the middleware handles them).
+    pub raise_http_errors: bool,
 }
 
 /// The compiled app. Built by `vireo.App` from its routes; served by `Listener.serve` or a
@@ -67,12 +70,13 @@ fn route_from(t: &Bound<'_, PyTuple>, router: &mut Router) -> PyResult<()> {
 #[pymethods]
 impl AppCore {
     #[new]
-    #[pyo3(signature = (app, routes, middleware, refs))]
+    #[pyo3(signature = (app, routes, middleware, refs, raise_http_errors=false))]
     fn new(
         app: Py<PyAny>,
         routes: Vec<Bound<'_, PyTuple>>,
         middleware: Vec<Py<PyAny>>,
         refs: &Bound<'_, PyDict>,
+        raise_http_errors: bool,
     ) -> PyResult<Self> {
         let py = refs.py();
         let mut router = Router::default();
@@ -96,6 +100,7 @@ impl AppCore {
                 middleware,
                 refs,
                 app,
+                raise_http_errors,
             }),
         })
     }

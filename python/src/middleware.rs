@@ -38,6 +38,10 @@ fn outcome_response(
 ) -> PyResult<Response> {
     match outcome {
         Ok(value) => render(&value, status, app),
+        Err(CallError::Invalid(body)) if app.raise_http_errors => Err(ValidationFailed::new_err((
+            PyBytes::new(py, &body).unbind(),
+        ))),
+        Err(CallError::Raised(e)) if app.raise_http_errors => Err(e),
         Err(CallError::Invalid(body)) => Ok(Response::typed(
             StatusCode::UNPROCESSABLE_ENTITY,
             body,
@@ -106,7 +110,11 @@ impl Next {
     ) -> PyResult<Rendered> {
         let py = request.py();
         let err = PyErr::from_value(error);
-        match handled_error(py, &err, &request.get().app) {
+        let app = &request.get().app;
+        if app.raise_http_errors {
+            return Err(err);
+        }
+        match handled_error(py, &err, app) {
             Some(res) => Ok(Rendered::new(res)),
             None => Err(err),
         }

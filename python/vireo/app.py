@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from . import _loop, _vireo, params
 from .encoders import jsonable
 from .exceptions import HTTPException, RequestValidationError
-from .responses import Response, StreamingResponse
+from .responses import JSONResponse, Response, StreamingResponse
 
 logger = logging.getLogger("vireo")
 
@@ -27,6 +28,41 @@ async def finish_async(awaitable: Awaitable[Any], request: Any, next_: Any) -> A
     except (HTTPException, RequestValidationError) as exc:
         return next_.render_error(request, exc)
     return next_.render(request, value)
+
+
+def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., Any]:
+    """The innermost middleware when the app has exception handlers: it turns what the
+    handler raised into the registered handler's response, as Starlette's ExceptionMiddleware
+    does (HTTP errors without a handler get their usual answer)."""
+
+    def find(exc: BaseException) -> Callable[..., Any] | None:
+        if isinstance(exc, HTTPException) and exc.status_code in handlers:
+            return handlers[exc.status_code]
+        for cls in type(exc).__mro__:
+            if cls in handlers:
+                return handlers[cls]
+        return None
+
+    async def handle_exceptions(request: Any, call_next: Any) -> Any:
+        try:
+            return await call_next(request)
+        except Exception as raised:  # noqa: BLE001 - matched against the registered handlers
+            exc: Exception = raised
+            if isinstance(exc, _vireo.ValidationFailed):
+                exc = RequestValidationError(json.loads(exc.args[0])["detail"])
+            handler = find(exc)
+            if handler is None:
+                if isinstance(exc, HTTPException):
+                    return JSONResponse({"detail": exc.detail}, exc.status_code, exc.headers)
+                if isinstance(exc, RequestValidationError):
+                    return JSONResponse({"detail": exc.errors()}, 422)
+                raise
+            response = handler(request, exc)
+            if inspect.isawaitable(response):
+                response = await response
+            return response
+
+    return handle_exceptions
 
 
 def make_layer(mw: Callable[..., Any], call_next: Any) -> Callable[[Any], Any]:
@@ -155,6 +191,7 @@ class App(_Routes):
         self._middleware: list[Callable[..., Any]] = []
         self._on_startup = list(on_startup or ())
         self._on_shutdown = list(on_shutdown or ())
+        self._exception_handlers: dict[Any, Callable[..., Any]] = {}
         self._planned: list[tuple[Any, ...]] | None = None
 
     # Routes: the decorators come from _Routes.
@@ -182,6 +219,19 @@ class App(_Routes):
         if not inspect.iscoroutinefunction(middleware):
             raise TypeError("middleware must be an `async def (request, call_next)`")
         self._middleware.append(middleware)
+
+    # Exception handlers: `handler(request, exc) -> response`, sync or async, by exception
+    # class (matched along the MRO) or by an HTTPException's status code.
+
+    def exception_handler(self, key: type[BaseException] | int) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            self.add_exception_handler(key, handler)
+            return handler
+
+        return register
+
+    def add_exception_handler(self, key: type[BaseException] | int, handler: Handler) -> None:
+        self._exception_handlers[key] = handler
 
     # Lifecycle: run in each worker process, before it serves and after it stops.
 
@@ -236,14 +286,18 @@ class App(_Routes):
             "StreamingResponse": StreamingResponse,
             "jsonable": jsonable,
             "log_exception": log_exception,
-            "json_loads": __import__("json").loads,
+            "json_loads": json.loads,
             "spawn": _loop.make_spawn(loop),
             "bind_loop": lambda: _loop.bind(loop),
             "done": _loop.done,
             "finish_async": finish_async,
             "make_layer": make_layer,
         }
-        return _vireo.AppCore(self, self._plan(), list(self._middleware), refs)
+        middleware = list(self._middleware)
+        handlers = dict(self._exception_handlers)
+        if handlers:
+            middleware.append(_exception_layer(handlers))
+        return _vireo.AppCore(self, self._plan(), middleware, refs, bool(handlers))
 
     def run(self, host: str = "127.0.0.1", port: int = 8000, workers: int = 1) -> None:
         """Serve until SIGTERM or SIGINT; see `vireo.server.run`."""
