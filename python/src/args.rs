@@ -63,7 +63,8 @@ fn body_value<'py>(
     }
 }
 
-/// Call the route's handler. Returns what it returned: a value, or a coroutine for `async def`.
+/// Call the route's handler, in `context` if given (a `contextvars.Context` of the request's
+/// own). Returns what it returned: a value, or a coroutine for `async def`.
 pub(crate) fn invoke<'py>(
     py: Python<'py>,
     app: &AppInner,
@@ -71,10 +72,14 @@ pub(crate) fn invoke<'py>(
     converted: Converted,
     body: &Bytes,
     make_request: MakeRequest<'_, 'py>,
+    context: Option<&Bound<'py, PyAny>>,
 ) -> Result<Bound<'py, PyAny>, CallError> {
     let handler = route.handler.bind(py);
     if route.params.is_empty() {
-        return Ok(handler.call0()?);
+        return Ok(match context {
+            None => handler.call0()?,
+            Some(ctx) => app.refs.context_run.bind(py).call1((ctx, handler))?,
+        });
     }
     let mut body_errors = Vec::new();
     let mut positional = Vec::with_capacity(route.params.len());
@@ -98,10 +103,20 @@ pub(crate) fn invoke<'py>(
             &body_errors,
         )));
     }
-    let result = if positional.len() == 1 && kwargs.is_none() {
-        handler.call1((positional.swap_remove(0),))
-    } else {
-        handler.call(PyTuple::new(py, positional)?, kwargs.as_ref())
+    let result = match context {
+        None if positional.len() == 1 && kwargs.is_none() => {
+            handler.call1((positional.swap_remove(0),))
+        }
+        None => handler.call(PyTuple::new(py, positional)?, kwargs.as_ref()),
+        Some(ctx) => {
+            // Context.run(ctx, handler, *args, **kwargs), still one call.
+            let mut all = Vec::with_capacity(positional.len() + 2);
+            all.push(ctx.clone());
+            all.push(handler.clone());
+            all.extend(positional);
+            let run = app.refs.context_run.bind(py);
+            run.call(PyTuple::new(py, all)?, kwargs.as_ref())
+        }
     };
     Ok(result?)
 }

@@ -19,10 +19,34 @@ pub(crate) enum Started<'py> {
     Pending(oneshot::Receiver<Outcome>),
 }
 
-/// Run `coro` to its first suspension. If it returns, that is the answer with no loop round
-/// trip; if it yields, a task on the loop takes over from the value it yielded. While it runs
-/// inline, an [`InlineTask`] is asyncio's current task.
-pub(crate) fn start<'py>(coro: &Bound<'py, PyAny>, state: &LoopState) -> PyResult<Started<'py>> {
+/// `coro.send(None)` without raising `StopIteration` for a return.
+fn send<'py>(coro: &Bound<'py, PyAny>) -> PyResult<PySendResult<'py>> {
+    let py = coro.py();
+    // SAFETY: this only types the pointer for `send`, which calls `PyIter_Send`. That accepts
+    // any object: coroutines through their `am_send` slot, anything else by calling its `send`
+    // method. No other `PyIterator` method is used on it.
+    let iter = unsafe { coro.cast_unchecked::<PyIterator>() };
+    iter.send(py.None().bind(py))
+}
+
+/// `send_none(coro) -> (returned, value)`: starts a coroutine from inside `Context.run`.
+#[pyfunction]
+pub(crate) fn send_none<'py>(coro: &Bound<'py, PyAny>) -> PyResult<(bool, Bound<'py, PyAny>)> {
+    Ok(match send(coro)? {
+        PySendResult::Return(value) => (true, value),
+        PySendResult::Next(yielded) => (false, yielded),
+    })
+}
+
+/// Run `coro` to its first suspension, in `context` if given. If it returns, that is the
+/// answer with no loop round trip; if it yields, a task on the loop takes over from the value
+/// it yielded (in the same context). While it runs inline, an [`InlineTask`] is asyncio's
+/// current task.
+pub(crate) fn start<'py>(
+    coro: &Bound<'py, PyAny>,
+    state: &LoopState,
+    context: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Started<'py>> {
     let py = coro.py();
     let inline = match state.spare_inline.take() {
         Some(spare) => spare.into_bound(py),
@@ -31,11 +55,18 @@ pub(crate) fn start<'py>(coro: &Bound<'py, PyAny>, state: &LoopState) -> PyResul
     *lock(&inline.get().coro) = Some(coro.clone().unbind());
     let event_loop = state.event_loop.bind(py);
     state.enter_task.call1(py, (event_loop, &inline))?;
-    // SAFETY: this only types the pointer for `send`, which calls `PyIter_Send`. That accepts
-    // any object: coroutines through their `am_send` slot, anything else by calling its `send`
-    // method. No other `PyIterator` method is used on it.
-    let iter = unsafe { coro.cast_unchecked::<PyIterator>() };
-    let sent = iter.send(py.None().bind(py));
+    let sent = match context {
+        None => send(coro),
+        Some(ctx) => state
+            .context_run
+            .bind(py)
+            .call1((ctx, state.send_none.bind(py), coro))
+            .and_then(|r| r.extract::<(bool, Bound<'py, PyAny>)>())
+            .map(|(returned, value)| match returned {
+                true => PySendResult::Return(value),
+                false => PySendResult::Next(value),
+            }),
+    };
     state.leave_task.call1(py, (event_loop, &inline))?;
     match sent? {
         PySendResult::Return(value) => {
@@ -55,7 +86,9 @@ pub(crate) fn start<'py>(coro: &Bound<'py, PyAny>, state: &LoopState) -> PyResul
                     task: Mutex::new(None),
                 },
             )?;
-            let task = state.spawn.call1(py, (coro, yielded, &completion))?;
+            let task = state
+                .spawn
+                .call1(py, (coro, yielded, &completion, context))?;
             inline.get().continued_by(task.bind(py))?;
             *lock(&completion.get().task) = Some(task);
             state.wake.notify_one();

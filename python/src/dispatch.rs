@@ -75,7 +75,8 @@ pub(crate) async fn handle(
         let step = Python::attach(|py| {
             let request = Py::new(py, Request::new(parts, route, app.clone()))?;
             let coro = chain.0.bind(py).call1((request, chain.1.bind(py)))?;
-            let started = coroutine::start(&coro, &state);
+            let context = app.refs.copy_context.bind(py).call0()?;
+            let started = coroutine::start(&coro, &state, Some(&context));
             state.kick(py);
             Ok(match started? {
                 Started::Done(value) => Step::Ready(final_response(py, value, app)),
@@ -95,14 +96,19 @@ pub(crate) async fn handle(
     }
     match route.kind {
         CallKind::Sync => Python::attach(|py| {
-            let res = respond(py, call(py, app, &route, parts), app, route.status);
+            let res = match app.refs.copy_context.bind(py).call0() {
+                Ok(context) => call(py, app, &route, parts, Some(&context)),
+                Err(e) => Err(e.into()),
+            };
+            let res = respond(py, res, app, route.status);
             state.kick(py);
             res
         }),
         CallKind::Async => {
             let step = Python::attach(|py| {
-                let out = match call(py, app, &route, parts) {
-                    Ok(coro) => match coroutine::start(&coro, &state) {
+                let context = app.refs.copy_context.bind(py).call0()?;
+                let out = match call(py, app, &route, parts, Some(&context)) {
+                    Ok(coro) => match coroutine::start(&coro, &state, Some(&context)) {
                         Ok(Started::Done(value)) => {
                             Step::Ready(respond(py, Ok(value), app, route.status))
                         }
@@ -119,7 +125,11 @@ pub(crate) async fn handle(
         CallKind::Blocking => {
             let app = app.clone();
             vireo_http::spawn_blocking(move || {
-                Python::attach(|py| respond(py, call(py, &app, &route, parts), &app, route.status))
+                // A blocking-pool thread starts each call with a fresh context of its own.
+                Python::attach(|py| {
+                    let res = call(py, &app, &route, parts, None);
+                    respond(py, res, &app, route.status)
+                })
             })
             .await
         }
@@ -165,6 +175,7 @@ fn call<'py>(
     app: &Arc<AppInner>,
     route: &Arc<Route>,
     parts: Parts,
+    context: Option<&Bound<'py, PyAny>>,
 ) -> Result<Bound<'py, PyAny>, CallError> {
     let converted = convert(route, &parts.head, &parts.path_values);
     let body = parts.body.clone();
@@ -175,7 +186,7 @@ fn call<'py>(
         })?;
         Ok(Bound::new(py, Request::new(parts, route.clone(), app.clone()))?.into_any())
     };
-    invoke(py, app, route, converted, &body, &mut make_request)
+    invoke(py, app, route, converted, &body, &mut make_request, context)
 }
 
 /// The response for a handler's outcome.

@@ -28,6 +28,9 @@ pub(crate) struct LoopState {
     /// asyncio's `_enter_task(loop, task)` and `_leave_task(loop, task)`.
     pub enter_task: Py<PyAny>,
     pub leave_task: Py<PyAny>,
+    /// `Context.run` and `send_none`, to start coroutines in a request's context.
+    pub context_run: Py<PyAny>,
+    pub send_none: Py<PyAny>,
     /// A stand-in current task no handler kept, for the next inline start.
     pub spare_inline: Cell<Option<Py<InlineTask>>>,
     pub wake: Notify,
@@ -71,6 +74,8 @@ pub(crate) fn install(refs: &PyRefs) -> PyResult<Rc<LoopState>> {
             spawn: refs.spawn.clone_ref(py),
             enter_task: asyncio_tasks.getattr("_enter_task")?.unbind(),
             leave_task: asyncio_tasks.getattr("_leave_task")?.unbind(),
+            context_run: refs.context_run.clone_ref(py),
+            send_none: refs.send_none.clone_ref(py),
             spare_inline: Cell::new(None),
             wake: Notify::new(),
             scheduled_seen: Cell::new(0),

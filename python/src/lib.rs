@@ -43,6 +43,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<serve::Listener>()?;
     m.add_class::<testclient::LocalClient>()?;
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
+    m.add_function(wrap_pyfunction!(coroutine::send_none, m)?)?;
     m.add_function(wrap_pyfunction!(render::render_body, m)?)?;
     m.add(
         "ValidationFailed",

@@ -60,6 +60,7 @@ fn call_handler<'py>(request: &Bound<'py, Request>) -> Result<Bound<'py, PyAny>,
     let this = request.get();
     let converted = convert(&this.route, &this.parts.head, &this.parts.path_values);
     let mut make_request = |_py: Python<'py>| Ok(request.clone().into_any());
+    // Behind middleware the handler runs in the context the middleware runs in.
     invoke(
         py,
         &this.app,
@@ -67,6 +68,7 @@ fn call_handler<'py>(request: &Bound<'py, Request>) -> Result<Bound<'py, PyAny>,
         converted,
         &this.parts.body,
         &mut make_request,
+        None,
     )
 }
 

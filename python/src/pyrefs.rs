@@ -21,6 +21,12 @@ pub(crate) struct PyRefs {
     /// `make_layer(mw, call_next)`: `call_next` for the middleware before `mw`.
     pub make_layer: Py<PyAny>,
     pub json_loads: Py<PyAny>,
+    /// `contextvars.copy_context` and `contextvars.Context.run`: each request runs in a copy of
+    /// the worker's untouched context, as each request of an ASGI server runs in its own task.
+    pub copy_context: Py<PyAny>,
+    pub context_run: Py<PyAny>,
+    /// `_vireo.send_none`, to start a coroutine inside `Context.run`.
+    pub send_none: Py<PyAny>,
     /// `spawn(coro, first, completion)`: wraps a suspended coroutine in a task on the loop.
     pub spawn: Py<PyAny>,
     /// `bind_loop()`: makes the app's loop the running loop of the calling thread; returns
@@ -46,6 +52,9 @@ impl PyRefs {
             finish_async: get("finish_async")?,
             make_layer: get("make_layer")?,
             json_loads: get("json_loads")?,
+            copy_context: get("copy_context")?,
+            context_run: get("context_run")?,
+            send_none: get("send_none")?,
             spawn: get("spawn")?,
             bind_loop: get("bind_loop")?,
         })

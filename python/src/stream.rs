@@ -102,7 +102,7 @@ impl PyStream {
         };
         let started = iter
             .call_method0("__anext__")
-            .and_then(|aw| coroutine::start(&aw, &state));
+            .and_then(|aw| coroutine::start(&aw, &state, None));
         let result = match started {
             Ok(Started::Done(value)) => self.outcome(py, Ok(value)),
             Ok(Started::Pending(rx)) => return Err(rx),

@@ -158,3 +158,35 @@ def test_timeouts_and_task_groups_before_the_first_suspension():
         assert body["not_expired"] == "fine"
     if hasattr(asyncio, "TaskGroup"):
         assert body["group"] == [1, 2]
+
+
+request_id = contextvars.ContextVar("request_id", default=None)
+
+
+@app.get("/ctx/set")
+def ctx_set(value: str):
+    request_id.set(value)
+    return "set"
+
+
+@app.get("/ctx/get")
+def ctx_get():
+    return {"value": request_id.get()}
+
+
+@app.get("/ctx/async")
+async def ctx_async(value: str = ""):
+    before = request_id.get()
+    if value:
+        request_id.set(value)
+    await asyncio.sleep(0.001)
+    return {"before": before, "after": request_id.get()}
+
+
+def test_each_request_has_its_own_context():
+    with TestClient(app) as client:
+        assert client.get("/ctx/set?value=a").text == "set"
+        assert client.get("/ctx/get").json() == {"value": None}, "a value set by one request leaked"
+        assert client.get("/ctx/async?value=b").json() == {"before": None, "after": "b"}
+        assert client.get("/ctx/async").json() == {"before": None, "after": None}
+        assert client.get("/ctx/get").json() == {"value": None}

@@ -132,8 +132,11 @@ async def _resume(coro: Any, first: Any, completion: Any) -> None:
 def make_spawn(loop: asyncio.AbstractEventLoop) -> Any:
     create_task = loop.create_task
 
-    def spawn(coro: Any, first: Any, completion: Any) -> Any:
-        return create_task(_resume(coro, first, completion))
+    def spawn(coro: Any, first: Any, completion: Any, context: Any) -> Any:
+        resume = _resume(coro, first, completion)
+        if context is None:
+            return create_task(resume)
+        return context.run(create_task, resume)
 
     return spawn
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import json
 import logging
@@ -287,6 +288,9 @@ class App(_Routes):
             "jsonable": jsonable,
             "log_exception": log_exception,
             "json_loads": json.loads,
+            "copy_context": contextvars.copy_context,
+            "context_run": contextvars.Context.run,
+            "send_none": _vireo.send_none,
             "spawn": _loop.make_spawn(loop),
             "bind_loop": lambda: _loop.bind(loop),
             "done": _loop.done,
