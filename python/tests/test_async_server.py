@@ -63,3 +63,21 @@ def test_handler_doing_socket_io_on_the_loop(server):
 
 def test_timers_cancel(server):
     assert get(server, "/timeout") == (200, b"timed out")
+
+
+def test_sigterm_waits_for_suspended_handlers():
+    proc = subprocess.Popen([sys.executable, str(APP), "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    port = int(re.search(r":(\d+)", proc.stdout.readline().split("http://")[1]).group(1))
+    replies = []
+    threads = [
+        threading.Thread(target=lambda: replies.append(get(port, "/sleep?ms=600")))
+        for _ in range(3)
+    ]
+    for t in threads:
+        t.start()
+    time.sleep(0.2)
+    proc.terminate()
+    assert proc.wait(15) == 0
+    for t in threads:
+        t.join(10)
+    assert replies == [(200, b"waited 600")] * 3
