@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json as jsonlib
 import urllib.parse
+import weakref
 from typing import Any, Mapping
 
 from . import _loop, _vireo
@@ -55,10 +56,13 @@ class TestClient:
         self._loop = _loop.new_loop()
         self._loop.run_until_complete(self.app.startup())
         self._client = _vireo.LocalClient(self.app._build(self._loop))
+        # A client never closed stops its thread at exit, before the interpreter goes away.
+        self._finalizer = weakref.finalize(self, self._client.close)
 
     def close(self) -> None:
         if self._client is None:
             return
+        self._finalizer.detach()
         self._client.close()
         self._client = None
         _loop.unbind(self._loop)
