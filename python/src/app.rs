@@ -1,0 +1,107 @@
+//! The app as the native side holds it: its routes, planned, and the Python objects it calls.
+
+use crate::middleware::Next;
+use crate::plan::{template_names, CallKind, Param, Route};
+use crate::pyrefs::PyRefs;
+use crate::router::Router;
+use http::{Method, StatusCode};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+use std::sync::Arc;
+
+/// Shared by every request of the process; immutable once built.
+pub(crate) struct AppInner {
+    pub router: Router,
+    /// The outermost middleware and the `call_next` it is given, if there is middleware.
+    pub middleware: Option<(Py<PyAny>, Py<PyAny>)>,
+    pub refs: PyRefs,
+    /// The Python `App`, for `request.app`.
+    pub app: Py<PyAny>,
+    /// HTTP errors behind middleware are raised to it rather than answered, because the app
+    /// has exception handlers for them (a layer in the middleware handles them).
+    pub raise_http_errors: bool,
+}
+
+/// The compiled app. Built by `vireo.App` from its routes; served by `Listener.serve` or a
+/// test client.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct AppCore {
+    pub inner: Arc<AppInner>,
+}
+
+/// A route from its Python tuple: `(methods, path, handler, params, status_code, kind)`.
+fn route_from(t: &Bound<'_, PyTuple>, router: &mut Router) -> PyResult<()> {
+    let methods: Vec<String> = t.get_item(0)?.extract()?;
+    let path: String = t.get_item(1)?.extract()?;
+    let handler = t.get_item(2)?.unbind();
+    let params = t.get_item(3)?;
+    let status: u16 = t.get_item(4)?.extract()?;
+    let kind: String = t.get_item(5)?.extract()?;
+    let path_names = template_names(&Router::normalise(&path));
+    let mut planned = Vec::new();
+    for p in params.try_iter()? {
+        planned.push(Param::from_tuple(p?.cast()?, &path_names)?);
+    }
+    let kind = match kind.as_str() {
+        "sync" => CallKind::Sync,
+        "async" => CallKind::Async,
+        "blocking" => CallKind::Blocking,
+        other => return Err(PyValueError::new_err(format!("unknown kind {other}"))),
+    };
+    let route = Route {
+        handler,
+        has_keywords: planned.iter().any(|p| p.keyword.is_some()),
+        params: planned,
+        kind,
+        status: StatusCode::from_u16(status).map_err(|e| PyValueError::new_err(e.to_string()))?,
+        path_names,
+    };
+    let methods = methods
+        .iter()
+        .map(|m| Method::from_bytes(m.as_bytes()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    router
+        .insert(&methods, &path, Arc::new(route))
+        .map_err(PyValueError::new_err)
+}
+
+#[pymethods]
+impl AppCore {
+    #[new]
+    #[pyo3(signature = (app, routes, middleware, refs, raise_http_errors=false))]
+    fn new(
+        app: Py<PyAny>,
+        routes: Vec<Bound<'_, PyTuple>>,
+        middleware: Vec<Py<PyAny>>,
+        refs: &Bound<'_, PyDict>,
+        raise_http_errors: bool,
+    ) -> PyResult<Self> {
+        let py = refs.py();
+        let mut router = Router::default();
+        for route in &routes {
+            route_from(route, &mut router)?;
+        }
+        let refs = PyRefs::from_dict(refs)?;
+        // call_next for the last middleware is Next; for each one before, a layer that calls
+        // the next middleware with its own call_next.
+        let mut call_next: Py<PyAny> = Py::new(py, Next)?.into_any();
+        for mw in middleware.iter().skip(1).rev() {
+            call_next = refs.make_layer.call1(py, (mw, call_next))?;
+        }
+        let middleware = middleware
+            .into_iter()
+            .next()
+            .map(|first| (first, call_next));
+        Ok(AppCore {
+            inner: Arc::new(AppInner {
+                router,
+                middleware,
+                refs,
+                app,
+                raise_http_errors,
+            }),
+        })
+    }
+}

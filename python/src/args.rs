@@ -1,0 +1,122 @@
+//! Calling a handler: converted values become Python objects, the body goes through its
+//! validator, and the handler is called once with positional arguments (keyword-only
+//! parameters by name).
+
+use crate::app::AppInner;
+use crate::convert::{Arg, Converted};
+use crate::errors::{validation_body, CallError};
+use crate::json;
+use crate::plan::{Param, Route, Source};
+use bytes::Bytes;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+/// Makes the `Request` object, for a handler that takes one.
+pub(crate) type MakeRequest<'a, 'py> =
+    &'a mut dyn FnMut(Python<'py>) -> PyResult<Bound<'py, PyAny>>;
+
+fn to_py<'py>(py: Python<'py>, arg: Arg, param: &Param) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match arg {
+        Arg::Str(s) => PyString::new(py, &s).into_any(),
+        Arg::Int(n) => n.into_pyobject(py)?.into_any(),
+        Arg::BigInt(s) => py.get_type::<PyInt>().call1((s,))?,
+        Arg::Float(f) => PyFloat::new(py, f).into_any(),
+        Arg::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+        Arg::List(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item, param)?)?;
+            }
+            list.into_any()
+        }
+        Arg::Default => match &param.default {
+            Some(default) => default.bind(py).clone(),
+            None => py.None().into_bound(py),
+        },
+        // Filled by the caller.
+        Arg::Body | Arg::Request => py.None().into_bound(py),
+    })
+}
+
+/// Validate the body with `validator`; its `RequestValidationError` adds to `errors`.
+fn body_value<'py>(
+    py: Python<'py>,
+    app: &AppInner,
+    validator: &Py<PyAny>,
+    body: &Bytes,
+    errors: &mut Vec<u8>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match validator.call1(py, (PyBytes::new(py, body),)) {
+        Ok(value) => Ok(value.into_bound(py)),
+        Err(e) if e.is_instance(py, app.refs.request_validation_error.bind(py)) => {
+            let list = e.value(py).call_method0("errors")?;
+            let encoded = json::encode(&list, app.refs.jsonable.bind(py))?;
+            if encoded.len() > 2 {
+                if !errors.is_empty() {
+                    errors.push(b',');
+                }
+                errors.extend_from_slice(&encoded[1..encoded.len() - 1]);
+            }
+            Ok(py.None().into_bound(py))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Call the route's handler, in `context` if given (a `contextvars.Context` of the request's
+/// own). Returns what it returned: a value, or a coroutine for `async def`.
+pub(crate) fn invoke<'py>(
+    py: Python<'py>,
+    app: &AppInner,
+    route: &Route,
+    converted: Converted,
+    body: &Bytes,
+    make_request: MakeRequest<'_, 'py>,
+    context: Option<&Bound<'py, PyAny>>,
+) -> Result<Bound<'py, PyAny>, CallError> {
+    let handler = route.handler.bind(py);
+    if route.params.is_empty() {
+        return Ok(match context {
+            None => handler.call0()?,
+            Some(ctx) => app.refs.context_run.bind(py).call1((ctx, handler))?,
+        });
+    }
+    let mut body_errors = Vec::new();
+    let mut positional = Vec::with_capacity(route.params.len());
+    let kwargs = route.has_keywords.then(|| PyDict::new(py));
+    for (arg, param) in converted.args.into_iter().zip(&route.params) {
+        let value = match (&arg, &param.source) {
+            (Arg::Body, Source::Body(validator)) => {
+                body_value(py, app, validator, body, &mut body_errors)?
+            }
+            (Arg::Request, _) => make_request(py)?,
+            _ => to_py(py, arg, param)?,
+        };
+        match (&param.keyword, &kwargs) {
+            (Some(name), Some(kwargs)) => kwargs.set_item(name.bind(py), value)?,
+            _ => positional.push(value),
+        }
+    }
+    if !converted.errors.is_empty() || !body_errors.is_empty() {
+        return Err(CallError::Invalid(validation_body(
+            &converted.errors,
+            &body_errors,
+        )));
+    }
+    let result = match context {
+        None if positional.len() == 1 && kwargs.is_none() => {
+            handler.call1((positional.swap_remove(0),))
+        }
+        None => handler.call(PyTuple::new(py, positional)?, kwargs.as_ref()),
+        Some(ctx) => {
+            // Context.run(ctx, handler, *args, **kwargs), still one call.
+            let mut all = Vec::with_capacity(positional.len() + 2);
+            all.push(ctx.clone());
+            all.push(handler.clone());
+            all.extend(positional);
+            let run = app.refs.context_run.bind(py);
+            run.call(PyTuple::new(py, all)?, kwargs.as_ref())
+        }
+    };
+    Ok(result?)
+}

@@ -1,0 +1,221 @@
+//! Path, query and header values converted to the planned types, without the GIL; what fails
+//! becomes an error in FastAPI's shape.
+
+use crate::plan::{Kind, Param, Route, Source};
+use crate::urlencoded::query_pairs;
+use serde_json::{json, Value};
+use vireo_http::RequestHead;
+
+/// A converted value, turned into a Python object once the GIL is held.
+pub(crate) enum Arg {
+    Str(String),
+    Int(i64),
+    /// An integer beyond 64 bits, in decimal; Python's `int` takes it.
+    BigInt(String),
+    Float(f64),
+    Bool(bool),
+    List(Vec<Arg>),
+    /// The parameter's default.
+    Default,
+    /// Filled from the body, under the GIL.
+    Body,
+    /// The `Request`.
+    Request,
+}
+
+fn parse_int(s: &str) -> Option<Arg> {
+    let t = s.trim();
+    if let Ok(n) = t.parse::<i64>() {
+        return Some(Arg::Int(n));
+    }
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| Arg::BigInt(t.to_owned()))
+}
+
+fn parse_bool(s: &str) -> Option<bool> {
+    const TRUE: [&str; 6] = ["1", "on", "t", "true", "y", "yes"];
+    const FALSE: [&str; 6] = ["0", "off", "f", "false", "n", "no"];
+    let t = s.trim();
+    if TRUE.iter().any(|w| t.eq_ignore_ascii_case(w)) {
+        Some(true)
+    } else if FALSE.iter().any(|w| t.eq_ignore_ascii_case(w)) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// Convert one text value; the error's `type` and `msg` are pydantic's.
+fn scalar(kind: Kind, s: &str) -> Result<Arg, (&'static str, &'static str)> {
+    match kind {
+        Kind::Str => Ok(Arg::Str(s.to_owned())),
+        Kind::Int => parse_int(s).ok_or((
+            "int_parsing",
+            "Input should be a valid integer, unable to parse string as an integer",
+        )),
+        Kind::Float => s.trim().parse::<f64>().map(Arg::Float).map_err(|_| {
+            (
+                "float_parsing",
+                "Input should be a valid number, unable to parse string as a number",
+            )
+        }),
+        Kind::Bool => parse_bool(s).map(Arg::Bool).ok_or((
+            "bool_parsing",
+            "Input should be a valid boolean, unable to interpret input",
+        )),
+    }
+}
+
+fn location(param: &Param) -> &'static str {
+    match param.source {
+        Source::Path(_) => "path",
+        Source::Query => "query",
+        Source::Header => "header",
+        Source::Cookie => "cookie",
+        Source::Body(_) => "body",
+        Source::Request => "request",
+    }
+}
+
+/// The arguments of a call, in the plan's order, and every error found.
+pub(crate) struct Converted {
+    pub args: Vec<Arg>,
+    pub errors: Vec<Value>,
+}
+
+/// Convert every non-body parameter of `route` from the request.
+pub(crate) fn convert(route: &Route, head: &RequestHead, path_values: &[String]) -> Converted {
+    let mut out = Converted {
+        args: Vec::with_capacity(route.params.len()),
+        errors: Vec::new(),
+    };
+    let mut query: Option<Vec<(String, String)>> = None;
+    for param in &route.params {
+        let loc = location(param);
+        let arg = match &param.source {
+            Source::Body(_) => Arg::Body,
+            Source::Request => Arg::Request,
+            Source::Path(i) => one(param, loc, Some(&path_values[*i]), &mut out.errors),
+            Source::Header => {
+                let value = head.header(&param.key).map(String::from_utf8_lossy);
+                one(param, loc, value.as_deref(), &mut out.errors)
+            }
+            Source::Cookie => {
+                let value = head
+                    .header("cookie")
+                    .and_then(|h| cookie(&String::from_utf8_lossy(h), &param.key));
+                one(param, loc, value.as_deref(), &mut out.errors)
+            }
+            Source::Query => {
+                let pairs = query.get_or_insert_with(|| {
+                    head.query()
+                        .map(|q| {
+                            query_pairs(q)
+                                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                });
+                let mut values = pairs.iter().filter(|(k, _)| **k == *param.key);
+                if param.list {
+                    many(param, loc, values.map(|(_, v)| v.as_str()), &mut out.errors)
+                } else {
+                    // The last occurrence wins, as in Starlette's query_params.
+                    let value = values.next_back().map(|(_, v)| v.as_str());
+                    one(param, loc, value, &mut out.errors)
+                }
+            }
+        };
+        out.args.push(arg);
+    }
+    out
+}
+
+/// The pairs of a `Cookie` field: `name=value; name2=value2`, values unquoted.
+pub(crate) fn cookies(field: &str) -> impl Iterator<Item = (&str, &str)> {
+    field.split(';').filter_map(|pair| {
+        let (name, value) = pair.split_once('=')?;
+        let value = value.trim();
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .unwrap_or(value);
+        Some((name.trim(), value))
+    })
+}
+
+fn cookie(field: &str, name: &str) -> Option<String> {
+    cookies(field)
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v.to_owned())
+}
+
+fn missing(loc: &str, key: &str) -> Value {
+    json!({"type": "missing", "loc": [loc, key], "msg": "Field required", "input": null})
+}
+
+fn one(param: &Param, loc: &str, value: Option<&str>, errors: &mut Vec<Value>) -> Arg {
+    let Some(value) = value else {
+        if param.default.is_none() {
+            errors.push(missing(loc, &param.key));
+        }
+        return Arg::Default;
+    };
+    scalar(param.kind, value).unwrap_or_else(|(ty, msg)| {
+        errors.push(json!({"type": ty, "loc": [loc, &*param.key], "msg": msg, "input": value}));
+        Arg::Default
+    })
+}
+
+fn many<'v>(
+    param: &Param,
+    loc: &str,
+    values: impl Iterator<Item = &'v str>,
+    errors: &mut Vec<Value>,
+) -> Arg {
+    let mut items = Vec::new();
+    for (i, value) in values.enumerate() {
+        match scalar(param.kind, value) {
+            Ok(arg) => items.push(arg),
+            Err((ty, msg)) => errors.push(
+                json!({"type": ty, "loc": [loc, &*param.key, i], "msg": msg, "input": value}),
+            ),
+        }
+    }
+    if items.is_empty() && param.default.is_some() {
+        return Arg::Default;
+    }
+    if items.is_empty() {
+        errors.push(missing(loc, &param.key));
+    }
+    Arg::List(items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scalars_convert_as_pydantic_does() {
+        assert!(matches!(scalar(Kind::Int, " 42 "), Ok(Arg::Int(42))));
+        assert!(matches!(
+            scalar(Kind::Int, "123456789012345678901234567890"),
+            Ok(Arg::BigInt(_))
+        ));
+        assert!(scalar(Kind::Int, "4x").is_err());
+        assert!(scalar(Kind::Int, "").is_err());
+        assert!(matches!(scalar(Kind::Float, "1.5"), Ok(Arg::Float(f)) if f == 1.5));
+        assert!(matches!(scalar(Kind::Bool, "YES"), Ok(Arg::Bool(true))));
+        assert!(matches!(scalar(Kind::Bool, "off"), Ok(Arg::Bool(false))));
+        assert!(scalar(Kind::Bool, "maybe").is_err());
+    }
+
+    #[test]
+    fn cookies_are_split_and_unquoted() {
+        let field = "a=1; session=\"abc\";b = 2 ;broken";
+        assert_eq!(cookie(field, "session").as_deref(), Some("abc"));
+        assert_eq!(cookie(field, "b").as_deref(), Some("2"));
+        assert_eq!(cookie(field, "broken"), None);
+    }
+}

@@ -1,0 +1,254 @@
+//! Starting a coroutine inline, and handing it to the loop only if it suspends.
+
+use crate::event_loop::LoopState;
+use pyo3::exceptions::{PyBaseException, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::types::iterator::PySendResult;
+use pyo3::types::PyIterator;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use tokio::sync::oneshot;
+
+/// What the coroutine finally returned or raised.
+pub(crate) type Outcome = PyResult<Py<PyAny>>;
+
+pub(crate) enum Started<'py> {
+    /// It returned without suspending.
+    Done(Bound<'py, PyAny>),
+    /// It suspended; a task on the loop continues it and completes this.
+    Pending(oneshot::Receiver<Outcome>),
+}
+
+/// `coro.send(None)` without raising `StopIteration` for a return.
+fn send<'py>(coro: &Bound<'py, PyAny>) -> PyResult<PySendResult<'py>> {
+    let py = coro.py();
+    // SAFETY: this only types the pointer for `send`, which calls `PyIter_Send`. That accepts
+    // any object: coroutines through their `am_send` slot, anything else by calling its `send`
+    // method. No other `PyIterator` method is used on it.
+    let iter = unsafe { coro.cast_unchecked::<PyIterator>() };
+    iter.send(py.None().bind(py))
+}
+
+/// `send_none(coro) -> (returned, value)`: starts a coroutine from inside `Context.run`.
+#[pyfunction]
+pub(crate) fn send_none<'py>(coro: &Bound<'py, PyAny>) -> PyResult<(bool, Bound<'py, PyAny>)> {
+    Ok(match send(coro)? {
+        PySendResult::Return(value) => (true, value),
+        PySendResult::Next(yielded) => (false, yielded),
+    })
+}
+
+/// Run `coro` to its first suspension, in `context` if given. If it returns, that is the
+/// answer with no loop round trip; if it yields, a task on the loop takes over from the value
+/// it yielded (in the same context). While it runs inline, an [`InlineTask`] is asyncio's
+/// current task.
+pub(crate) fn start<'py>(
+    coro: &Bound<'py, PyAny>,
+    state: &LoopState,
+    context: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Started<'py>> {
+    let py = coro.py();
+    let inline = match state.spare_inline.take() {
+        Some(spare) => spare.into_bound(py),
+        None => Bound::new(py, InlineTask::new())?,
+    };
+    *lock(&inline.get().coro) = Some(coro.clone().unbind());
+    let event_loop = state.event_loop.bind(py);
+    state.enter_task.call1(py, (event_loop, &inline))?;
+    let sent = match context {
+        None => send(coro),
+        Some(ctx) => state
+            .context_run
+            .bind(py)
+            .call1((ctx, state.send_none.bind(py), coro))
+            .and_then(|r| r.extract::<(bool, Bound<'py, PyAny>)>())
+            .map(|(returned, value)| match returned {
+                true => PySendResult::Return(value),
+                false => PySendResult::Next(value),
+            }),
+    };
+    state.leave_task.call1(py, (event_loop, &inline))?;
+    match sent? {
+        PySendResult::Return(value) => {
+            // Kept for the next request unless the handler used it (and so may hold it).
+            if !inline.get().touched.load(Ordering::Relaxed) {
+                inline.get().reset();
+                state.spare_inline.set(Some(inline.unbind()));
+            }
+            Ok(Started::Done(value))
+        }
+        PySendResult::Next(yielded) => {
+            let (tx, rx) = oneshot::channel();
+            let completion = Bound::new(
+                py,
+                Completion {
+                    tx: Mutex::new(Some(tx)),
+                    task: Mutex::new(None),
+                },
+            )?;
+            let task = state
+                .spawn
+                .call1(py, (coro, yielded, &completion, context))?;
+            inline.get().continued_by(task.bind(py))?;
+            *lock(&completion.get().task) = Some(task);
+            state.wake.notify_one();
+            Ok(Started::Pending(rx))
+        }
+    }
+}
+
+/// Wait for a suspended coroutine's outcome.
+pub(crate) async fn finish(rx: oneshot::Receiver<Outcome>) -> Outcome {
+    rx.await.unwrap_or_else(|_| {
+        Err(PyRuntimeError::new_err(
+            "the task running the coroutine ended without an outcome",
+        ))
+    })
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Called by the task that continues a suspended coroutine, with its outcome. It also holds
+/// the task until then, since the loop keeps only weak references to tasks.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct Completion {
+    tx: Mutex<Option<oneshot::Sender<Outcome>>>,
+    task: Mutex<Option<Py<PyAny>>>,
+}
+
+impl Completion {
+    fn complete(&self, outcome: Outcome) {
+        if let Some(tx) = lock(&self.tx).take() {
+            // The request may be gone (its client left); the outcome is then dropped.
+            let _ = tx.send(outcome);
+        }
+        lock(&self.task).take();
+    }
+}
+
+#[pymethods]
+impl Completion {
+    fn resolve(&self, value: Py<PyAny>) {
+        self.complete(Ok(value));
+    }
+
+    fn reject(&self, error: Bound<'_, PyBaseException>) {
+        self.complete(Err(PyErr::from_value(error.into_any())));
+    }
+}
+
+/// asyncio's current task while a coroutine runs inline, before any Task exists for it, so
+/// `asyncio.timeout()`, `wait_for` and task groups entered there work. If the coroutine
+/// suspends, the Task that continues it takes over: what was asked of this object before is
+/// passed on, and everything after goes to that Task.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct InlineTask {
+    coro: Mutex<Option<Py<PyAny>>>,
+    task: Mutex<Option<Py<PyAny>>>,
+    /// Cancellations asked for while inline (`cancel()` and `uncancel()` count as on a Task).
+    cancelling: Mutex<(u32, Option<Py<PyAny>>)>,
+    /// Set by any use; a used stand-in is never reused.
+    touched: AtomicBool,
+}
+
+impl InlineTask {
+    fn new() -> Self {
+        InlineTask {
+            coro: Mutex::new(None),
+            task: Mutex::new(None),
+            cancelling: Mutex::new((0, None)),
+            touched: AtomicBool::new(false),
+        }
+    }
+
+    /// Forget the coroutine it stood in for, to stand in for another.
+    fn reset(&self) {
+        lock(&self.coro).take();
+        *lock(&self.cancelling) = (0, None);
+    }
+
+    fn task(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.touched.store(true, Ordering::Relaxed);
+        lock(&self.task).as_ref().map(|t| t.clone_ref(py))
+    }
+
+    /// The Task continuing the coroutine; a cancellation asked for inline is passed on.
+    fn continued_by(&self, task: &Bound<'_, PyAny>) -> PyResult<()> {
+        *lock(&self.task) = Some(task.clone().unbind());
+        let (count, message) = std::mem::take(&mut *lock(&self.cancelling));
+        if count > 0 {
+            task.call_method1("cancel", (message,))?;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl InlineTask {
+    #[pyo3(signature = (msg=None))]
+    fn cancel(&self, py: Python<'_>, msg: Option<Py<PyAny>>) -> PyResult<bool> {
+        if let Some(task) = self.task(py) {
+            return task.call_method1(py, "cancel", (msg,))?.extract(py);
+        }
+        let mut cancelling = lock(&self.cancelling);
+        cancelling.0 += 1;
+        cancelling.1 = msg;
+        Ok(true)
+    }
+
+    fn uncancel(&self, py: Python<'_>) -> PyResult<u32> {
+        if let Some(task) = self.task(py) {
+            return task.call_method0(py, "uncancel")?.extract(py);
+        }
+        let mut cancelling = lock(&self.cancelling);
+        cancelling.0 = cancelling.0.saturating_sub(1);
+        Ok(cancelling.0)
+    }
+
+    fn cancelling(&self, py: Python<'_>) -> PyResult<u32> {
+        match self.task(py) {
+            Some(task) => task.call_method0(py, "cancelling")?.extract(py),
+            None => Ok(lock(&self.cancelling).0),
+        }
+    }
+
+    fn done(&self, py: Python<'_>) -> PyResult<bool> {
+        match self.task(py) {
+            Some(task) => task.call_method0(py, "done")?.extract(py),
+            None => Ok(false),
+        }
+    }
+
+    fn cancelled(&self, py: Python<'_>) -> PyResult<bool> {
+        match self.task(py) {
+            Some(task) => task.call_method0(py, "cancelled")?.extract(py),
+            None => Ok(false),
+        }
+    }
+
+    fn get_coro(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.touched.store(true, Ordering::Relaxed);
+        lock(&self.coro).as_ref().map(|c| c.clone_ref(py))
+    }
+
+    fn get_name(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.task(py) {
+            Some(task) => task.call_method0(py, "get_name"),
+            None => Ok(pyo3::types::PyString::new(py, "vireo-inline")
+                .into_any()
+                .unbind()),
+        }
+    }
+
+    /// Anything else is the continuing Task's, once there is one.
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        match self.task(py) {
+            Some(task) => task.getattr(py, name),
+            None => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+                "'InlineTask' has no attribute {name:?} before the handler first suspends"
+            ))),
+        }
+    }
+}

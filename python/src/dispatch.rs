@@ -1,0 +1,208 @@
+//! From the engine's request to the handler and back: route, read the body, convert the
+//! parameters, call the handler the way its route was planned, render what it returned.
+
+use crate::app::AppInner;
+use crate::args::invoke;
+use crate::convert::convert;
+use crate::coroutine::{self, Started};
+use crate::errors::{self, error_response, CallError};
+use crate::event_loop::{self, LoopState};
+use crate::middleware::Rendered;
+use crate::plan::{CallKind, Route};
+use crate::render::render;
+use crate::request::{Parts, Request};
+use crate::router::Lookup;
+use crate::thread_state;
+use bytes::Bytes;
+use pyo3::prelude::*;
+use std::rc::Rc;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+use vireo_http::{BodyKind, ContentType, Head, Response, Service};
+
+/// The app as the engine's service.
+pub(crate) struct PyService(pub Arc<AppInner>);
+
+impl Service for PyService {
+    async fn call(&self, req: vireo_http::Request<'_>) -> Response {
+        let peer = req.remote_addr().copied();
+        let (head, mut body) = req.into_parts();
+        let body = if matches!(head.body_kind(), BodyKind::Empty) {
+            Bytes::new()
+        } else {
+            match body.to_bytes().await {
+                Ok(bytes) => bytes,
+                Err(e) => return Response::typed(e.status(), e.to_string(), ContentType::Text),
+            }
+        };
+        handle(&self.0, head, body, peer).await
+    }
+}
+
+/// This thread's loop, bound on the first request the thread serves.
+fn loop_for_thread(app: &AppInner) -> Result<Rc<LoopState>, Response> {
+    if let Some(state) = event_loop::current() {
+        return Ok(state);
+    }
+    thread_state::keep();
+    event_loop::install(&app.refs)
+        .map_err(|e| Python::attach(|py| errors::log_and_500(py, e, app, "binding the event loop")))
+}
+
+/// Answer one request whose body has been read.
+pub(crate) async fn handle(
+    app: &Arc<AppInner>,
+    head: Head,
+    body: Bytes,
+    peer: Option<std::net::SocketAddr>,
+) -> Response {
+    let (route, path_values) = match app.router.find(head.method(), head.path()) {
+        Lookup::Route(route, values) => (route.clone(), values),
+        Lookup::NotFound => return errors::not_found(),
+        Lookup::MethodNotAllowed(allow) => return errors::method_not_allowed(allow),
+    };
+    let state = match loop_for_thread(app) {
+        Ok(state) => state,
+        Err(res) => return res,
+    };
+    let parts = Parts {
+        head,
+        body,
+        path_values,
+        peer,
+    };
+    if let Some(chain) = &app.middleware {
+        let step = Python::attach(|py| {
+            let request = Py::new(py, Request::new(parts, route, app.clone()))?;
+            let coro = chain.0.bind(py).call1((request, chain.1.bind(py)))?;
+            let context = app.refs.copy_context.bind(py).call0()?;
+            let started = coroutine::start(&coro, &state, Some(&context));
+            state.kick(py);
+            Ok(match started? {
+                Started::Done(value) => Step::Ready(final_response(py, value, app)),
+                Started::Pending(rx) => Step::Wait(rx),
+            })
+        });
+        return match step {
+            Ok(Step::Wait(rx)) => {
+                let outcome = coroutine::finish(rx).await;
+                Python::attach(|py| match outcome {
+                    Ok(value) => final_response(py, value.into_bound(py), app),
+                    Err(e) => error_response(py, e, app),
+                })
+            }
+            other => finish(other, app, http::StatusCode::OK).await,
+        };
+    }
+    match route.kind {
+        CallKind::Sync => Python::attach(|py| {
+            let res = match app.refs.copy_context.bind(py).call0() {
+                Ok(context) => call(py, app, &route, parts, Some(&context)),
+                Err(e) => Err(e.into()),
+            };
+            let res = respond(py, res, app, route.status);
+            state.kick(py);
+            res
+        }),
+        CallKind::Async => {
+            let step = Python::attach(|py| {
+                let context = app.refs.copy_context.bind(py).call0()?;
+                let out = match call(py, app, &route, parts, Some(&context)) {
+                    Ok(coro) => match coroutine::start(&coro, &state, Some(&context)) {
+                        Ok(Started::Done(value)) => {
+                            Step::Ready(respond(py, Ok(value), app, route.status))
+                        }
+                        Ok(Started::Pending(rx)) => Step::Wait(rx),
+                        Err(e) => Step::Ready(respond(py, Err(e.into()), app, route.status)),
+                    },
+                    Err(e) => Step::Ready(respond(py, Err(e), app, route.status)),
+                };
+                state.kick(py);
+                Ok(out)
+            });
+            finish(step, app, route.status).await
+        }
+        CallKind::Blocking => {
+            let app = app.clone();
+            vireo_http::spawn_blocking(move || {
+                // A blocking-pool thread starts each call with a fresh context of its own.
+                Python::attach(|py| {
+                    let res = call(py, &app, &route, parts, None);
+                    respond(py, res, &app, route.status)
+                })
+            })
+            .await
+        }
+    }
+}
+
+/// A coroutine's first step: answered, or waiting on the loop.
+enum Step {
+    Ready(Response),
+    Wait(oneshot::Receiver<coroutine::Outcome>),
+}
+
+async fn finish(step: PyResult<Step>, app: &Arc<AppInner>, status: http::StatusCode) -> Response {
+    match step {
+        Ok(Step::Ready(res)) => res,
+        Ok(Step::Wait(rx)) => {
+            let outcome = coroutine::finish(rx).await;
+            Python::attach(|py| {
+                respond(
+                    py,
+                    outcome.map(|v| v.into_bound(py)).map_err(Into::into),
+                    app,
+                    status,
+                )
+            })
+        }
+        Err(e) => Python::attach(|py| error_response(py, e, app)),
+    }
+}
+
+/// What the outermost middleware returned: `call_next`'s response, or one of its own.
+fn final_response(py: Python<'_>, value: Bound<'_, PyAny>, app: &Arc<AppInner>) -> Response {
+    let res = match value.cast::<Rendered>() {
+        Ok(rendered) => rendered.get().take(py),
+        Err(_) => render(&value, http::StatusCode::OK, app),
+    };
+    res.unwrap_or_else(|e| error_response(py, e, app))
+}
+
+/// Convert the route's parameters and call its handler.
+fn call<'py>(
+    py: Python<'py>,
+    app: &Arc<AppInner>,
+    route: &Arc<Route>,
+    parts: Parts,
+    context: Option<&Bound<'py, PyAny>>,
+) -> Result<Bound<'py, PyAny>, CallError> {
+    let converted = convert(route, &parts.head, &parts.path_values);
+    let body = parts.body.clone();
+    let mut parts = Some(parts);
+    let mut make_request = |py: Python<'py>| -> PyResult<Bound<'py, PyAny>> {
+        let parts = parts.take().ok_or_else(|| {
+            pyo3::exceptions::PyTypeError::new_err("a handler takes at most one Request")
+        })?;
+        Ok(Bound::new(py, Request::new(parts, route.clone(), app.clone()))?.into_any())
+    };
+    invoke(py, app, route, converted, &body, &mut make_request, context)
+}
+
+/// The response for a handler's outcome.
+fn respond(
+    py: Python<'_>,
+    outcome: Result<Bound<'_, PyAny>, CallError>,
+    app: &Arc<AppInner>,
+    status: http::StatusCode,
+) -> Response {
+    match outcome {
+        Ok(value) => render(&value, status, app).unwrap_or_else(|e| error_response(py, e, app)),
+        Err(CallError::Invalid(body)) => Response::typed(
+            http::StatusCode::UNPROCESSABLE_ENTITY,
+            body,
+            ContentType::Json,
+        ),
+        Err(CallError::Raised(e)) => error_response(py, e, app),
+    }
+}

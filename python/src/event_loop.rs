@@ -1,0 +1,180 @@
+//! The process's asyncio event loop, driven by the worker's Tokio runtime on the same thread.
+//!
+//! The loop is asyncio's selector loop whose selector never blocks (see `vireo/_loop.py`).
+//! A task here waits for what could give the loop work, its selector's fd becoming readable,
+//! its earliest timer, or handler code leaving callbacks ready, and then runs one iteration.
+
+use crate::coroutine::InlineTask;
+use crate::pyrefs::PyRefs;
+use pyo3::prelude::*;
+use std::cell::{Cell, RefCell};
+use std::os::fd::{AsRawFd, RawFd};
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+use tokio::sync::Notify;
+
+/// The loop as bound to this thread.
+pub(crate) struct LoopState {
+    /// `step(poll_io) -> (next_timeout, io_events)`: one loop iteration.
+    step: Py<PyAny>,
+    /// `loop._ready` and `loop._scheduled`, read to tell whether the loop has work.
+    ready: Py<PyAny>,
+    scheduled: Py<PyAny>,
+    pub event_loop: Py<PyAny>,
+    pub spawn: Py<PyAny>,
+    /// asyncio's `_enter_task(loop, task)` and `_leave_task(loop, task)`.
+    pub enter_task: Py<PyAny>,
+    pub leave_task: Py<PyAny>,
+    /// `Context.run` and `send_none`, to start coroutines in a request's context.
+    pub context_run: Py<PyAny>,
+    pub send_none: Py<PyAny>,
+    /// A stand-in current task no handler kept, for the next inline start.
+    pub spare_inline: Cell<Option<Py<InlineTask>>>,
+    pub wake: Notify,
+    /// Timers the loop had after its last iteration; more means a new one to wait for.
+    scheduled_seen: Cell<usize>,
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Rc<LoopState>>> = const { RefCell::new(None) };
+}
+
+/// The loop bound to this thread, if any.
+pub(crate) fn current() -> Option<Rc<LoopState>> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// Forget this thread's loop (a test client's thread, when it ends).
+pub(crate) fn uninstall() {
+    CURRENT.with(|c| c.borrow_mut().take());
+}
+
+/// What `bind_loop()` returns: `(step, ready, scheduled, selector_fd, loop)`.
+type Driven = (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>);
+
+/// Bind the app's loop to this thread and start driving it, once per thread. Must run inside
+/// a `LocalSet` of a runtime with I/O and timers.
+pub(crate) fn install(refs: &PyRefs) -> PyResult<Rc<LoopState>> {
+    if let Some(state) = current() {
+        return Ok(state);
+    }
+    let (state, fd) = Python::attach(|py| -> PyResult<_> {
+        let bound = refs.bind_loop.call0(py)?;
+        let (step, ready, scheduled, fd_owner, event_loop): Driven = bound.extract(py)?;
+        let asyncio_tasks = py.import("asyncio.tasks")?;
+        let fd: RawFd = fd_owner.call_method0(py, "fileno")?.extract(py)?;
+        let state = LoopState {
+            step,
+            ready,
+            scheduled,
+            event_loop,
+            spawn: refs.spawn.clone_ref(py),
+            enter_task: asyncio_tasks.getattr("_enter_task")?.unbind(),
+            leave_task: asyncio_tasks.getattr("_leave_task")?.unbind(),
+            context_run: refs.context_run.clone_ref(py),
+            send_none: refs.send_none.clone_ref(py),
+            spare_inline: Cell::new(None),
+            wake: Notify::new(),
+            scheduled_seen: Cell::new(0),
+        };
+        Ok((
+            state,
+            SelectorFd {
+                fd,
+                _owner: fd_owner,
+            },
+        ))
+    })?;
+    // SAFETY: `fd` is a duplicate of the selector's fd that only `_owner` holds, closing it
+    // when collected. `SelectorFd` keeps `_owner` alive and the AsyncFd owns the
+    // `SelectorFd`, so the fd stays open and the same until the AsyncFd is dropped, which
+    // deregisters it before dropping the owner.
+    let afd = unsafe { AsyncFd::register_with_interest(fd, Interest::READABLE) }
+        .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+    let state = Rc::new(state);
+    CURRENT.with(|c| *c.borrow_mut() = Some(state.clone()));
+    tokio::task::spawn_local(drive(state.clone(), afd));
+    Ok(state)
+}
+
+impl LoopState {
+    /// After Python ran on this thread: wake the driver if that code left work for the loop
+    /// (a task created, a callback or timer scheduled).
+    pub(crate) fn kick(&self, py: Python<'_>) {
+        let ready = self.ready.bind(py).len().unwrap_or(0);
+        let scheduled = self.scheduled.bind(py).len().unwrap_or(0);
+        if ready > 0 || scheduled != self.scheduled_seen.get() {
+            self.wake.notify_one();
+        }
+    }
+
+    /// One loop iteration; returns how long the loop may sleep (`None`: until woken) and
+    /// whether its selector reported I/O.
+    fn step(&self, py: Python<'_>, poll_io: bool) -> (Option<Duration>, bool) {
+        let outcome = self
+            .step
+            .call1(py, (poll_io,))
+            .and_then(|r| r.extract::<(Option<f64>, usize)>(py));
+        self.scheduled_seen
+            .set(self.scheduled.bind(py).len().unwrap_or(0));
+        match outcome {
+            Ok((timeout, events)) => (
+                timeout.map(|t| Duration::from_secs_f64(t.clamp(0.0, 86_400.0))),
+                events > 0,
+            ),
+            Err(error) => {
+                error.print(py);
+                (None, false)
+            }
+        }
+    }
+}
+
+/// A duplicate of the loop selector's fd, and the Python object that owns and closes it.
+struct SelectorFd {
+    fd: RawFd,
+    _owner: Py<PyAny>,
+}
+
+impl AsRawFd for SelectorFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd
+    }
+}
+
+async fn drive(state: Rc<LoopState>, afd: AsyncFd<SelectorFd>) {
+    loop {
+        // Polled with a no-op waker only to learn whether Tokio has seen the fd readable.
+        let readable = match afd.poll_read_ready(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Ok(guard)) => Some(guard),
+            _ => None,
+        };
+        let (next, io_seen) = Python::attach(|py| state.step(py, readable.is_some()));
+        if let Some(mut guard) = readable {
+            // Nothing left to read: wait for the next edge. Otherwise stay readable, so the
+            // next iteration asks the selector again (its fds are level-triggered).
+            if !io_seen {
+                guard.clear_ready();
+            }
+        }
+        match next {
+            Some(timeout) if timeout.is_zero() => tokio::task::yield_now().await,
+            next => {
+                let timer = async {
+                    match next {
+                        Some(timeout) => tokio::time::sleep(timeout).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    _ = afd.readable() => {}
+                    _ = timer => {}
+                    _ = state.wake.notified() => {}
+                }
+            }
+        }
+    }
+}

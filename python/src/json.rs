@@ -1,0 +1,172 @@
+//! Python values to JSON bytes, in native code: dict, list, tuple, str, int, float, bool and
+//! None are walked here; anything else goes through the `jsonable` hook once (models,
+//! dataclasses, dates), which may hand back finished JSON as bytes.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+/// Deeper than this is a cycle or a mistake.
+const MAX_DEPTH: u32 = 256;
+
+pub(crate) struct Encoder<'a, 'py> {
+    /// The `jsonable` hook.
+    fallback: &'a Bound<'py, PyAny>,
+    pub out: Vec<u8>,
+}
+
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    // Writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+impl<'a, 'py> Encoder<'a, 'py> {
+    pub(crate) fn new(fallback: &'a Bound<'py, PyAny>) -> Self {
+        Encoder {
+            fallback,
+            out: Vec::with_capacity(64),
+        }
+    }
+
+    pub(crate) fn write(&mut self, obj: &Bound<'py, PyAny>) -> PyResult<()> {
+        self.value(obj, 0)
+    }
+
+    fn value(&mut self, obj: &Bound<'py, PyAny>, depth: u32) -> PyResult<()> {
+        if depth > MAX_DEPTH {
+            return Err(PyValueError::new_err(
+                "value nested too deeply to encode as JSON",
+            ));
+        }
+        if obj.is_none() {
+            self.out.extend_from_slice(b"null");
+        } else if let Ok(s) = obj.cast_exact::<PyString>() {
+            write_str(&mut self.out, s.to_str()?);
+        } else if let Ok(b) = obj.cast_exact::<PyBool>() {
+            let text: &[u8] = if b.is_true() { b"true" } else { b"false" };
+            self.out.extend_from_slice(text);
+        } else if let Ok(i) = obj.cast_exact::<PyInt>() {
+            self.int(i)?;
+        } else if let Ok(f) = obj.cast_exact::<PyFloat>() {
+            self.float(f.value())?;
+        } else if let Ok(d) = obj.cast::<PyDict>() {
+            self.dict(d, depth)?;
+        } else if let Ok(l) = obj.cast::<PyList>() {
+            self.out.push(b'[');
+            for (i, item) in l.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(b',');
+                }
+                self.value(&item, depth + 1)?;
+            }
+            self.out.push(b']');
+        } else if let Ok(t) = obj.cast::<PyTuple>() {
+            self.out.push(b'[');
+            for (i, item) in t.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(b',');
+                }
+                self.value(&item, depth + 1)?;
+            }
+            self.out.push(b']');
+        } else if let Ok(s) = obj.cast::<PyString>() {
+            write_str(&mut self.out, s.to_str()?);
+        } else if obj.is_instance_of::<PyBool>() {
+            self.out
+                .extend_from_slice(if obj.is_truthy()? { b"true" } else { b"false" });
+        } else if let Ok(i) = obj.cast::<PyInt>() {
+            self.int(i)?;
+        } else if let Ok(f) = obj.cast::<PyFloat>() {
+            self.float(f.value())?;
+        } else {
+            let plain = self.fallback.call1((obj,))?;
+            if let Ok(raw) = plain.cast::<PyBytes>() {
+                self.out.extend_from_slice(raw.as_bytes());
+            } else if plain.is(obj) || plain.get_type().is(obj.get_type()) {
+                return Err(PyTypeError::new_err(format!(
+                    "Object of type {} is not JSON serializable",
+                    obj.get_type().name()?
+                )));
+            } else {
+                self.value(&plain, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn int(&mut self, i: &Bound<'py, PyInt>) -> PyResult<()> {
+        match i.extract::<i64>() {
+            Ok(n) => self
+                .out
+                .extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+            Err(_) => self.out.extend_from_slice(i.str()?.to_str()?.as_bytes()),
+        }
+        Ok(())
+    }
+
+    fn float(&mut self, f: f64) -> PyResult<()> {
+        if !f.is_finite() {
+            return Err(PyValueError::new_err(
+                "Out of range float values are not JSON compliant",
+            ));
+        }
+        let _ = serde_json::to_writer(&mut self.out, &f);
+        Ok(())
+    }
+
+    fn dict(&mut self, d: &Bound<'py, PyDict>, depth: u32) -> PyResult<()> {
+        self.out.push(b'{');
+        for (i, (key, value)) in d.iter().enumerate() {
+            if i > 0 {
+                self.out.push(b',');
+            }
+            self.key(&key)?;
+            self.out.push(b':');
+            self.value(&value, depth + 1)?;
+        }
+        self.out.push(b'}');
+        Ok(())
+    }
+
+    /// Keys are strings in JSON; numbers, booleans and None become their text, as in `json`.
+    fn key(&mut self, key: &Bound<'py, PyAny>) -> PyResult<()> {
+        if let Ok(s) = key.cast::<PyString>() {
+            write_str(&mut self.out, s.to_str()?);
+        } else if key.is_none() {
+            self.out.extend_from_slice(b"\"null\"");
+        } else if key.is_instance_of::<PyBool>() {
+            let text: &[u8] = if key.is_truthy()? {
+                b"\"true\""
+            } else {
+                b"\"false\""
+            };
+            self.out.extend_from_slice(text);
+        } else if key.is_instance_of::<PyInt>() || key.is_instance_of::<PyFloat>() {
+            write_str(&mut self.out, key.str()?.to_str()?);
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "keys must be str, int, float, bool or None, not {}",
+                key.get_type().name()?
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// JSON bytes for `obj`.
+pub(crate) fn encode(obj: &Bound<'_, PyAny>, fallback: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let mut encoder = Encoder::new(fallback);
+    encoder.write(obj)?;
+    Ok(encoder.out)
+}
+
+/// `dumps(obj, jsonable) -> bytes`: compact JSON, as JSONResponse sends it.
+#[pyfunction]
+pub(crate) fn dumps<'py>(
+    py: Python<'py>,
+    obj: &Bound<'py, PyAny>,
+    jsonable: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let out = encode(obj, jsonable)?;
+    Ok(PyBytes::new(py, &out))
+}

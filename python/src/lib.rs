@@ -1,0 +1,53 @@
+//! Vireo for Python: the native half of the `vireo` package.
+//!
+//! The Python side plans each route once (parameter sources, types, sync or async) and hands
+//! the plan to [`app::AppCore`]; from then on requests are routed, their path and query values
+//! converted, and handler results encoded here, with the GIL taken only around Python calls.
+
+mod app;
+mod args;
+mod convert;
+mod coroutine;
+mod dispatch;
+mod errors;
+mod event_loop;
+mod json;
+mod mappings;
+mod middleware;
+mod plan;
+mod pyrefs;
+mod render;
+mod request;
+mod router;
+mod serve;
+mod stream;
+mod testclient;
+mod thread_state;
+mod urlencoded;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<app::AppCore>()?;
+    m.add_class::<request::Request>()?;
+    m.add_class::<mappings::Headers>()?;
+    m.add_class::<mappings::QueryParams>()?;
+    m.add_class::<request::Url>()?;
+    m.add_class::<request::Ready>()?;
+    m.add_class::<coroutine::Completion>()?;
+    m.add_class::<coroutine::InlineTask>()?;
+    m.add_class::<middleware::Next>()?;
+    m.add_class::<middleware::Rendered>()?;
+    m.add_class::<request::State>()?;
+    m.add_class::<serve::Listener>()?;
+    m.add_class::<testclient::LocalClient>()?;
+    m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
+    m.add_function(wrap_pyfunction!(coroutine::send_none, m)?)?;
+    m.add_function(wrap_pyfunction!(render::render_body, m)?)?;
+    m.add(
+        "ValidationFailed",
+        m.py().get_type::<errors::ValidationFailed>(),
+    )?;
+    Ok(())
+}

@@ -1,0 +1,162 @@
+//! The request's header fields and query parameters as read-only Python mappings.
+
+use crate::request::{latin1, Request};
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+/// The request's header fields: a read-only mapping, names compared without case.
+#[pyclass(frozen, module = "vireo._vireo", mapping)]
+pub(crate) struct Headers {
+    pub(crate) request: Py<Request>,
+}
+
+impl Headers {
+    fn each<R>(&self, py: Python<'_>, f: impl FnOnce(&vireo_http::RequestHead) -> R) -> R {
+        f(&self.request.bind(py).get().parts.head)
+    }
+}
+
+#[pymethods]
+impl Headers {
+    fn __getitem__(&self, py: Python<'_>, name: &str) -> PyResult<String> {
+        self.each(py, |h| h.header(name).map(latin1))
+            .ok_or_else(|| PyKeyError::new_err(name.to_owned()))
+    }
+
+    #[pyo3(signature = (name, default=None))]
+    fn get(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        match self.each(py, |h| h.header(name).map(latin1)) {
+            Some(v) => Ok(v.into_pyobject(py)?.into_any().unbind()),
+            None => Ok(default.unwrap_or_else(|| py.None())),
+        }
+    }
+
+    /// Every value of a repeated field.
+    fn getlist(&self, py: Python<'_>, name: &str) -> Vec<String> {
+        self.each(py, |h| {
+            h.headers()
+                .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| latin1(v))
+                .collect()
+        })
+    }
+
+    fn __contains__(&self, py: Python<'_>, name: &str) -> bool {
+        self.each(py, |h| h.header(name).is_some())
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.each(py, |h| h.headers().len())
+    }
+
+    /// Names in lower case, in the order received.
+    fn keys(&self, py: Python<'_>) -> Vec<String> {
+        self.each(py, |h| {
+            h.headers().map(|(n, _)| n.to_ascii_lowercase()).collect()
+        })
+    }
+
+    fn values(&self, py: Python<'_>) -> Vec<String> {
+        self.each(py, |h| h.headers().map(|(_, v)| latin1(v)).collect())
+    }
+
+    fn items(&self, py: Python<'_>) -> Vec<(String, String)> {
+        self.each(py, |h| {
+            h.headers()
+                .map(|(n, v)| (n.to_ascii_lowercase(), latin1(v)))
+                .collect()
+        })
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(PyList::new(py, self.keys(py))?.try_iter()?.into_any())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!("Headers({:?})", self.items(py))
+    }
+}
+
+/// The decoded query parameters: a read-only mapping where the last value of a repeated
+/// name wins, and `getlist` gives them all.
+#[pyclass(frozen, module = "vireo._vireo", mapping)]
+pub(crate) struct QueryParams {
+    pub(crate) pairs: Vec<(String, String)>,
+}
+
+impl QueryParams {
+    fn last(&self, name: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[pymethods]
+impl QueryParams {
+    fn __getitem__(&self, name: &str) -> PyResult<String> {
+        self.last(name)
+            .map(str::to_owned)
+            .ok_or_else(|| PyKeyError::new_err(name.to_owned()))
+    }
+
+    #[pyo3(signature = (name, default=None))]
+    fn get(&self, py: Python<'_>, name: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        match self.last(name) {
+            Some(v) => Ok(v.into_pyobject(py)?.into_any().unbind()),
+            None => Ok(default.unwrap_or_else(|| py.None())),
+        }
+    }
+
+    fn getlist(&self, name: &str) -> Vec<String> {
+        self.pairs
+            .iter()
+            .filter(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    fn __contains__(&self, name: &str) -> bool {
+        self.last(name).is_some()
+    }
+
+    fn __len__(&self) -> usize {
+        self.keys().len()
+    }
+
+    /// Each name once, in the order first seen.
+    fn keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = Vec::new();
+        for (k, _) in &self.pairs {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+        keys
+    }
+
+    fn items(&self) -> Vec<(String, String)> {
+        self.keys()
+            .into_iter()
+            .map(|k| {
+                let v = self.last(&k).unwrap_or_default().to_owned();
+                (k, v)
+            })
+            .collect()
+    }
+
+    fn multi_items(&self) -> Vec<(String, String)> {
+        self.pairs.clone()
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(PyList::new(py, self.keys())?.try_iter()?.into_any())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("QueryParams({:?})", self.pairs)
+    }
+}

@@ -1,0 +1,284 @@
+//! Middleware: `async def mw(request, call_next)`, outermost first. The innermost `call_next`
+//! is [`Next`], native: it runs the route's handler and answers with a [`Rendered`] response,
+//! so a handler behind middleware is converted and rendered as on the fast path.
+
+use crate::app::AppInner;
+use crate::args::invoke;
+use crate::convert::convert;
+use crate::errors::{handled_error, CallError, ValidationFailed};
+use crate::event_loop;
+use crate::plan::CallKind;
+use crate::render::render;
+use crate::request::Request;
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, StatusCode};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict};
+use std::sync::{Arc, Mutex};
+use vireo_http::{Body, ContentType, Response};
+
+/// The innermost `call_next(request)`: an awaitable of the route's [`Rendered`] response.
+/// HTTP errors (`HTTPException`, validation) become responses; any other exception is raised
+/// to the middleware, as in Starlette.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct Next;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The handler's value, or the response for an HTTP error, or the exception.
+fn outcome_response(
+    py: Python<'_>,
+    outcome: Result<Bound<'_, PyAny>, CallError>,
+    app: &Arc<AppInner>,
+    status: StatusCode,
+) -> PyResult<Response> {
+    match outcome {
+        Ok(value) => render(&value, status, app),
+        Err(CallError::Invalid(body)) if app.raise_http_errors => Err(ValidationFailed::new_err((
+            PyBytes::new(py, &body).unbind(),
+        ))),
+        Err(CallError::Raised(e)) if app.raise_http_errors => Err(e),
+        Err(CallError::Invalid(body)) => Ok(Response::typed(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            body,
+            ContentType::Json,
+        )),
+        Err(CallError::Raised(e)) => match handled_error(py, &e, app) {
+            Some(res) => Ok(res),
+            None => Err(e),
+        },
+    }
+}
+
+/// Call the request's handler, with the request itself for a `Request` parameter.
+fn call_handler<'py>(request: &Bound<'py, Request>) -> Result<Bound<'py, PyAny>, CallError> {
+    let py = request.py();
+    let this = request.get();
+    let converted = convert(&this.route, &this.parts.head, &this.parts.path_values);
+    let mut make_request = |_py: Python<'py>| Ok(request.clone().into_any());
+    // Behind middleware the handler runs in the context the middleware runs in.
+    invoke(
+        py,
+        &this.app,
+        &this.route,
+        converted,
+        &this.parts.body,
+        &mut make_request,
+        None,
+    )
+}
+
+#[pymethods]
+impl Next {
+    fn __call__(slf: &Bound<'_, Self>, request: &Bound<'_, Request>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let this = request.get();
+        let refs = &this.app.refs;
+        match this.route.kind {
+            CallKind::Sync => {
+                let res =
+                    outcome_response(py, call_handler(request), &this.app, this.route.status)?;
+                refs.done.call1(py, (Rendered::new(res),))
+            }
+            CallKind::Async => match call_handler(request) {
+                Ok(coro) => refs.finish_async.call1(py, (coro, request, slf)),
+                Err(e) => {
+                    let res = outcome_response(py, Err(e), &this.app, this.route.status)?;
+                    refs.done.call1(py, (Rendered::new(res),))
+                }
+            },
+            CallKind::Blocking => {
+                let future = blocking_future(request)?;
+                refs.finish_async.call1(py, (future, request, slf))
+            }
+        }
+    }
+
+    /// The response for an awaited handler's value.
+    fn render(&self, request: &Bound<'_, Request>, value: &Bound<'_, PyAny>) -> PyResult<Rendered> {
+        let this = request.get();
+        Ok(Rendered::new(render(value, this.route.status, &this.app)?))
+    }
+
+    /// The response for an HTTP error an awaited handler raised; any other is raised again.
+    fn render_error(
+        &self,
+        request: &Bound<'_, Request>,
+        error: Bound<'_, PyAny>,
+    ) -> PyResult<Rendered> {
+        let py = request.py();
+        let err = PyErr::from_value(error);
+        let app = &request.get().app;
+        if app.raise_http_errors {
+            return Err(err);
+        }
+        match handled_error(py, &err, app) {
+            Some(res) => Ok(Rendered::new(res)),
+            None => Err(err),
+        }
+    }
+}
+
+/// Run a blocking handler on the blocking pool; its value arrives through an asyncio future.
+fn blocking_future(request: &Bound<'_, Request>) -> PyResult<Py<PyAny>> {
+    let py = request.py();
+    let state = event_loop::current()
+        .ok_or_else(|| PyRuntimeError::new_err("no event loop on this thread"))?;
+    let future = state
+        .event_loop
+        .bind(py)
+        .call_method0("create_future")?
+        .unbind();
+    let delivered = future.clone_ref(py);
+    let request = request.clone().unbind();
+    tokio::task::spawn_local(async move {
+        let outcome = vireo_http::spawn_blocking(move || {
+            Python::attach(|py| match call_handler(request.bind(py)) {
+                Ok(value) => Ok(value.unbind()),
+                Err(CallError::Invalid(body)) => Err(ValidationFailed::new_err((PyBytes::new(
+                    py, &body,
+                )
+                .unbind(),))),
+                Err(CallError::Raised(e)) => Err(e),
+            })
+        })
+        .await;
+        Python::attach(|py| {
+            let future = delivered.bind(py);
+            let done = future.call_method0("done").and_then(|d| d.is_truthy());
+            if !done.unwrap_or(true) {
+                let set = match outcome {
+                    Ok(value) => future.call_method1("set_result", (value,)),
+                    Err(e) => future.call_method1("set_exception", (e.into_value(py),)),
+                };
+                if let Err(e) = set {
+                    e.print(py);
+                }
+            }
+            state.kick(py);
+        });
+    });
+    Ok(future)
+}
+
+/// The response `call_next` answers with: its status and header fields may be changed
+/// before it is returned; the body is already rendered.
+#[pyclass(frozen, module = "vireo._vireo", name = "RenderedResponse")]
+pub(crate) struct Rendered {
+    response: Mutex<Option<Response>>,
+    /// The header fields as a dict, made when first asked for; it replaces the response's
+    /// fields when the response is sent.
+    headers: PyOnceLock<Py<PyDict>>,
+}
+
+impl Rendered {
+    pub(crate) fn new(response: Response) -> Self {
+        Rendered {
+            response: Mutex::new(Some(response)),
+            headers: PyOnceLock::new(),
+        }
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Response) -> R) -> PyResult<R> {
+        match lock(&self.response).as_mut() {
+            Some(res) => Ok(f(res)),
+            None => Err(PyRuntimeError::new_err("this response was already sent")),
+        }
+    }
+
+    /// The engine response, with the header fields the middleware set.
+    pub(crate) fn take(&self, py: Python<'_>) -> PyResult<Response> {
+        let mut res = lock(&self.response)
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("this response was already sent"))?;
+        if let Some(headers) = self.headers.get(py) {
+            let fields = res.headers_mut();
+            fields.clear();
+            for (name, value) in headers.bind(py).iter() {
+                let name: String = name.extract()?;
+                let value: String = value.str()?.extract()?;
+                fields.append(
+                    HeaderName::from_bytes(name.as_bytes()).map_err(crate::errors::value_error)?,
+                    HeaderValue::from_str(&value).map_err(crate::errors::value_error)?,
+                );
+            }
+        }
+        Ok(res)
+    }
+}
+
+#[pymethods]
+impl Rendered {
+    #[getter]
+    fn get_status_code(&self) -> PyResult<u16> {
+        self.with(|r| r.status().as_u16())
+    }
+
+    #[setter]
+    fn set_status_code(&self, code: u16) -> PyResult<()> {
+        let status = StatusCode::from_u16(code).map_err(crate::errors::value_error)?;
+        self.with(|r| r.set_status(status))
+    }
+
+    /// The header fields, as a dict of lower-case names to change in place.
+    #[getter]
+    fn headers(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
+        self.headers
+            .get_or_try_init(py, || {
+                let d = PyDict::new(py);
+                let pairs: Vec<(String, String)> = self.with(|r| {
+                    r.headers()
+                        .iter()
+                        .map(|(n, v)| {
+                            let v = v.as_bytes().iter().map(|&b| b as char).collect();
+                            (n.as_str().to_owned(), v)
+                        })
+                        .collect()
+                })?;
+                for (n, v) in pairs {
+                    d.set_item(n, v)?;
+                }
+                Ok::<_, PyErr>(d.unbind())
+            })
+            .map(|d| d.clone_ref(py))
+    }
+
+    #[getter]
+    fn media_type(&self) -> PyResult<Option<String>> {
+        self.with(|r| {
+            r.headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        })
+    }
+
+    /// The body as bytes; `None` for a streamed body.
+    #[getter]
+    fn body<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        self.with(|r| match r.body() {
+            Body::Empty => Some(PyBytes::new(py, b"")),
+            Body::Static(b) => Some(PyBytes::new(py, b)),
+            Body::Bytes(b) => Some(PyBytes::new(py, b)),
+            Body::Stream(_) | Body::SizedStream(..) => None,
+        })
+    }
+
+    /// Replace the body.
+    #[setter]
+    fn set_body(&self, body: &Bound<'_, PyAny>) -> PyResult<()> {
+        let bytes = body
+            .cast::<PyBytes>()
+            .map_err(|_| PyTypeError::new_err("body must be bytes"))?;
+        let bytes = Bytes::copy_from_slice(bytes.as_bytes());
+        self.with(|r| r.set_body(bytes))
+    }
+
+    fn __repr__(&self) -> PyResult<String> {
+        self.with(|r| format!("<Response {}>", r.status().as_u16()))
+    }
+}

@@ -1,0 +1,149 @@
+//! A route's plan, made once at registration: where each handler parameter comes from and
+//! what type it converts to.
+
+use http::StatusCode;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyString, PyTuple};
+
+/// Where a parameter's value comes from.
+pub(crate) enum Source {
+    /// The n-th `{name}` of the path template.
+    Path(usize),
+    /// The query string, by this name.
+    Query,
+    /// A header field, by this name.
+    Header,
+    /// A cookie of the `Cookie` header field, by this name.
+    Cookie,
+    /// The request body, through a validator.
+    Body(Py<PyAny>),
+    /// The `Request` itself.
+    Request,
+}
+
+/// The scalar type path, query and header values convert to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Str,
+    Int,
+    Float,
+    Bool,
+}
+
+/// One handler parameter.
+pub(crate) struct Param {
+    /// The name the value is looked up by (the alias, if one was given).
+    pub key: Box<str>,
+    pub source: Source,
+    pub kind: Kind,
+    /// A `list[...]` of values (query only): every occurrence.
+    pub list: bool,
+    /// The default, when the parameter may be left out.
+    pub default: Option<Py<PyAny>>,
+    /// Set for keyword-only parameters: passed by this name rather than by position.
+    pub keyword: Option<Py<PyString>>,
+}
+
+/// How the handler runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CallKind {
+    /// `def`, called on the worker.
+    Sync,
+    /// `async def`, started on the worker and continued by the event loop if it suspends.
+    Async,
+    /// `def` marked `blocking=True`, run on the blocking pool.
+    Blocking,
+}
+
+/// A route as the Python side planned it.
+pub(crate) struct Route {
+    pub handler: Py<PyAny>,
+    pub params: Vec<Param>,
+    pub kind: CallKind,
+    pub status: StatusCode,
+    /// The `{name}`s of the path template, in order.
+    pub path_names: Vec<Box<str>>,
+    /// Whether any parameter is keyword-only (then a kwargs dict is built).
+    pub has_keywords: bool,
+}
+
+/// The names of a matchit template's parameters, in order.
+pub(crate) fn template_names(template: &str) -> Vec<Box<str>> {
+    let mut names = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        if rest[open + 1..].starts_with('{') {
+            rest = &rest[open + 2..];
+            continue;
+        }
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        let name = rest[open + 1..open + close].trim_start_matches('*');
+        names.push(name.into());
+        rest = &rest[open + close + 1..];
+    }
+    names
+}
+
+fn kind_of(name: &str) -> PyResult<Kind> {
+    Ok(match name {
+        "str" => Kind::Str,
+        "int" => Kind::Int,
+        "float" => Kind::Float,
+        "bool" => Kind::Bool,
+        other => return Err(PyValueError::new_err(format!("unknown kind {other}"))),
+    })
+}
+
+impl Param {
+    /// From the Python plan's tuple:
+    /// `(name, source, key, kind, is_list, required, default, validator, keyword_only)`.
+    pub(crate) fn from_tuple(t: &Bound<'_, PyTuple>, path_names: &[Box<str>]) -> PyResult<Self> {
+        let name: Bound<'_, PyString> = t.get_item(0)?.cast_into()?;
+        let source: String = t.get_item(1)?.extract()?;
+        let key: String = t.get_item(2)?.extract()?;
+        let kind: String = t.get_item(3)?.extract()?;
+        let list: bool = t.get_item(4)?.extract()?;
+        let required: bool = t.get_item(5)?.extract()?;
+        let default = t.get_item(6)?;
+        let validator = t.get_item(7)?;
+        let keyword_only: bool = t.get_item(8)?.extract()?;
+        let source = match source.as_str() {
+            "path" => {
+                let index = path_names
+                    .iter()
+                    .position(|n| **n == *key)
+                    .ok_or_else(|| PyValueError::new_err(format!("{key} is not in the path")))?;
+                Source::Path(index)
+            }
+            "query" => Source::Query,
+            "header" => Source::Header,
+            "cookie" => Source::Cookie,
+            "body" => Source::Body(validator.unbind()),
+            "request" => Source::Request,
+            other => return Err(PyValueError::new_err(format!("unknown source {other}"))),
+        };
+        Ok(Param {
+            key: key.into(),
+            source,
+            kind: kind_of(&kind)?,
+            list,
+            default: (!required).then(|| default.unbind()),
+            keyword: keyword_only.then(|| name.unbind()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::template_names;
+
+    #[test]
+    fn names_come_in_template_order() {
+        let names = template_names("/a/{x}/b/{y}/{{literal}}/{*rest}");
+        let names: Vec<&str> = names.iter().map(|n| &**n).collect();
+        assert_eq!(names, ["x", "y", "rest"]);
+    }
+}

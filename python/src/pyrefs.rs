@@ -1,0 +1,62 @@
+//! The Python objects the native side calls: classes and helpers from the `vireo` package.
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// Looked up once when the app is built, from a dict the Python side passes.
+pub(crate) struct PyRefs {
+    pub http_exception: Py<PyAny>,
+    pub request_validation_error: Py<PyAny>,
+    pub response: Py<PyAny>,
+    pub streaming_response: Py<PyAny>,
+    /// `jsonable(obj)`: a JSON-ready value, or `bytes` of finished JSON, for what the walker
+    /// does not know (models, dataclasses, dates).
+    pub jsonable: Py<PyAny>,
+    /// `log_exception(exc, context)`: logs the traceback through `logging`.
+    pub log_exception: Py<PyAny>,
+    /// `done(value)`: a coroutine that returns `value` at once.
+    pub done: Py<PyAny>,
+    /// `finish_async(awaitable, request, next)`: awaits a handler and renders its value.
+    pub finish_async: Py<PyAny>,
+    /// `make_layer(mw, call_next)`: `call_next` for the middleware before `mw`.
+    pub make_layer: Py<PyAny>,
+    pub json_loads: Py<PyAny>,
+    /// `contextvars.copy_context` and `contextvars.Context.run`: each request runs in a copy of
+    /// the worker's untouched context, as each request of an ASGI server runs in its own task.
+    pub copy_context: Py<PyAny>,
+    pub context_run: Py<PyAny>,
+    /// `_vireo.send_none`, to start a coroutine inside `Context.run`.
+    pub send_none: Py<PyAny>,
+    /// `spawn(coro, first, completion)`: wraps a suspended coroutine in a task on the loop.
+    pub spawn: Py<PyAny>,
+    /// `bind_loop()`: makes the app's loop the running loop of the calling thread; returns
+    /// `(step, ready, scheduled, selector_fd)` for the driver.
+    pub bind_loop: Py<PyAny>,
+}
+
+impl PyRefs {
+    pub(crate) fn from_dict(d: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let get = |name: &str| -> PyResult<Py<PyAny>> {
+            d.get_item(name)?.map(Bound::unbind).ok_or_else(|| {
+                pyo3::exceptions::PyKeyError::new_err(format!("vireo helper {name} missing"))
+            })
+        };
+        Ok(PyRefs {
+            http_exception: get("HTTPException")?,
+            request_validation_error: get("RequestValidationError")?,
+            response: get("Response")?,
+            streaming_response: get("StreamingResponse")?,
+            jsonable: get("jsonable")?,
+            log_exception: get("log_exception")?,
+            done: get("done")?,
+            finish_async: get("finish_async")?,
+            make_layer: get("make_layer")?,
+            json_loads: get("json_loads")?,
+            copy_context: get("copy_context")?,
+            context_run: get("context_run")?,
+            send_none: get("send_none")?,
+            spawn: get("spawn")?,
+            bind_loop: get("bind_loop")?,
+        })
+    }
+}

@@ -1,0 +1,255 @@
+//! The `Request` handed to middleware and to handlers that ask for it. Header fields, query
+//! parameters and the state object become Python objects only when first used.
+
+use crate::app::AppInner;
+use crate::mappings::{Headers, QueryParams};
+use crate::plan::Route;
+use crate::urlencoded::{decode, query_pairs};
+use bytes::Bytes;
+use pyo3::exceptions::PyStopIteration;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use vireo_http::Head;
+
+/// What a request brings: its head, its body (read whole), its path values and its peer.
+pub(crate) struct Parts {
+    pub head: Head,
+    pub body: Bytes,
+    pub path_values: Vec<String>,
+    pub peer: Option<SocketAddr>,
+}
+
+/// An HTTP request, as Starlette's `Request` shows it.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct Request {
+    pub parts: Parts,
+    pub route: Arc<Route>,
+    pub app: Arc<AppInner>,
+    state: PyOnceLock<Py<PyAny>>,
+    headers: PyOnceLock<Py<Headers>>,
+    query: PyOnceLock<Py<QueryParams>>,
+}
+
+impl Request {
+    pub(crate) fn new(parts: Parts, route: Arc<Route>, app: Arc<AppInner>) -> Self {
+        Request {
+            parts,
+            route,
+            app,
+            state: PyOnceLock::new(),
+            headers: PyOnceLock::new(),
+            query: PyOnceLock::new(),
+        }
+    }
+}
+
+/// Header values are Latin-1 text, as in Starlette.
+pub(crate) fn latin1(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| b as char).collect()
+}
+
+#[pymethods]
+impl Request {
+    #[getter]
+    fn method(&self) -> &str {
+        self.parts.head.method().as_str()
+    }
+
+    /// The path, percent-decoded.
+    #[getter]
+    fn path(&self) -> String {
+        decode(self.parts.head.path(), false).into_owned()
+    }
+
+    /// The query string as received, without the `?`.
+    #[getter]
+    fn query_string(&self) -> &str {
+        self.parts.head.query().unwrap_or("")
+    }
+
+    #[getter]
+    fn url(&self) -> Url {
+        let head = &self.parts.head;
+        Url {
+            path: decode(head.path(), false).into_owned(),
+            query: head.query().unwrap_or("").to_owned(),
+            netloc: head.header("host").map(latin1).unwrap_or_default(),
+        }
+    }
+
+    #[getter]
+    fn headers(slf: &Bound<'_, Self>) -> PyResult<Py<Headers>> {
+        let py = slf.py();
+        let this = slf.get();
+        this.headers
+            .get_or_try_init(py, || {
+                Py::new(
+                    py,
+                    Headers {
+                        request: slf.clone().unbind(),
+                    },
+                )
+            })
+            .map(|h| h.clone_ref(py))
+    }
+
+    #[getter]
+    fn query_params(&self, py: Python<'_>) -> PyResult<Py<QueryParams>> {
+        self.query
+            .get_or_try_init(py, || {
+                let pairs = self
+                    .parts
+                    .head
+                    .query()
+                    .map(|q| {
+                        query_pairs(q)
+                            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                Py::new(py, QueryParams { pairs })
+            })
+            .map(|q| q.clone_ref(py))
+    }
+
+    #[getter]
+    fn path_params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (name, value) in self.route.path_names.iter().zip(&self.parts.path_values) {
+            d.set_item(&**name, value)?;
+        }
+        Ok(d)
+    }
+
+    /// The cookies the client sent, by name.
+    #[getter]
+    fn cookies<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for field in self
+            .parts
+            .head
+            .headers()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("cookie"))
+        {
+            let field = String::from_utf8_lossy(field.1);
+            for (name, value) in crate::convert::cookies(&field) {
+                d.set_item(name, value)?;
+            }
+        }
+        Ok(d)
+    }
+
+    /// An object to keep values on for the rest of this request (middleware to handler).
+    #[getter]
+    fn state(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.state
+            .get_or_try_init(py, || Py::new(py, State).map(Py::into_any))
+            .map(|s| s.clone_ref(py))
+    }
+
+    /// The `App` this request was routed by.
+    #[getter]
+    fn app(&self, py: Python<'_>) -> Py<PyAny> {
+        self.app.app.clone_ref(py)
+    }
+
+    /// `(host, port)` of the peer, or None on a transport without one.
+    #[getter]
+    fn client(&self) -> Option<(String, u16)> {
+        self.parts.peer.map(|a| (a.ip().to_string(), a.port()))
+    }
+
+    /// The whole body, as `bytes` (awaitable, as in Starlette).
+    fn body(&self, py: Python<'_>) -> Ready {
+        Ready {
+            value: PyBytes::new(py, &self.parts.body).into_any().unbind(),
+        }
+    }
+
+    /// The body parsed as JSON (awaitable).
+    fn json(&self, py: Python<'_>) -> PyResult<Ready> {
+        let body = PyBytes::new(py, &self.parts.body);
+        let value = self.app.refs.json_loads.call1(py, (body,))?;
+        Ok(Ready { value })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<Request {} {}>",
+            self.parts.head.method(),
+            self.parts.head.path_and_query()
+        )
+    }
+}
+
+/// The request's URL, in the parts middleware usually reads.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct Url {
+    #[pyo3(get)]
+    path: String,
+    #[pyo3(get)]
+    query: String,
+    #[pyo3(get)]
+    netloc: String,
+}
+
+#[pymethods]
+impl Url {
+    #[getter]
+    fn scheme(&self) -> &'static str {
+        "http"
+    }
+
+    fn __str__(&self) -> String {
+        let query = if self.query.is_empty() {
+            String::new()
+        } else {
+            format!("?{}", self.query)
+        };
+        format!("http://{}{}{}", self.netloc, self.path, query)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("URL('{}')", self.__str__())
+    }
+}
+
+/// An awaitable that is already done: `await request.body()` with the body read.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct Ready {
+    value: Py<PyAny>,
+}
+
+#[pymethods]
+impl Ready {
+    fn __await__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<()> {
+        Err(PyStopIteration::new_err((self.value.clone_ref(py),)))
+    }
+
+    fn send(&self, py: Python<'_>, _value: Py<PyAny>) -> PyResult<()> {
+        self.__next__(py)
+    }
+}
+
+/// An object to hang values on: `request.state` and `app.state`.
+#[pyclass(dict, module = "vireo._vireo")]
+pub(crate) struct State;
+
+#[pymethods]
+impl State {
+    #[new]
+    fn new() -> Self {
+        State
+    }
+}

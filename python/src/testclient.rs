@@ -1,0 +1,137 @@
+//! An in-process client for tests: requests go through the same routing, conversion, handler
+//! calls and rendering as from a socket, on a thread of their own that serves like a worker
+//! (its own runtime and the app's event loop), without the connection layer.
+
+use crate::app::{AppCore, AppInner};
+use crate::dispatch::handle;
+use crate::event_loop;
+use crate::thread_state;
+use bytes::Bytes;
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use tokio::sync::{mpsc, oneshot};
+use vireo_http::{Body, Head, Limits, Response};
+
+/// A response as Python receives it: status, header fields, body.
+type PyReply<'py> = (u16, Vec<(String, Bound<'py, PyBytes>)>, Bound<'py, PyBytes>);
+
+/// A response as the test client's thread hands it over.
+type Reply = Result<(u16, Vec<(String, Vec<u8>)>, Vec<u8>), String>;
+
+struct Job {
+    head: Vec<u8>,
+    body: Bytes,
+    reply: oneshot::Sender<Reply>,
+}
+
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct LocalClient {
+    jobs: Mutex<Option<mpsc::UnboundedSender<Job>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+async fn collect(mut res: Response) -> Reply {
+    let status = res.status().as_u16();
+    let headers = res
+        .headers()
+        .iter()
+        .map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec()))
+        .collect();
+    let body = match res.take_body() {
+        Body::Empty => Vec::new(),
+        Body::Static(b) => b.to_vec(),
+        Body::Bytes(b) => b.to_vec(),
+        Body::Stream(mut s) | Body::SizedStream(_, mut s) => {
+            let mut all = Vec::new();
+            while let Some(chunk) = std::future::poll_fn(|cx| s.as_mut().poll_next(cx)).await {
+                all.extend_from_slice(&chunk.map_err(|e| e.to_string())?);
+            }
+            all
+        }
+    };
+    Ok((status, headers, body))
+}
+
+fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
+    thread_state::keep();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("vireo test client: no runtime: {e}");
+            return;
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async {
+        while let Some(job) = jobs.recv().await {
+            let reply = match Head::parse(&job.head, &Limits::default()) {
+                Ok((head, _)) => collect(handle(&app, head, job.body, None).await).await,
+                Err(e) => Err(format!("bad request head: {e}")),
+            };
+            let _ = job.reply.send(reply);
+        }
+    });
+    event_loop::uninstall();
+}
+
+#[pymethods]
+impl LocalClient {
+    #[new]
+    fn new(core: &AppCore) -> PyResult<Self> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let app = core.inner.clone();
+        let thread = std::thread::Builder::new()
+            .name("vireo-testclient".into())
+            .spawn(move || serve_jobs(app, rx))
+            .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(LocalClient {
+            jobs: Mutex::new(Some(tx)),
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Send one request: `head` is the request line and header fields, ending in an empty
+    /// line. Returns `(status, [(name, value)], body)`.
+    fn request<'py>(&self, py: Python<'py>, head: &[u8], body: &[u8]) -> PyResult<PyReply<'py>> {
+        let (reply, wait) = oneshot::channel();
+        let job = Job {
+            head: head.to_vec(),
+            body: Bytes::copy_from_slice(body),
+            reply,
+        };
+        self.jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("the test client is closed"))?
+            .send(job)
+            .map_err(|_| PyRuntimeError::new_err("the test client's thread has ended"))?;
+        let reply = py
+            .detach(move || wait.blocking_recv())
+            .map_err(|_| PyRuntimeError::new_err("the test client's thread has ended"))?;
+        let (status, headers, body) = reply.map_err(PyValueError::new_err)?;
+        let headers = headers
+            .into_iter()
+            .map(|(n, v)| (n, PyBytes::new(py, &v)))
+            .collect();
+        Ok((status, headers, PyBytes::new(py, &body)))
+    }
+
+    /// Stop the client's thread and wait for it.
+    fn close(&self, py: Python<'_>) {
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(thread) = thread {
+            py.detach(move || {
+                let _ = thread.join();
+            });
+        }
+    }
+}

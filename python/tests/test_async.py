@@ -1,0 +1,192 @@
+"""Async handlers: finished inline when they do not suspend, continued on the worker's one
+persistent event loop when they do; no event loop is made per request."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+
+from vireo import App
+from vireo.testclient import TestClient
+
+app = App()
+background: list[str] = []
+var = contextvars.ContextVar("var", default="unset")
+
+
+@app.get("/inline")
+async def inline():
+    return {"loop": id(asyncio.get_running_loop()), "thread": threading.get_ident()}
+
+
+@app.get("/sleep0")
+async def sleep0():
+    await asyncio.sleep(0)
+    return {"loop": id(asyncio.get_running_loop()), "task": asyncio.current_task() is not None}
+
+
+@app.get("/sleep")
+async def sleep(ms: int = 10):
+    await asyncio.sleep(ms / 1000)
+    return f"slept {ms}"
+
+
+@app.get("/gather")
+async def gather():
+    async def one(n):
+        await asyncio.sleep(0.005)
+        return n
+
+    return await asyncio.gather(one(1), one(2), one(3))
+
+
+@app.get("/spawn")
+def spawn():
+    async def later():
+        await asyncio.sleep(0)
+        background.append("done")
+
+    asyncio.get_running_loop().create_task(later())
+    return "spawned"
+
+
+@app.get("/background")
+def read_background():
+    return background
+
+
+@app.get("/to-thread")
+async def to_thread():
+    return await asyncio.to_thread(lambda: "from a thread")
+
+
+@app.get("/cancelled")
+async def cancelled():
+    task = asyncio.ensure_future(asyncio.sleep(10))
+    await asyncio.sleep(0)
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        return "cancelled"
+    return "not cancelled"
+
+
+@app.get("/sync-loop")
+def sync_loop():
+    return id(asyncio.get_running_loop())
+
+
+def test_async_inline():
+    with TestClient(app) as client:
+        res = client.get("/inline")
+        assert res.status_code == 200
+        assert res.json()["thread"] != threading.get_ident(), "runs on the worker thread"
+
+
+def test_async_suspending():
+    with TestClient(app) as client:
+        body = client.get("/sleep0").json()
+        assert body["task"] is True, "a suspended handler continues in a task"
+        assert client.get("/sleep?ms=10").text == "slept 10"
+        assert client.get("/gather").json() == [1, 2, 3]
+        assert client.get("/to-thread").text == "from a thread"
+        assert client.get("/cancelled").text == "cancelled"
+
+
+def test_no_event_loop_per_request(monkeypatch):
+    made = []
+    original = asyncio.BaseEventLoop.__init__
+
+    def counting_init(self, *args, **kwargs):
+        made.append(self)
+        original(self, *args, **kwargs)
+
+    with TestClient(app) as client:
+        client.get("/inline")  # the client's one loop exists by now
+        monkeypatch.setattr(asyncio.BaseEventLoop, "__init__", counting_init)
+        loops = set()
+        for _ in range(50):
+            loops.add(client.get("/inline").json()["loop"])
+            loops.add(client.get("/sleep0").json()["loop"])
+            loops.add(client.get("/sync-loop").json())
+        assert made == [], "no event loop was created while serving"
+        assert len(loops) == 1, "every request saw the same running loop"
+
+
+def test_tasks_created_by_a_handler_run_in_the_background():
+    with TestClient(app) as client:
+        background.clear()
+        assert client.get("/spawn").text == "spawned"
+        for _ in range(100):
+            if client.get("/background").json() == ["done"]:
+                break
+        assert background == ["done"]
+
+
+@app.get("/timeouts")
+async def timeouts():
+    out = {"inline_task": asyncio.current_task() is not None}
+    try:
+        await asyncio.wait_for(asyncio.sleep(5), 0.02)
+    except asyncio.TimeoutError:
+        out["wait_for"] = "timed out"
+    if hasattr(asyncio, "timeout"):
+        try:
+            async with asyncio.timeout(0.02):
+                await asyncio.sleep(5)
+        except TimeoutError:
+            out["timeout"] = "timed out"
+        async with asyncio.timeout(1):
+            out["not_expired"] = await asyncio.sleep(0.001, "fine")
+    if hasattr(asyncio, "TaskGroup"):
+        async with asyncio.TaskGroup() as group:
+            first = group.create_task(asyncio.sleep(0.001, 1))
+            second = group.create_task(asyncio.sleep(0.002, 2))
+        out["group"] = [first.result(), second.result()]
+    return out
+
+
+def test_timeouts_and_task_groups_before_the_first_suspension():
+    with TestClient(app) as client:
+        body = client.get("/timeouts").json()
+    assert body["inline_task"] is True
+    assert body["wait_for"] == "timed out"
+    if hasattr(asyncio, "timeout"):
+        assert body["timeout"] == "timed out"
+        assert body["not_expired"] == "fine"
+    if hasattr(asyncio, "TaskGroup"):
+        assert body["group"] == [1, 2]
+
+
+request_id = contextvars.ContextVar("request_id", default=None)
+
+
+@app.get("/ctx/set")
+def ctx_set(value: str):
+    request_id.set(value)
+    return "set"
+
+
+@app.get("/ctx/get")
+def ctx_get():
+    return {"value": request_id.get()}
+
+
+@app.get("/ctx/async")
+async def ctx_async(value: str = ""):
+    before = request_id.get()
+    if value:
+        request_id.set(value)
+    await asyncio.sleep(0.001)
+    return {"before": before, "after": request_id.get()}
+
+
+def test_each_request_has_its_own_context():
+    with TestClient(app) as client:
+        assert client.get("/ctx/set?value=a").text == "set"
+        assert client.get("/ctx/get").json() == {"value": None}, "a value set by one request leaked"
+        assert client.get("/ctx/async?value=b").json() == {"before": None, "after": "b"}
+        assert client.get("/ctx/async").json() == {"before": None, "after": None}
+        assert client.get("/ctx/get").json() == {"value": None}

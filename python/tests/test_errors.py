@@ -1,0 +1,168 @@
+"""Errors: HTTPException, any other exception (500, logged, the app goes on), 404, 405, and
+bodies that do not fit their model."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from typing import Optional
+
+import msgspec
+import pydantic
+
+from vireo import App, HTTPException
+from vireo.testclient import TestClient
+
+app = App()
+
+
+@dataclasses.dataclass
+class Item:
+    name: str
+    price: float
+    tags: list[str] = dataclasses.field(default_factory=list)
+
+
+class Model(pydantic.BaseModel):
+    name: str
+    price: float
+
+
+class Struct(msgspec.Struct):
+    name: str
+    price: float
+
+
+@app.get("/teapot")
+def teapot():
+    raise HTTPException(418, "I'm a teapot", headers={"x-reason": "tea"})
+
+
+@app.get("/forbidden")
+def forbidden():
+    raise HTTPException(403)
+
+
+@app.get("/boom")
+def boom():
+    raise ValueError("boom")
+
+
+@app.get("/aboom")
+async def aboom():
+    import asyncio
+
+    await asyncio.sleep(0.001)
+    raise ValueError("async boom")
+
+
+@app.post("/dc", status_code=201)
+def dc(item: Item):
+    return item
+
+
+@app.post("/pd")
+def pd(item: Model):
+    return item
+
+
+@app.post("/ms")
+def ms(item: Struct):
+    return item
+
+
+@app.post("/opt")
+def opt(item: Optional[Item] = None):
+    return {"item": item}
+
+
+@app.post("/mixed/{n}")
+def mixed(n: int, item: Item):
+    return n
+
+
+client = TestClient(app)
+
+
+def test_http_exception():
+    res = client.get("/teapot")
+    assert res.status_code == 418
+    assert res.json() == {"detail": "I'm a teapot"}
+    assert res.headers["x-reason"] == "tea"
+    res = client.get("/forbidden")
+    assert (res.status_code, res.json()) == (403, {"detail": "Forbidden"})
+
+
+def test_exception_is_500_logged_and_the_app_goes_on(caplog):
+    with caplog.at_level(logging.ERROR, logger="vireo"):
+        res = client.get("/boom")
+    assert res.status_code == 500
+    assert res.text == "Internal Server Error"
+    assert any("boom" in (r.exc_text or "") or r.exc_info for r in caplog.records)
+    assert client.get("/aboom").status_code == 500
+    assert client.get("/teapot").status_code == 418
+
+
+def test_not_found_and_method_not_allowed():
+    res = client.get("/nope")
+    assert (res.status_code, res.json()) == (404, {"detail": "Not Found"})
+    res = client.delete("/teapot")
+    assert (res.status_code, res.json()) == (405, {"detail": "Method Not Allowed"})
+    assert res.headers["allow"] == "GET"
+
+
+def test_dataclass_body():
+    res = client.post("/dc", json={"name": "pen", "price": "1.5", "tags": ["a"]})
+    assert res.status_code == 201
+    assert res.json() == {"name": "pen", "price": 1.5, "tags": ["a"]}
+
+
+def test_dataclass_body_errors_are_all_listed():
+    res = client.post("/dc", json={"price": "cheap", "tags": [1]})
+    assert res.status_code == 422
+    detail = res.json()["detail"]
+    assert [(e["type"], e["loc"]) for e in detail] == [
+        ("missing", ["body", "name"]),
+        ("float_parsing", ["body", "price"]),
+        ("string_type", ["body", "tags", 0]),
+    ]
+
+
+def test_pydantic_body():
+    assert client.post("/pd", json={"name": "a", "price": 2}).json() == {"name": "a", "price": 2.0}
+    res = client.post("/pd", json={"name": "a"})
+    assert res.status_code == 422
+    error = res.json()["detail"][0]
+    assert (error["type"], error["loc"], error["msg"]) == (
+        "missing", ["body", "price"], "Field required",
+    )
+
+
+def test_msgspec_body():
+    assert client.post("/ms", json={"name": "a", "price": 2.5}).json() == {"name": "a", "price": 2.5}
+    res = client.post("/ms", json={"name": "a", "price": "x"})
+    assert res.status_code == 422
+    assert res.json()["detail"][0]["loc"] == ["body"]
+
+
+def test_invalid_and_missing_body():
+    res = client.post("/dc", content=b"{not json", headers={"content-type": "application/json"})
+    assert res.status_code == 422
+    error = res.json()["detail"][0]
+    assert (error["type"], error["loc"][0], error["msg"]) == ("json_invalid", "body", "JSON decode error")
+    res = client.post("/dc")
+    assert res.status_code == 422
+    assert res.json()["detail"] == [
+        {"type": "missing", "loc": ["body"], "msg": "Field required", "input": None}
+    ]
+
+
+def test_optional_body():
+    assert client.post("/opt").json() == {"item": None}
+
+
+def test_path_and_body_errors_together():
+    res = client.post("/mixed/x", json={"name": 1})
+    assert [e["loc"] for e in res.json()["detail"]] == [
+        ["path", "n"], ["body", "name"], ["body", "price"],
+    ]

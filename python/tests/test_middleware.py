@@ -1,0 +1,173 @@
+"""Middleware: `async def mw(request, call_next)`, the state it sets, the response it can
+change, exceptions through it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from vireo import App, BaseHTTPMiddleware, HTTPException, Request, Response
+from vireo.testclient import TestClient
+
+app = App()
+order: list[str] = []
+
+
+@app.middleware("http")
+async def outer(request: Request, call_next):
+    order.append("outer")
+    request.state.user = "alice"
+    response = await call_next(request)
+    response.headers["x-outer"] = "1"
+    return response
+
+
+class Timing(BaseHTTPMiddleware):
+    async def dispatch(self, request, call_next):
+        order.append("inner")
+        start = time.perf_counter()
+        response = await call_next(request)
+        response.headers["x-time"] = f"{time.perf_counter() - start:.6f}"
+        if request.url.path == "/teapot-ish":
+            response.status_code = 418
+        return response
+
+
+app.add_middleware(Timing)
+
+
+@app.get("/whoami")
+def whoami(request: Request):
+    return {"user": request.state.user, "path": request.url.path}
+
+
+@app.get("/users/{user_id}")
+def user(user_id: int, request: Request):
+    return f"User: {user_id} ({request.state.user})"
+
+
+@app.get("/async")
+async def async_handler(request: Request):
+    await asyncio.sleep(0.001)
+    return {"user": request.state.user}
+
+
+@app.get("/blocking", blocking=True)
+def blocking(request: Request):
+    time.sleep(0.01)
+    return {"user": request.state.user}
+
+
+@app.get("/teapot-ish")
+def teapot_ish():
+    return "changed by middleware"
+
+
+@app.get("/http-error")
+def http_error():
+    raise HTTPException(404, "no such thing")
+
+
+@app.get("/crash")
+def crash():
+    raise RuntimeError("crash")
+
+
+client = TestClient(app)
+
+
+def test_state_and_order():
+    order.clear()
+    res = client.get("/whoami")
+    assert res.json() == {"user": "alice", "path": "/whoami"}
+    assert order == ["outer", "inner"]
+    assert res.headers["x-outer"] == "1"
+    assert "x-time" in res.headers
+    assert res.headers["content-type"] == "application/json"
+
+
+def test_path_params_and_validation_behind_middleware():
+    assert client.get("/users/7").text == "User: 7 (alice)"
+    res = client.get("/users/x")
+    assert res.status_code == 422
+    assert res.json()["detail"][0]["loc"] == ["path", "user_id"]
+    assert res.headers["x-outer"] == "1", "the 422 passes back through the middleware"
+
+
+def test_async_and_blocking_behind_middleware():
+    assert client.get("/async").json() == {"user": "alice"}
+    assert client.get("/blocking").json() == {"user": "alice"}
+
+
+def test_middleware_changes_status():
+    res = client.get("/teapot-ish")
+    assert (res.status_code, res.text) == (418, "changed by middleware")
+
+
+def test_errors_behind_middleware():
+    res = client.get("/http-error")
+    assert (res.status_code, res.json()) == (404, {"detail": "no such thing"})
+    assert client.get("/crash").status_code == 500
+    assert client.get("/whoami").status_code == 200
+
+
+def test_middleware_may_answer_itself():
+    short = App()
+
+    @short.middleware("http")
+    async def deny(request, call_next):
+        if request.headers.get("x-token") != "secret":
+            return Response("denied", status_code=401)
+        return await call_next(request)
+
+    @short.get("/")
+    def index():
+        return "ok"
+
+    with TestClient(short) as c:
+        assert (c.get("/").status_code, c.get("/").text) == (401, "denied")
+        assert c.get("/", headers={"X-Token": "secret"}).text == "ok"
+
+
+def test_a_failing_middleware_is_500_and_the_app_goes_on():
+    broken = App()
+    calls = []
+
+    @broken.middleware("http")
+    async def fails(request, call_next):
+        calls.append(request.url.path)
+        if request.url.path == "/bad":
+            raise KeyError("middleware bug")
+        return await call_next(request)
+
+    @broken.get("/bad")
+    def bad():
+        return "unreachable"
+
+    @broken.get("/good")
+    def good():
+        return "fine"
+
+    with TestClient(broken) as c:
+        assert c.get("/bad").status_code == 500
+        assert c.get("/good").text == "fine"
+    assert calls == ["/bad", "/good"]
+
+
+def test_middleware_sees_handler_exceptions():
+    seen = App()
+
+    @seen.middleware("http")
+    async def catch(request, call_next):
+        try:
+            return await call_next(request)
+        except ZeroDivisionError:
+            return Response("recovered", status_code=503)
+
+    @seen.get("/divide")
+    def divide():
+        return 1 / 0
+
+    with TestClient(seen) as c:
+        res = c.get("/divide")
+        assert (res.status_code, res.text) == (503, "recovered")

@@ -1,0 +1,159 @@
+"""Path, query and header parameters: converted in native code, every failure a 422 in
+FastAPI's shape."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import pytest
+
+from vireo import App, Header, Query, Request
+from vireo.testclient import TestClient
+
+app = App()
+
+
+@app.get("/users/{user_id}")
+def user(user_id: int):
+    return {"user_id": user_id}
+
+
+@app.get("/items/{name}/{price}")
+def item(name: str, price: float, in_stock: bool = True, q: Optional[str] = None):
+    return {"name": name, "price": price, "in_stock": in_stock, "q": q}
+
+
+@app.get("/search")
+def search(term: str, limit: int = 10, tags: list[str] = Query([]), ids: list[int] = Query([])):
+    return {"term": term, "limit": limit, "tags": tags, "ids": ids}
+
+
+@app.get("/alias")
+def alias(page_size: Annotated[int, Query(alias="page-size")] = 5):
+    return page_size
+
+
+@app.get("/agent")
+def agent(user_agent: str = Header(), x_count: int = Header(0)):
+    return {"agent": user_agent, "count": x_count}
+
+
+@app.get("/files/{path:path}")
+def files(path: str):
+    return path
+
+
+@app.get("/kw")
+def keyword_only(*, a: int, b: str = "x"):
+    return [a, b]
+
+
+@app.get("/big/{n}")
+def big(n: int):
+    return str(n + 1)
+
+
+@app.get("/decode/{word}")
+def decode(word: str, request: Request):
+    return {"word": word, "q": request.query_params.get("q")}
+
+
+client = TestClient(app)
+
+
+def test_path_int():
+    res = client.get("/users/42")
+    assert res.status_code == 200
+    assert res.json() == {"user_id": 42}
+    assert res.headers["content-type"] == "application/json"
+
+
+def test_path_int_invalid_is_422_in_fastapis_shape():
+    res = client.get("/users/abc")
+    assert res.status_code == 422
+    assert res.json() == {
+        "detail": [
+            {
+                "type": "int_parsing",
+                "loc": ["path", "user_id"],
+                "msg": "Input should be a valid integer, unable to parse string as an integer",
+                "input": "abc",
+            }
+        ]
+    }
+
+
+def test_every_error_is_listed():
+    res = client.get("/items/pen/cheap?in_stock=maybe")
+    assert res.status_code == 422
+    detail = res.json()["detail"]
+    assert [(e["type"], e["loc"]) for e in detail] == [
+        ("float_parsing", ["path", "price"]),
+        ("bool_parsing", ["query", "in_stock"]),
+    ]
+
+
+def test_scalars_defaults_and_optional():
+    assert client.get("/items/pen/1.5").json() == {
+        "name": "pen", "price": 1.5, "in_stock": True, "q": None,
+    }
+    res = client.get("/items/pen/2", params={"in_stock": "no", "q": "blue ink"})
+    assert res.json() == {"name": "pen", "price": 2.0, "in_stock": False, "q": "blue ink"}
+
+
+def test_missing_required_query():
+    res = client.get("/search")
+    assert res.status_code == 422
+    assert res.json()["detail"] == [
+        {"type": "missing", "loc": ["query", "term"], "msg": "Field required", "input": None}
+    ]
+
+
+def test_query_lists():
+    res = client.get("/search?term=a&tags=x&tags=y&ids=1&ids=2&limit=3")
+    assert res.json() == {"term": "a", "limit": 3, "tags": ["x", "y"], "ids": [1, 2]}
+    res = client.get("/search?term=a&ids=1&ids=z")
+    assert res.status_code == 422
+    assert res.json()["detail"][0]["loc"] == ["query", "ids", 1]
+
+
+def test_alias():
+    assert client.get("/alias?page-size=7").json() == 7
+    assert client.get("/alias").json() == 5
+
+
+def test_headers():
+    res = client.get("/agent", headers={"User-Agent": "pytest", "X-Count": "3"})
+    assert res.json() == {"agent": "pytest", "count": 3}
+    res = client.get("/agent", headers={"x-count": "3"})
+    assert res.status_code == 422
+    assert res.json()["detail"][0]["loc"] == ["header", "user-agent"]
+
+
+def test_path_converter():
+    assert client.get("/files/a/b/c.txt").text == "a/b/c.txt"
+
+
+def test_keyword_only():
+    assert client.get("/kw?a=1").json() == [1, "x"]
+    assert client.get("/kw?a=1&b=y").json() == [1, "y"]
+
+
+def test_big_integer():
+    assert client.get("/big/123456789012345678901234567890").text == "123456789012345678901234567891"
+
+
+def test_percent_decoding():
+    res = client.get("/decode/caf%C3%A9?q=a+b%26c")
+    assert res.json() == {"word": "café", "q": "a b&c"}
+
+
+def test_unsupported_parameter_type_fails_at_registration():
+    bad = App()
+
+    @bad.get("/x")
+    def handler(x: complex):
+        return x
+
+    with pytest.raises(TypeError, match="unsupported type"):
+        TestClient(bad).get("/x")

@@ -1,0 +1,47 @@
+"""Vireo for Python: FastAPI-style apps served by the Vireo HTTP/1.1 engine.
+
+    from vireo import App
+
+    app = App()
+
+    @app.get("/users/{user_id}")
+    def user(user_id: int):
+        return {"id": user_id}
+
+    app.run("127.0.0.1", 8000, workers=4)
+"""
+
+from ._vireo import Request, State
+from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
+from .exceptions import HTTPException, RequestValidationError
+from .params import Body, Cookie, Header, Path, Query
+from .responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
+
+__all__ = [
+    "APIRouter",
+    "App",
+    "BaseHTTPMiddleware",
+    "Body",
+    "Cookie",
+    "FastAPI",
+    "HTMLResponse",
+    "HTTPException",
+    "Header",
+    "JSONResponse",
+    "Path",
+    "PlainTextResponse",
+    "Query",
+    "RedirectResponse",
+    "Request",
+    "RequestValidationError",
+    "Response",
+    "State",
+    "StreamingResponse",
+]

@@ -1,0 +1,146 @@
+"""The event loop each worker process keeps, and the glue that lets the engine drive it.
+
+The loop is asyncio's selector loop (not uvloop: uvloop runs only inside its own
+`run_forever`, and here the engine's runtime decides when the loop runs). Its selector never
+blocks while the engine drives it: the engine waits on the selector's fd, on the earliest
+timer and on handler code leaving callbacks ready, then runs one iteration (`step`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import selectors
+import threading
+import types
+from typing import Any
+
+
+class DrivenSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+    """While `driven`, `select` never blocks, and asks the kernel only when the engine saw
+    the selector's fd readable (`poll_io`); `events` counts what the last call found."""
+
+    driven = False
+    poll_io = True
+    events = 0
+
+    def select(self, timeout: float | None = None) -> list[Any]:
+        if not self.driven:
+            return super().select(timeout)
+        if not self.poll_io:
+            self.events = 0
+            return []
+        ready = super().select(0)
+        self.events = len(ready)
+        return ready
+
+
+def new_loop() -> asyncio.AbstractEventLoop:
+    """The process's loop: made once per worker process, never per request."""
+    return asyncio.SelectorEventLoop(DrivenSelector())
+
+
+class _FdCopy:
+    """A duplicate of a file descriptor, closed when this object is collected: the engine
+    waits on it, whatever becomes of the original."""
+
+    __slots__ = ("_fd",)
+
+    def __init__(self, fd: int) -> None:
+        self._fd = os.dup(fd)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def __del__(self) -> None:
+        os.close(self._fd)
+
+
+def bind(loop: asyncio.BaseEventLoop) -> tuple[Any, Any, Any, _FdCopy, Any]:
+    """Make `loop` the running loop of the calling thread, the engine's worker, and hand the
+    engine what it drives the loop with: `(step, ready, scheduled, selector_fd, loop)`."""
+    selector = loop._selector  # type: ignore[attr-defined]
+    selector.driven = True
+    asyncio.events._set_running_loop(loop)
+    loop._thread_id = threading.get_ident()  # type: ignore[attr-defined]
+    run_once = loop._run_once  # type: ignore[attr-defined]
+    ready = loop._ready  # type: ignore[attr-defined]
+    scheduled = loop._scheduled  # type: ignore[attr-defined]
+    time = loop.time
+
+    def step(poll_io: bool) -> tuple[float | None, int]:
+        selector.poll_io = poll_io
+        run_once()
+        events = selector.events
+        if ready or events:
+            return 0.0, events
+        if scheduled:
+            return scheduled[0]._when - time(), 0
+        return None, 0
+
+    return step, ready, scheduled, _FdCopy(selector.fileno()), loop
+
+
+def unbind(loop: asyncio.BaseEventLoop) -> None:
+    """After serving: the loop runs normally again (for shutdown hooks on the main thread)."""
+    loop._selector.driven = False  # type: ignore[attr-defined]
+    loop._thread_id = None  # type: ignore[attr-defined]
+
+
+@types.coroutine
+def _continue(coro: Any, value: Any) -> Any:
+    """Drive `coro` from a task, starting with the value it already yielded."""
+    send, throw = coro.send, coro.throw
+    while True:
+        try:
+            sent = yield value
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every exception goes into the coroutine
+            try:
+                value = throw(exc)
+            except StopIteration as stop:
+                return stop.value
+        else:
+            try:
+                value = send(sent)
+            except StopIteration as stop:
+                return stop.value
+
+
+async def _resume(coro: Any, first: Any, completion: Any) -> None:
+    """The task that continues a handler's coroutine after its first suspension, and hands
+    the outcome to the engine."""
+    try:
+        if first is None:
+            # A bare yield (asyncio.sleep(0)) asked for one loop turn: this step is that turn.
+            try:
+                first = coro.send(None)
+            except StopIteration as stop:
+                completion.resolve(stop.value)
+                return
+        result = await _continue(coro, first)
+    except BaseException as exc:  # noqa: BLE001 - the engine answers for every outcome
+        completion.reject(exc)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+    else:
+        completion.resolve(result)
+
+
+def make_spawn(loop: asyncio.AbstractEventLoop) -> Any:
+    create_task = loop.create_task
+
+    def spawn(coro: Any, first: Any, completion: Any, context: Any) -> Any:
+        resume = _resume(coro, first, completion)
+        if context is None:
+            return create_task(resume)
+        return context.run(create_task, resume)
+
+    return spawn
+
+
+async def done(value: Any) -> Any:
+    """An awaitable that is ready at once (what `call_next` gives for a sync handler)."""
+    return value

@@ -1,0 +1,313 @@
+"""The app: routes, middleware, state and lifecycle hooks, in FastAPI's shape."""
+
+from __future__ import annotations
+
+import contextvars
+import inspect
+import json
+import logging
+from typing import Any, Awaitable, Callable, Iterable, Sequence
+
+from . import _loop, _vireo, params
+from .encoders import jsonable
+from .exceptions import HTTPException, RequestValidationError
+from .responses import JSONResponse, Response, StreamingResponse
+
+logger = logging.getLogger("vireo")
+
+Handler = Callable[..., Any]
+
+
+def log_exception(exc: BaseException, context: str) -> None:
+    logger.error("Exception %s", context, exc_info=(type(exc), exc, exc.__traceback__))
+
+
+async def finish_async(awaitable: Awaitable[Any], request: Any, next_: Any) -> Any:
+    """Behind middleware: await an async or blocking handler and render what it gives."""
+    try:
+        value = await awaitable
+    except (HTTPException, RequestValidationError) as exc:
+        return next_.render_error(request, exc)
+    return next_.render(request, value)
+
+
+def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., Any]:
+    """The innermost middleware when the app has exception handlers: it turns what the
+    handler raised into the registered handler's response, as Starlette's ExceptionMiddleware
+    does (HTTP errors without a handler get their usual answer)."""
+
+    def find(exc: BaseException) -> Callable[..., Any] | None:
+        if isinstance(exc, HTTPException) and exc.status_code in handlers:
+            return handlers[exc.status_code]
+        for cls in type(exc).__mro__:
+            if cls in handlers:
+                return handlers[cls]
+        return None
+
+    async def handle_exceptions(request: Any, call_next: Any) -> Any:
+        try:
+            return await call_next(request)
+        except Exception as raised:  # noqa: BLE001 - matched against the registered handlers
+            exc: Exception = raised
+            if isinstance(exc, _vireo.ValidationFailed):
+                exc = RequestValidationError(json.loads(exc.args[0])["detail"])
+            handler = find(exc)
+            if handler is None:
+                if isinstance(exc, HTTPException):
+                    return JSONResponse({"detail": exc.detail}, exc.status_code, exc.headers)
+                if isinstance(exc, RequestValidationError):
+                    return JSONResponse({"detail": exc.errors()}, 422)
+                raise
+            response = handler(request, exc)
+            if inspect.isawaitable(response):
+                response = await response
+            return response
+
+    return handle_exceptions
+
+
+def make_layer(mw: Callable[..., Any], call_next: Any) -> Callable[[Any], Any]:
+    def layer(request: Any) -> Any:
+        return mw(request, call_next)
+
+    return layer
+
+
+class BaseHTTPMiddleware:
+    """Starlette's class form: subclass, override `dispatch`, and `app.add_middleware(Cls)`."""
+
+    def __init__(self, app: Any = None, **options: Any) -> None:
+        self.app = app
+        self.options = options
+
+    async def dispatch(self, request: Any, call_next: Any) -> Any:
+        return await call_next(request)
+
+
+class _Route:
+    __slots__ = ("methods", "path", "handler", "status_code", "blocking")
+
+    def __init__(
+        self, methods: Sequence[str], path: str, handler: Handler, status_code: int, blocking: bool
+    ) -> None:
+        self.methods = [m.upper() for m in methods]
+        self.path = path
+        self.handler = handler
+        self.status_code = status_code
+        self.blocking = blocking
+
+
+class _Routes:
+    """The route decorators App and APIRouter share; both keep `_routes`."""
+
+    _routes: list[_Route]
+    _planned: list[tuple[Any, ...]] | None = None
+
+    def add_api_route(
+        self,
+        path: str,
+        endpoint: Handler,
+        *,
+        methods: Sequence[str] = ("GET",),
+        status_code: int = 200,
+        blocking: bool = False,
+    ) -> None:
+        if not path.startswith("/"):
+            raise ValueError(f"a route path starts with '/': {path!r}")
+        self._routes.append(_Route(methods, path, endpoint, status_code, blocking))
+        self._planned = None
+
+    def api_route(
+        self,
+        path: str,
+        *,
+        methods: Sequence[str] = ("GET",),
+        status_code: int = 200,
+        blocking: bool = False,
+    ) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            self.add_api_route(
+                path, handler, methods=methods, status_code=status_code, blocking=blocking
+            )
+            return handler
+
+        return register
+
+    def get(self, path: str, *, status_code: int = 200, blocking: bool = False) -> Any:
+        return self.api_route(path, methods=["GET"], status_code=status_code, blocking=blocking)
+
+    def post(self, path: str, *, status_code: int = 200, blocking: bool = False) -> Any:
+        return self.api_route(path, methods=["POST"], status_code=status_code, blocking=blocking)
+
+    def put(self, path: str, *, status_code: int = 200, blocking: bool = False) -> Any:
+        return self.api_route(path, methods=["PUT"], status_code=status_code, blocking=blocking)
+
+    def patch(self, path: str, *, status_code: int = 200, blocking: bool = False) -> Any:
+        return self.api_route(path, methods=["PATCH"], status_code=status_code, blocking=blocking)
+
+    def delete(self, path: str, *, status_code: int = 200, blocking: bool = False) -> Any:
+        return self.api_route(
+            path, methods=["DELETE"], status_code=status_code, blocking=blocking
+        )
+
+
+class APIRouter(_Routes):
+    """Routes to add to an app under a prefix: `app.include_router(router, prefix="/v1")`."""
+
+    def __init__(self, *, prefix: str = "") -> None:
+        self.prefix = prefix.rstrip("/")
+        self._routes = []
+
+    def include_router(self, router: "APIRouter", *, prefix: str = "") -> None:
+        _include(self, router, prefix)
+
+
+def _include(target: _Routes, router: APIRouter, prefix: str) -> None:
+    base = prefix.rstrip("/") + router.prefix
+    for route in router._routes:
+        target.add_api_route(
+            base + route.path,
+            route.handler,
+            methods=route.methods,
+            status_code=route.status_code,
+            blocking=route.blocking,
+        )
+
+
+class App(_Routes):
+    """An app: `@app.get("/users/{user_id}")` and friends register handlers, `app.run()`
+    serves them (see `vireo.server`), `vireo.testclient.TestClient(app)` calls them in tests.
+    """
+
+    def __init__(
+        self,
+        *,
+        title: str = "Vireo",
+        on_startup: Iterable[Callable[[], Any]] | None = None,
+        on_shutdown: Iterable[Callable[[], Any]] | None = None,
+    ) -> None:
+        self.title = title
+        self.state = _vireo.State()
+        self._routes: list[_Route] = []
+        self._middleware: list[Callable[..., Any]] = []
+        self._on_startup = list(on_startup or ())
+        self._on_shutdown = list(on_shutdown or ())
+        self._exception_handlers: dict[Any, Callable[..., Any]] = {}
+        self._planned: list[tuple[Any, ...]] | None = None
+
+    # Routes: the decorators come from _Routes.
+
+    def include_router(self, router: APIRouter, *, prefix: str = "") -> None:
+        """Add every route of `router`, its path prefixed with `prefix` and the router's."""
+        _include(self, router, prefix)
+
+    # Middleware: `async def mw(request, call_next) -> response`, the first added outermost.
+
+    def middleware(self, kind: str = "http") -> Callable[[Handler], Handler]:
+        if kind != "http":
+            raise ValueError('only "http" middleware is supported')
+
+        def register(mw: Handler) -> Handler:
+            self.add_middleware(mw)
+            return mw
+
+        return register
+
+    def add_middleware(self, middleware: Any, **options: Any) -> None:
+        """Add `async def mw(request, call_next)`, or a `BaseHTTPMiddleware` subclass."""
+        if isinstance(middleware, type):
+            middleware = middleware(self, **options).dispatch
+        if not inspect.iscoroutinefunction(middleware):
+            raise TypeError("middleware must be an `async def (request, call_next)`")
+        self._middleware.append(middleware)
+
+    # Exception handlers: `handler(request, exc) -> response`, sync or async, by exception
+    # class (matched along the MRO) or by an HTTPException's status code.
+
+    def exception_handler(self, key: type[BaseException] | int) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            self.add_exception_handler(key, handler)
+            return handler
+
+        return register
+
+    def add_exception_handler(self, key: type[BaseException] | int, handler: Handler) -> None:
+        self._exception_handlers[key] = handler
+
+    # Lifecycle: run in each worker process, before it serves and after it stops.
+
+    def on_event(self, event: str) -> Callable[[Handler], Handler]:
+        def register(hook: Handler) -> Handler:
+            if event == "startup":
+                self._on_startup.append(hook)
+            elif event == "shutdown":
+                self._on_shutdown.append(hook)
+            else:
+                raise ValueError(f"unknown event {event!r}")
+            return hook
+
+        return register
+
+    async def _run_hooks(self, hooks: list[Callable[[], Any]]) -> None:
+        for hook in hooks:
+            result = hook()
+            if inspect.isawaitable(result):
+                await result
+
+    async def startup(self) -> None:
+        await self._run_hooks(self._on_startup)
+
+    async def shutdown(self) -> None:
+        await self._run_hooks(self._on_shutdown)
+
+    # Building for the engine.
+
+    def _plan(self) -> list[tuple[Any, ...]]:
+        """Every route's plan, made once (and again only if routes were added since)."""
+        if self._planned is None:
+            self._planned = [
+                (
+                    route.methods,
+                    route.path,
+                    route.handler,
+                    params.plan(route.path, route.handler),
+                    route.status_code,
+                    params.call_kind(route.handler, route.blocking),
+                )
+                for route in self._routes
+            ]
+        return self._planned
+
+    def _build(self, loop: Any) -> Any:
+        """The native app, bound to this process's event loop."""
+        refs = {
+            "HTTPException": HTTPException,
+            "RequestValidationError": RequestValidationError,
+            "Response": Response,
+            "StreamingResponse": StreamingResponse,
+            "jsonable": jsonable,
+            "log_exception": log_exception,
+            "json_loads": json.loads,
+            "copy_context": contextvars.copy_context,
+            "context_run": contextvars.Context.run,
+            "send_none": _vireo.send_none,
+            "spawn": _loop.make_spawn(loop),
+            "bind_loop": lambda: _loop.bind(loop),
+            "done": _loop.done,
+            "finish_async": finish_async,
+            "make_layer": make_layer,
+        }
+        middleware = list(self._middleware)
+        handlers = dict(self._exception_handlers)
+        if handlers:
+            middleware.append(_exception_layer(handlers))
+        return _vireo.AppCore(self, self._plan(), middleware, refs, bool(handlers))
+
+    def run(self, host: str = "127.0.0.1", port: int = 8000, workers: int = 1) -> None:
+        """Serve until SIGTERM or SIGINT; see `vireo.server.run`."""
+        from .server import run
+
+        run(self, host, port, workers)
+
+
+FastAPI = App

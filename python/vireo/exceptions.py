@@ -1,0 +1,41 @@
+"""The exceptions a handler raises to answer with an HTTP error."""
+
+from __future__ import annotations
+
+import http
+from typing import Any, Mapping
+
+
+class HTTPException(Exception):
+    """Answer with `status_code` and the JSON body `{"detail": detail}`."""
+
+    def __init__(
+        self,
+        status_code: int,
+        detail: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        if detail is None:
+            try:
+                detail = http.HTTPStatus(status_code).phrase
+            except ValueError:
+                detail = ""
+        super().__init__(status_code, detail)
+        self.status_code = status_code
+        self.detail = detail
+        self.headers = dict(headers) if headers else None
+
+    def __repr__(self) -> str:
+        return f"HTTPException(status_code={self.status_code!r}, detail={self.detail!r})"
+
+
+class RequestValidationError(ValueError):
+    """The request did not fit the handler's parameters: a 422 listing every error, each
+    `{"type", "loc", "msg", "input"}` as FastAPI reports them."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__(errors)
+        self._errors = list(errors)
+
+    def errors(self) -> list[dict[str, Any]]:
+        return self._errors

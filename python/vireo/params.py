@@ -1,0 +1,189 @@
+"""Planning a route once, at registration: where each handler parameter comes from, what type
+it converts to, and its default. The engine receives the plan as tuples and does the
+conversions per request in native code."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import types
+import typing
+from typing import Any, Callable
+
+from . import _vireo
+from .validation import body_validator, is_body_type
+
+_SCALARS = {str: "str", int: "int", float: "float", bool: "bool"}
+_PATH_PARAM = re.compile(r"\{\*?([A-Za-z_][A-Za-z0-9_]*)(?::path)?\}")
+
+
+class Param:
+    """A marker for a parameter's source and default: `q: int = Query(10, alias="n")`, or in
+    `Annotated[int, Query(alias="n")]`."""
+
+    source = ""
+
+    def __init__(self, default: Any = ..., *, alias: str | None = None) -> None:
+        self.default = default
+        self.alias = alias
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.default!r})"
+
+
+class Query(Param):
+    source = "query"
+
+
+class Path(Param):
+    source = "path"
+
+
+class Header(Param):
+    """A header field; `user_agent: str = Header()` reads `user-agent`."""
+
+    source = "header"
+
+    def __init__(
+        self, default: Any = ..., *, alias: str | None = None, convert_underscores: bool = True
+    ) -> None:
+        super().__init__(default, alias=alias)
+        self.convert_underscores = convert_underscores
+
+
+class Cookie(Param):
+    """A cookie the client sent, by the parameter's name (or `alias`)."""
+
+    source = "cookie"
+
+
+class Body(Param):
+    source = "body"
+
+
+def path_names(path: str) -> list[str]:
+    return _PATH_PARAM.findall(path)
+
+
+def _unwrap_optional(tp: Any) -> tuple[Any, bool]:
+    origin = typing.get_origin(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1 and len(typing.get_args(tp)) == 2:
+            return args[0], True
+    return tp, False
+
+
+def _scalar_kind(tp: Any, where: str) -> str:
+    if tp is inspect.Parameter.empty or tp is Any:
+        return "str"
+    kind = _SCALARS.get(tp)
+    if kind is None:
+        raise TypeError(f"{where}: unsupported type {tp!r} (use str, int, float or bool)")
+    return kind
+
+
+def _list_item(tp: Any) -> Any | None:
+    origin = typing.get_origin(tp)
+    if origin in (list, typing.List, tuple, set, frozenset) or tp in (list, typing.List):
+        args = typing.get_args(tp)
+        return args[0] if args else str
+    return None
+
+
+def _scalar_list(tp: Any) -> bool:
+    """`list[int]` and the like: a query parameter given once per value."""
+    item = _list_item(tp)
+    if item is None:
+        return False
+    item, _ = _unwrap_optional(item)
+    return item in _SCALARS or item is Any
+
+
+def is_request_type(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, _vireo.Request)
+
+
+def plan(path: str, handler: Callable[..., Any]) -> list[tuple[Any, ...]]:
+    """The plan of `handler` on `path`: one tuple per parameter,
+    `(name, source, key, kind, is_list, required, default, validator, keyword_only)`."""
+    in_path = set(path_names(path))
+    signature = inspect.signature(handler)
+    target = handler if inspect.isroutine(handler) else type(handler).__call__
+    try:
+        hints = typing.get_type_hints(target, include_extras=True)
+    except Exception as exc:  # noqa: BLE001 - unresolvable annotations are the user's to fix
+        raise TypeError(f"cannot read the annotations of {handler!r}: {exc}") from exc
+    planned = []
+    where_name = getattr(handler, "__qualname__", repr(handler))
+    for name, param in signature.parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        where = f"{where_name}({name})"
+        tp = hints.get(name, param.annotation)
+        marker: Param | None = None
+        if typing.get_origin(tp) is typing.Annotated:
+            for extra in tp.__metadata__:
+                if isinstance(extra, Param):
+                    marker = extra
+            tp = typing.get_args(tp)[0]
+        default = param.default
+        if isinstance(default, Param):
+            marker, default = default, default.default
+        elif marker is not None and default is inspect.Parameter.empty:
+            default = marker.default
+        required = default is inspect.Parameter.empty or default is ...
+        if required:
+            default = None
+        keyword_only = param.kind == param.KEYWORD_ONLY
+        inner, optional = _unwrap_optional(tp)
+        alias = marker.alias if marker is not None and marker.alias else None
+        if is_request_type(inner):
+            planned.append((name, "request", name, "str", False, True, None, None, keyword_only))
+            continue
+        source = marker.source if marker is not None else ""
+        if not source:
+            if name in in_path:
+                source = "path"
+            elif is_body_type(inner) and not _scalar_list(inner):
+                source = "body"
+            else:
+                source = "query"
+        if source == "path" and (alias or name) not in in_path:
+            raise TypeError(f"{where}: {alias or name} is not a parameter of the path {path}")
+        if source == "body":
+            validator = body_validator(inner, required, default, optional)
+            planned.append(
+                (name, "body", name, "str", False, required, default, validator, keyword_only)
+            )
+            continue
+        key = alias or name
+        if source == "header" and alias is None and getattr(marker, "convert_underscores", True):
+            key = name.replace("_", "-")
+        item = _list_item(inner)
+        if item is not None:
+            if source != "query":
+                raise TypeError(f"{where}: only query parameters can be lists")
+            item, _ = _unwrap_optional(item)
+            kind, is_list = _scalar_kind(item, where), True
+        else:
+            kind, is_list = _scalar_kind(inner, where), False
+        planned.append(
+            (name, source, key, kind, is_list, required, default, None, keyword_only)
+        )
+    return planned
+
+
+def call_kind(handler: Callable[..., Any], blocking: bool) -> str:
+    is_async = inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
+        getattr(handler, "__call__", None)
+    )
+    if is_async:
+        if blocking:
+            raise TypeError("blocking=True is for `def` handlers; an `async def` must not block")
+        return "async"
+    return "blocking" if blocking else "sync"
+
+
+__all__ = ["Query", "Path", "Header", "Cookie", "Body", "plan", "call_kind", "dataclasses"]

@@ -1,0 +1,166 @@
+"""Serving: one process per core, each running the engine with one worker thread.
+
+The parent binds the listening socket once and forks the workers, which inherit it; it then
+supervises them: a worker that dies is replaced, and SIGTERM or SIGINT is passed on to every
+worker, which stops accepting, finishes the requests it has, runs the shutdown hooks and
+exits; the parent exits 0 after them. With one worker the app is served in-process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any, Callable
+
+from . import _loop, _vireo
+
+logger = logging.getLogger("vireo")
+
+# A worker that dies sooner than this after starting is restarted only after this long,
+# so a worker that cannot start does not fork in a tight loop.
+_RESTART_BACKOFF = 1.0
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def _announce(address: str) -> None:
+    print(f"vireo: listening on http://{address}", flush=True)
+
+
+def serve_worker(
+    app: Any,
+    listener: Any,
+    on_ready: Callable[[str], None],
+    handle_signals: bool = True,
+) -> None:
+    """Serve `app` on `listener` in this process until a graceful shutdown."""
+    loop = _loop.new_loop()
+    loop.run_until_complete(app.startup())
+    core = app._build(loop)
+    restore = {}
+    if handle_signals and threading.current_thread() is threading.main_thread():
+        # The engine turns SIGTERM and SIGINT into a graceful shutdown; Python's own SIGINT
+        # handler would raise KeyboardInterrupt afterwards.
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            restore[sig] = signal.signal(sig, signal.SIG_DFL)
+    try:
+        listener.serve(core, on_ready, handle_signals)
+    finally:
+        for sig, handler in restore.items():
+            signal.signal(sig, handler)
+        _loop.unbind(loop)
+        try:
+            loop.run_until_complete(app.shutdown())
+        finally:
+            loop.close()
+
+
+def run(
+    app: Any,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    workers: int = 1,
+    announce: Callable[[str], None] = _announce,
+) -> int:
+    app._plan()  # a route that cannot be planned fails here, before anything forks
+    listener = _vireo.Listener(host, port)
+    if workers <= 1:
+        serve_worker(app, listener, announce)
+        return 0
+    return _supervise(app, listener, workers, announce)
+
+
+def _child(app: Any, listener: Any, ready_fd: int, mask: Any) -> None:
+    code = 1
+    try:
+        for sig in _STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        serve_worker(app, listener, lambda _addr: os.write(ready_fd, b"r"))
+        code = 0
+    except BaseException:  # noqa: BLE001 - report whatever ended the worker
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _supervise(app: Any, listener: Any, workers: int, announce: Callable[[str], None]) -> int:
+    ready_r, ready_w = os.pipe()
+    children: dict[int, float] = {}
+    stopping = False
+
+    def spawn() -> None:
+        # Signals wait until the child has dropped the parent's handlers.
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            pid = os.fork()
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            raise
+        if pid == 0:
+            os.close(ready_r)
+            _child(app, listener, ready_w, blocked)
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+        children[pid] = time.monotonic()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        for pid in list(children):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in _STOP_SIGNALS}
+    try:
+        for _ in range(workers):
+            spawn()
+        ready = 0
+        announced = False
+        while children:
+            readable, _, _ = select.select([ready_r], [], [], 0.2)
+            if readable:
+                ready += len(os.read(ready_r, 64))
+                if not announced and ready >= workers:
+                    announce(f"{listener.host}:{listener.port}")
+                    announced = True
+            while children:
+                try:
+                    pid, status = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    children.clear()
+                    break
+                if pid == 0:
+                    break
+                born = children.pop(pid, None)
+                if born is None or stopping:
+                    continue
+                logger.error(
+                    "worker %d exited (%s); starting another", pid, _describe(status)
+                )
+                if time.monotonic() - born < _RESTART_BACKOFF:
+                    time.sleep(_RESTART_BACKOFF)
+                if not stopping:
+                    spawn()
+        return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        os.close(ready_r)
+        os.close(ready_w)
+        listener.close()
+
+
+def _describe(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {os.WTERMSIG(status)}"
+    return f"status {os.WEXITSTATUS(status)}"

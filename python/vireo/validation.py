@@ -1,0 +1,256 @@
+"""Request bodies: JSON parsed and validated into the handler's model, with every error
+reported in FastAPI's shape. Pydantic v2 models and msgspec Structs validate themselves;
+dataclasses are checked here, coercing as pydantic's lax mode does."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from typing import Any, Callable
+
+from .exceptions import RequestValidationError
+
+_MISSING = object()
+
+
+def _pydantic_model(tp: Any) -> bool:
+    return isinstance(tp, type) and hasattr(tp, "model_validate") and hasattr(tp, "model_fields")
+
+
+def _msgspec_struct(tp: Any) -> bool:
+    return isinstance(tp, type) and hasattr(tp, "__struct_fields__")
+
+
+def is_body_type(tp: Any) -> bool:
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return True
+    if _pydantic_model(tp) or _msgspec_struct(tp):
+        return True
+    origin = typing.get_origin(tp) or tp
+    return origin in (dict, list)
+
+
+def _parse(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise RequestValidationError(
+            [
+                {
+                    "type": "json_invalid",
+                    "loc": ["body", exc.pos],
+                    "msg": "JSON decode error",
+                    "input": {},
+                    "ctx": {"error": exc.msg},
+                }
+            ]
+        ) from None
+
+
+def body_validator(tp: Any, required: bool, default: Any, optional: bool) -> Callable[[bytes], Any]:
+    """`validate(body_bytes) -> value`, raising `RequestValidationError`."""
+    if _pydantic_model(tp):
+        check = _pydantic_check(tp)
+    elif _msgspec_struct(tp):
+        check = _msgspec_check(tp)
+    else:
+
+        def check(data: Any) -> Any:
+            errors: list[dict[str, Any]] = []
+            value = _coerce(data, tp, ["body"], errors)
+            if errors:
+                raise RequestValidationError(errors)
+            return value
+
+    def validate(body: bytes) -> Any:
+        if not body:
+            if not required:
+                return default
+            raise RequestValidationError(
+                [{"type": "missing", "loc": ["body"], "msg": "Field required", "input": None}]
+            )
+        data = _parse(body)
+        if data is None and optional:
+            return None
+        return check(data)
+
+    return validate
+
+
+def _pydantic_check(model: Any) -> Callable[[Any], Any]:
+    import pydantic
+
+    def check(data: Any) -> Any:
+        try:
+            return model.model_validate(data)
+        except pydantic.ValidationError as exc:
+            errors = []
+            for error in exc.errors(include_url=False):
+                error["loc"] = ["body", *error["loc"]]
+                errors.append(error)
+            raise RequestValidationError(errors) from None
+
+    return check
+
+
+def _msgspec_check(struct: Any) -> Callable[[Any], Any]:
+    import msgspec
+
+    def check(data: Any) -> Any:
+        try:
+            return msgspec.convert(data, struct)
+        except msgspec.ValidationError as exc:
+            raise RequestValidationError(
+                [{"type": "value_error", "loc": ["body"], "msg": str(exc), "input": data}]
+            ) from None
+
+    return check
+
+
+def _error(errors: list[dict[str, Any]], kind: str, loc: list[Any], msg: str, value: Any) -> Any:
+    errors.append({"type": kind, "loc": list(loc), "msg": msg, "input": value})
+    return _MISSING
+
+
+_TRUE = {"1", "on", "t", "true", "y", "yes"}
+_FALSE = {"0", "off", "f", "false", "n", "no"}
+
+
+def _coerce(value: Any, tp: Any, loc: list[Any], errors: list[dict[str, Any]]) -> Any:
+    """`value` as `tp`, lax as pydantic is; a failure is recorded in `errors`."""
+    if tp is Any or tp is object:
+        return value
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _coerce(value, typing.get_args(tp)[0], loc, errors)
+    if origin is typing.Union or origin is types.UnionType:
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        candidates = [a for a in args if a is not type(None)]
+        first_errors: list[dict[str, Any]] = []
+        for candidate in candidates:
+            attempt: list[dict[str, Any]] = []
+            result = _coerce(value, candidate, loc, attempt)
+            if not attempt:
+                return result
+            first_errors = first_errors or attempt
+        errors.extend(first_errors)
+        return _MISSING
+    if tp is type(None):
+        if value is None:
+            return None
+        return _error(errors, "none_required", loc, "Input should be None", value)
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+        if isinstance(value, str) and value.lower() in _TRUE | _FALSE:
+            return value.lower() in _TRUE
+        return _error(errors, "bool_parsing", loc, "Input should be a valid boolean", value)
+    if tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if isinstance(value, str):
+            try:
+                return int(value.strip())
+            except ValueError:
+                return _error(
+                    errors,
+                    "int_parsing",
+                    loc,
+                    "Input should be a valid integer, unable to parse string as an integer",
+                    value,
+                )
+        return _error(errors, "int_type", loc, "Input should be a valid integer", value)
+    if tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value.strip())
+            except ValueError:
+                return _error(
+                    errors,
+                    "float_parsing",
+                    loc,
+                    "Input should be a valid number, unable to parse string as a number",
+                    value,
+                )
+        return _error(errors, "float_type", loc, "Input should be a valid number", value)
+    if tp is str:
+        if isinstance(value, str):
+            return value
+        return _error(errors, "string_type", loc, "Input should be a valid string", value)
+    if origin in (list, set, frozenset, tuple) or tp in (list, set, frozenset, tuple):
+        if not isinstance(value, list):
+            return _error(errors, "list_type", loc, "Input should be a valid list", value)
+        args = typing.get_args(tp)
+        item = args[0] if args else Any
+        items = [_coerce(v, item, [*loc, i], errors) for i, v in enumerate(value)]
+        container = origin or tp
+        return items if container is list else container(items)
+    if origin is dict or tp is dict:
+        if not isinstance(value, dict):
+            return _error(errors, "dict_type", loc, "Input should be a valid dictionary", value)
+        args = typing.get_args(tp)
+        item = args[1] if len(args) == 2 else Any
+        return {k: _coerce(v, item, [*loc, k], errors) for k, v in value.items()}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _dataclass(value, tp, loc, errors)
+    if _pydantic_model(tp):
+        import pydantic
+
+        try:
+            return tp.model_validate(value)
+        except pydantic.ValidationError as exc:
+            for error in exc.errors(include_url=False):
+                error["loc"] = [*loc, *error["loc"]]
+                errors.append(error)
+            return _MISSING
+    if isinstance(tp, type) and isinstance(value, tp):
+        return value
+    if isinstance(tp, type):
+        try:
+            return tp(value)
+        except (TypeError, ValueError) as exc:
+            return _error(errors, "value_error", loc, f"Value error, {exc}", value)
+    return value
+
+
+
+def _dataclass(value: Any, cls: Any, loc: list[Any], errors: list[dict[str, Any]]) -> Any:
+    if isinstance(value, cls):
+        return value
+    if not isinstance(value, dict):
+        return _error(
+            errors,
+            "dataclass_type",
+            loc,
+            f"Input should be a dictionary or an instance of {cls.__name__}",
+            value,
+        )
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    before = len(errors)
+    for field in dataclasses.fields(cls):
+        if not field.init:
+            continue
+        if field.name not in value:
+            if (
+                field.default is dataclasses.MISSING
+                and field.default_factory is dataclasses.MISSING
+            ):
+                _error(errors, "missing", [*loc, field.name], "Field required", value)
+            continue
+        kwargs[field.name] = _coerce(
+            value[field.name], hints.get(field.name, Any), [*loc, field.name], errors
+        )
+    if len(errors) > before:
+        return _MISSING
+    return cls(**kwargs)
