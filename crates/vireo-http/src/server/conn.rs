@@ -283,11 +283,7 @@ impl<S: Service> Conn<'_, S> {
 
 /// Write and empty `out`; `false` if the connection failed. The common case, where the socket
 /// takes everything at once, needs no await; waiting for a slow reader is boxed.
-async fn write_out(
-    stream: &dyn Transport,
-    out: &mut Vec<u8>,
-    stall: std::time::Duration,
-) -> bool {
+async fn write_out(stream: &dyn Transport, out: &mut Vec<u8>, stall: std::time::Duration) -> bool {
     match write_now(stream, out) {
         Ok(true) => true,
         Ok(false) => Box::pin(flush(stream, out, stall)).await.is_ok(),
