@@ -22,15 +22,15 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(Some(_)) = first {
         assert_eq!(format!("{head:?}"), format!("{general:?}"));
     }
-    // The same bytes again into the same head, which may now remember their Host as valid,
-    // give the same answer.
+    // The same bytes again into the same head give the same answer.
     assert_eq!(parse_head(data, &limits, &mut head), first);
     if let Ok(Some(len)) = first {
         assert!(len <= data.len());
         assert!(head.target().len() <= limits.max_target_len);
         assert!(head.path_and_query().starts_with(head.path()));
+        // The body limit is applied when the body is read, not here.
         if let BodyKind::Length(n) = head.body_kind() {
-            assert!(n > 0 && n <= limits.max_body_size);
+            assert!(n > 0);
         }
         // Parsing the same bytes again, into a used head, gives the same answer.
         let mut again = RequestHead::default();
