@@ -25,10 +25,15 @@ class Response:
         headers: Mapping[str, str] | None = None,
         media_type: str | None = None,
     ) -> None:
+        self._set_head(status_code, headers, media_type)
+        self.body = self.render(content)
+
+    def _set_head(
+        self, status_code: int, headers: Mapping[str, str] | None, media_type: str | None
+    ) -> None:
         self.status_code = status_code
         if media_type is not None:
             self.media_type = media_type
-        self.body = self.render(content)
         self.headers: dict[str, str] = dict(headers) if headers else {}
 
     def render(self, content: Any) -> bytes:
@@ -116,9 +121,6 @@ class StreamingResponse(Response):
         headers: Mapping[str, str] | None = None,
         media_type: str | None = None,
     ) -> None:
-        self.status_code = status_code
-        if media_type is not None:
-            self.media_type = media_type
+        self._set_head(status_code, headers, media_type)
         self.body = None
         self.body_iterator = content
-        self.headers = dict(headers) if headers else {}

@@ -1,18 +1,14 @@
 //! `Server::tune_allocator(true)`: the arena cap is set when the server starts and the
 //! allocator is trimmed when a worker goes quiet, and serving goes on unchanged through both.
 
-use std::io::{Read, Write};
+mod common;
+
+use common::get_and_close;
 use std::time::Duration;
 use vireo_http::{service_fn, Response, Server};
 
 fn get(addr: std::net::SocketAddr) -> String {
-    let mut client = std::net::TcpStream::connect(addr).unwrap();
-    client
-        .write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut reply = String::new();
-    client.read_to_string(&mut reply).unwrap();
-    reply
+    get_and_close(std::net::TcpStream::connect(addr).unwrap())
 }
 
 #[test]

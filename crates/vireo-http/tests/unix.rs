@@ -1,7 +1,9 @@
 //! Serving on a Unix domain socket: requests answered as over TCP, the socket file's
 //! permissions, and its removal when the server ends.
 
-use std::io::{Read, Write};
+mod common;
+
+use common::get_and_close;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
 use vireo_http::{service_fn, ListenAddr, Request, Response, Server};
@@ -15,13 +17,7 @@ fn hello(req: Request<'_>) -> Response {
 }
 
 fn get(path: &std::path::Path) -> String {
-    let mut client = UnixStream::connect(path).unwrap();
-    client
-        .write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut reply = String::new();
-    client.read_to_string(&mut reply).unwrap();
-    reply
+    get_and_close(UnixStream::connect(path).unwrap())
 }
 
 #[test]
@@ -90,12 +86,8 @@ fn tcp_requests_still_see_the_peer_address() {
         .workers(1)
         .spawn(service_fn(hello))
         .unwrap();
-    let mut client = std::net::TcpStream::connect(server.addr()).unwrap();
+    let client = std::net::TcpStream::connect(server.addr()).unwrap();
     let local = client.local_addr().unwrap();
-    client
-        .write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut reply = String::new();
-    client.read_to_string(&mut reply).unwrap();
+    let reply = get_and_close(client);
     assert!(reply.ends_with(&format!("hello, {local}")), "{reply}");
 }

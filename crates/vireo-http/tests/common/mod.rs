@@ -239,3 +239,13 @@ pub fn exchange(server: &RunningServer, request: &[u8]) -> (Option<Reply>, Reade
     let reply = reader.response(request.starts_with(b"HEAD"));
     (reply, reader)
 }
+
+/// Send `GET /` asking to close on `stream` (TCP or Unix), and read everything until the close.
+pub fn get_and_close(mut stream: impl Read + Write) -> String {
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    reply
+}
