@@ -11,7 +11,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use tokio::sync::oneshot;
 use vireo_http::BodyKind;
-use vireo_http::{Limits, Response, Server};
+use vireo_http::{Limits, Response, RunningServer, Server};
 
 type ErrorHandler = dyn Fn(&Error) -> Response + Send + Sync;
 
@@ -135,10 +135,20 @@ impl App {
     /// app.serve(server)
     /// # ; Ok::<(), std::io::Error>(())
     /// ```
-    pub fn serve(self, server: Server) -> std::io::Result<()> {
+    pub fn serve(mut self, server: Server) -> std::io::Result<()> {
+        self.state(crate::health::Serving(server.shutdown_handle()));
         let service = self.into_service();
         let limits = service.0.limits.clone();
         server.limits(limits).handle_signals(true).serve(service)
+    }
+
+    /// Serve on `server` in the background, on its own threads, until shut down through the
+    /// returned [`RunningServer`] (signals are left alone: for tests and embedding).
+    pub fn spawn(mut self, server: Server) -> std::io::Result<RunningServer> {
+        self.state(crate::health::Serving(server.shutdown_handle()));
+        let service = self.into_service();
+        let limits = service.0.limits.clone();
+        server.limits(limits).spawn(service)
     }
 
     /// Bind `addr` and serve, as [`App::serve`].

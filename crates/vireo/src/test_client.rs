@@ -277,10 +277,5 @@ impl TestResponse {
 /// Serve `app` on `127.0.0.1` at a free port, on one worker, for socket-level tests. The server
 /// shuts down when the returned value is dropped.
 pub fn serve_ephemeral(app: App) -> std::io::Result<RunningServer> {
-    let service = app.into_service();
-    let limits = service.limits().clone();
-    Server::bind("127.0.0.1:0")?
-        .workers(1)
-        .limits(limits)
-        .spawn(service)
+    app.spawn(Server::bind("127.0.0.1:0")?.workers(1))
 }

@@ -181,6 +181,16 @@ impl Server {
         self
     }
 
+    /// How long the server goes on accepting and serving as usual after a graceful shutdown is
+    /// requested, before it stops accepting and drains (default: none). Meanwhile
+    /// [`ShutdownHandle::is_requested`] is already true, so a readiness endpoint can answer 503
+    /// and a load balancer stop sending new connections before they would be refused. Set it
+    /// to a little more than the balancer's health-check interval.
+    pub fn drain_delay(self, delay: Duration) -> Self {
+        self.handle.set_drain_delay(delay);
+        self
+    }
+
     /// Most threads running blocking work at once (default
     /// [`DEFAULT_MAX_BLOCKING_THREADS`]).
     pub fn max_blocking_threads(mut self, threads: usize) -> Self {

@@ -1,7 +1,8 @@
 //! Asking a running server to shut down gracefully.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::Notify;
 
 /// A handle that starts a graceful shutdown: stop accepting, close idle connections, let
@@ -14,6 +15,8 @@ pub struct ShutdownHandle(Arc<Inner>);
 struct Inner {
     requested: AtomicBool,
     notify: Notify,
+    /// How long the server goes on serving after a shutdown is requested, in milliseconds.
+    drain_delay_ms: AtomicU64,
 }
 
 impl ShutdownHandle {
@@ -26,6 +29,22 @@ impl ShutdownHandle {
     /// Whether a shutdown was requested.
     pub fn is_requested(&self) -> bool {
         self.0.requested.load(Ordering::SeqCst)
+    }
+
+    /// Set how long the server goes on serving after a shutdown is requested.
+    pub(crate) fn set_drain_delay(&self, delay: Duration) {
+        let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        self.0.drain_delay_ms.store(ms, Ordering::SeqCst);
+    }
+
+    /// Wait until a shutdown is requested and the drain delay has passed: when the workers stop
+    /// accepting and start draining.
+    pub(crate) async fn wait_to_drain(&self) {
+        self.wait().await;
+        let delay = self.0.drain_delay_ms.load(Ordering::SeqCst);
+        if delay > 0 {
+            tokio::time::sleep(Duration::from_millis(delay)).await;
+        }
     }
 
     /// Wait until a shutdown is requested.

@@ -193,7 +193,7 @@ impl<S: Service> Worker<S> {
                 }
                 let accepted = tokio::select! {
                     biased;
-                    _ = stop.wait() => return,
+                    _ = stop.wait_to_drain() => return,
                     accepted = listener.accept() => accepted,
                 };
                 match accepted {
@@ -223,7 +223,7 @@ impl<S: Service> Worker<S> {
         let closed = self.closed.notified();
         let sleep = tokio::time::sleep(limit.unwrap_or(Duration::MAX / 4));
         tokio::select! {
-            _ = stop.wait() => false,
+            _ = stop.wait_to_drain() => false,
             _ = closed => true,
             _ = sleep => true,
         }
