@@ -48,6 +48,7 @@ mod cookies;
 mod error;
 mod extensions;
 mod handler;
+pub mod health;
 pub mod middleware;
 mod request;
 mod response;
@@ -56,6 +57,8 @@ mod static_files;
 mod streaming;
 #[cfg(feature = "test-util")]
 mod test_client;
+#[cfg(feature = "tower")]
+pub mod tower;
 mod tree;
 
 pub use app::{App, AppService};
@@ -79,7 +82,7 @@ pub use static_files::{serve_dir, ServeDir};
 pub use streaming::{stream_body, stream_iter, Event, Sse};
 #[cfg(feature = "test-util")]
 pub use test_client::{serve_ephemeral, TestClient, TestRequest, TestResponse};
-pub use vireo_http::{http, Body, Limits, Response, RunningServer, Server};
+pub use vireo_http::{http, Body, Limits, Response, RunningServer, Server, ShutdownHandle};
 
 /// The README's examples, compiled and run as doctests so they stay true.
 #[doc = include_str!("../../../README.md")]

@@ -214,6 +214,24 @@ impl Request {
         tree.find(head.path(), &mut parts.captures)
     }
 
+    /// The header map, moved out (built first if it has not been): a tower layer gets it.
+    #[cfg(feature = "tower")]
+    pub(crate) fn take_headers(&mut self) -> HeaderMap {
+        self.headers();
+        self.p_mut().headers.take().unwrap_or_default()
+    }
+
+    /// Give back the header map [`Request::take_headers`] took. With `head`, a tower layer
+    /// changed the fields, and `head` is the request's head with those fields.
+    #[cfg(feature = "tower")]
+    pub(crate) fn restore_headers(&mut self, headers: HeaderMap, head: Option<Head>) {
+        let parts = self.p_mut();
+        if let Some(head) = head {
+            parts.head = Some(head);
+        }
+        parts.headers = OnceLock::from(headers);
+    }
+
     /// How much of the path the router this request was routed through is mounted at.
     pub(crate) fn set_prefix_len(&mut self, prefix_len: usize) {
         self.p_mut().prefix_len = prefix_len;
