@@ -9,6 +9,8 @@ mod idle;
 pub(crate) mod io;
 mod listener;
 mod shutdown;
+#[cfg(feature = "tls")]
+mod tls_accept;
 mod trim;
 mod worker;
 mod write_buffers;
@@ -63,6 +65,8 @@ pub struct Server {
     handle_signals: bool,
     handle: ShutdownHandle,
     on_ready: Option<Box<dyn FnOnce(ListenAddr) + Send>>,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::tls::TlsHandle>,
 }
 
 impl std::fmt::Debug for Server {
@@ -76,6 +80,7 @@ impl std::fmt::Debug for Server {
             .field("max_blocking_threads", &self.max_blocking_threads)
             .field("tune_allocator", &self.tune_allocator)
             .field("handle_signals", &self.handle_signals)
+            .field("tls", &self.is_tls())
             .finish_non_exhaustive()
     }
 }
@@ -135,7 +140,45 @@ impl Server {
             handle_signals: false,
             handle: ShutdownHandle::default(),
             on_ready: None,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
+    }
+
+    /// Whether the server serves TLS.
+    fn is_tls(&self) -> bool {
+        #[cfg(feature = "tls")]
+        return self.tls.is_some();
+        #[cfg(not(feature = "tls"))]
+        false
+    }
+
+    /// Serve HTTPS: every accepted connection does a TLS handshake with `config` first (within
+    /// [`Limits::tls_handshake_timeout`], at most [`Limits::max_tls_handshakes_per_worker`] at
+    /// once per worker), then is served as any other, with [`crate::Request::is_secure`] true.
+    /// Replace the configuration while serving through [`Server::tls_handle`].
+    ///
+    /// ```no_run
+    /// use vireo_http::{service_fn, tls::TlsConfig, Response, Server};
+    /// Server::bind("0.0.0.0:443")?
+    ///     .tls(TlsConfig::from_pem_files("chain.pem", "key.pem")?)
+    ///     .serve(service_fn(|_req| Response::text("Hello, World!")))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, config: crate::tls::TlsConfig) -> Self {
+        match &self.tls {
+            Some(handle) => handle.reload(config),
+            None => self.tls = Some(crate::tls::TlsHandle::new(config)),
+        }
+        self
+    }
+
+    /// A handle that replaces the TLS configuration while the server runs (new certificates
+    /// for new handshakes); `None` unless [`Server::tls`] was called.
+    #[cfg(feature = "tls")]
+    pub fn tls_handle(&self) -> Option<crate::tls::TlsHandle> {
+        self.tls.clone()
     }
 
     /// The TCP address the server listens on; an error for a Unix domain socket (see
@@ -271,6 +314,8 @@ impl Server {
             let handle = self.handle.clone();
             let shutdown_timeout = self.shutdown_timeout;
             let tune_allocator = self.tune_allocator;
+            #[cfg(feature = "tls")]
+            let tls = self.tls.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("vireo-worker-{id}"))
                 .spawn(move || {
@@ -278,6 +323,8 @@ impl Server {
                         limits,
                         shutdown_timeout,
                         tune_allocator,
+                        #[cfg(feature = "tls")]
+                        tls,
                     };
                     run_worker(
                         runtime,
@@ -398,6 +445,8 @@ struct WorkerSettings {
     limits: Limits,
     shutdown_timeout: Duration,
     tune_allocator: bool,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::tls::TlsHandle>,
 }
 
 fn run_worker<S: Service>(
@@ -412,12 +461,21 @@ fn run_worker<S: Service>(
         limits,
         shutdown_timeout,
         tune_allocator,
+        #[cfg(feature = "tls")]
+        tls,
     } = settings;
     crate::pool::mark_worker_thread();
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, async {
         let listener = listener.into_tokio()?;
-        let worker = Rc::new(Worker::new(service, limits, balancer, id, tune_allocator));
+        #[allow(unused_mut)]
+        let mut worker = Worker::new(service, limits, balancer, id, tune_allocator);
+        #[cfg(feature = "tls")]
+        {
+            let cap = worker.limits.max_tls_handshakes_per_worker;
+            worker.tls = tls.map(|handle| tls_accept::TlsAccept::new(handle, cap));
+        }
+        let worker = Rc::new(worker);
         let ticker = tokio::task::spawn_local({
             let worker = worker.clone();
             async move { worker.tick().await }
