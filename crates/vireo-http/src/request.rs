@@ -26,11 +26,7 @@ pub(crate) struct Peer {
 }
 
 impl<'c> Request<'c> {
-    pub(crate) fn new(
-        head: Head,
-        body: RequestBody<'c>,
-        peer: &'c Peer,
-    ) -> Self {
+    pub(crate) fn new(head: Head, body: RequestBody<'c>, peer: &'c Peer) -> Self {
         Request { head, body, peer }
     }
 

@@ -11,7 +11,9 @@ use tokio_rustls::client::TlsStream;
 use tokio_rustls::rustls::client::danger::{
     HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier,
 };
-use tokio_rustls::rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use tokio_rustls::rustls::crypto::{
+    verify_tls12_signature, verify_tls13_signature, CryptoProvider,
+};
 use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use tokio_rustls::rustls::{self, ClientConfig, DigitallySignedStruct, SignatureScheme};
 use tokio_rustls::TlsConnector;
@@ -93,9 +95,7 @@ impl ServerCertVerifier for AnyCert {
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0
-            .signature_verification_algorithms
-            .supported_schemes()
+        self.0.signature_verification_algorithms.supported_schemes()
     }
 }
 
@@ -269,7 +269,9 @@ fn without_a_default_a_name_without_a_certificate_fails_the_handshake() {
     let server = serve(config, Limits::default());
     run(async {
         let connector = default_client();
-        assert!(connect(&connector, server.addr(), "a.example").await.is_ok());
+        assert!(connect(&connector, server.addr(), "a.example")
+            .await
+            .is_ok());
         assert!(connect(&connector, server.addr(), "z.example")
             .await
             .is_err());
@@ -346,9 +348,7 @@ fn handshakes_beyond_the_cap_wait_for_one_to_end() {
         let silent = TcpStream::connect(server.addr()).await.unwrap();
         let addr = server.addr();
         let waiting = tokio::spawn(async move {
-            let mut stream = connect(&default_client(), addr, "localhost")
-                .await
-                .unwrap();
+            let mut stream = connect(&default_client(), addr, "localhost").await.unwrap();
             get(&mut stream).await
         });
         tokio::time::sleep(Duration::from_millis(500)).await;
@@ -404,7 +404,9 @@ fn configuration_errors_are_typed_and_name_the_file_and_the_problem() {
     assert!(error.to_string().contains("missing.pem"), "{error}");
 
     let error = TlsConfig::from_pem_files(&garbage, &key).unwrap_err();
-    assert!(matches!(&error, TlsError::NoCertificate { source: PemSource::File(p) } if p == &garbage));
+    assert!(
+        matches!(&error, TlsError::NoCertificate { source: PemSource::File(p) } if p == &garbage)
+    );
     assert!(error.to_string().contains("garbage.pem"), "{error}");
     assert!(error.to_string().contains("no certificate"), "{error}");
 
@@ -419,11 +421,19 @@ fn configuration_errors_are_typed_and_name_the_file_and_the_problem() {
     let error = TlsConfig::from_pem_files(&cert, &other_key).unwrap_err();
     assert!(matches!(&error, TlsError::KeyMismatch { .. }));
     let message = error.to_string();
-    assert!(message.contains("other-key.pem") && message.contains("chain.pem"), "{message}");
+    assert!(
+        message.contains("other-key.pem") && message.contains("chain.pem"),
+        "{message}"
+    );
     assert!(message.contains("does not match"), "{message}");
 
     let error = TlsConfig::from_pem(cert_pem.as_bytes(), b"").unwrap_err();
-    assert!(matches!(&error, TlsError::NoPrivateKey { source: PemSource::Memory { certificate: false } }));
+    assert!(matches!(
+        &error,
+        TlsError::NoPrivateKey {
+            source: PemSource::Memory { certificate: false }
+        }
+    ));
 
     let error = TlsConfig::builder()
         .sni("not a name", tls_cert(&(cert_pem, key_pem, Vec::new())))
@@ -436,11 +446,16 @@ fn configuration_errors_are_typed_and_name_the_file_and_the_problem() {
         TlsError::NoCertificates
     ));
 
-    let mut h2 = (**TlsConfig::from_pem_files(&cert, &key).unwrap().rustls_config()).clone();
+    let mut h2 = (**TlsConfig::from_pem_files(&cert, &key)
+        .unwrap()
+        .rustls_config())
+    .clone();
     h2.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let error = TlsConfig::from_rustls(Arc::new(h2)).unwrap_err();
     assert!(matches!(&error, TlsError::UnsupportedAlpn { protocol } if protocol == "h2"));
 
-    let io_error: io::Error = TlsConfig::from_pem_files(&cert, &other_key).unwrap_err().into();
+    let io_error: io::Error = TlsConfig::from_pem_files(&cert, &other_key)
+        .unwrap_err()
+        .into();
     assert_eq!(io_error.kind(), io::ErrorKind::InvalidInput);
 }

@@ -24,13 +24,16 @@ fn app() -> App {
         format!("User: {}", req.param("id").unwrap_or_default())
     });
     app.get("/favicon.ico", |_req| StatusCode::NO_CONTENT);
-    app.get("/scheme", |req: Request| {
-        if req.is_secure() {
-            "https"
-        } else {
-            "http"
-        }
-    });
+    app.get(
+        "/scheme",
+        |req: Request| {
+            if req.is_secure() {
+                "https"
+            } else {
+                "http"
+            }
+        },
+    );
     app
 }
 

@@ -256,12 +256,8 @@ impl AppService {
         secure: bool,
     ) -> Response {
         let (ask, asked) = oneshot::channel::<BodyRequest>();
-        let respond = self.respond(self.request(
-            head,
-            move || BodySource::Pending(ask),
-            remote,
-            secure,
-        ));
+        let respond =
+            self.respond(self.request(head, move || BodySource::Pending(ask), remote, secure));
         let serve_body = async {
             if let Ok(BodyRequest { limit, reply }) = asked.await {
                 body.set_limit(limit);

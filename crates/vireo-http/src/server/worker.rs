@@ -7,11 +7,11 @@ use super::future_pool::FuturePool;
 use super::idle::IdleRegistry;
 use super::listener::{Accepted, Listener};
 use super::shutdown::ShutdownHandle;
+#[cfg(feature = "tls")]
+use super::tls_accept::{serve_tls, TlsAccept};
 use super::trim::QuietTrim;
 use crate::request::Peer;
 use crate::service::Service;
-#[cfg(feature = "tls")]
-use super::tls_accept::{serve_tls, TlsAccept};
 use crate::transport::Transport;
 use crate::Limits;
 use std::cell::Cell;

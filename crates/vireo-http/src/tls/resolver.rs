@@ -57,12 +57,22 @@ mod tests {
         resolver.wildcard.insert("b.example".into(), any_b.clone());
         let find = |r: &SniResolver, name| r.find(name).map(|k| k.cert[0].clone());
         assert_eq!(find(&resolver, Some("A.Example.")), Some(a.cert[0].clone()));
-        assert_eq!(find(&resolver, Some("x.b.example")), Some(any_b.cert[0].clone()));
-        assert_eq!(find(&resolver, Some("y.x.b.example")), None, "one label only");
+        assert_eq!(
+            find(&resolver, Some("x.b.example")),
+            Some(any_b.cert[0].clone())
+        );
+        assert_eq!(
+            find(&resolver, Some("y.x.b.example")),
+            None,
+            "one label only"
+        );
         assert_eq!(find(&resolver, Some("b.example")), None);
         assert_eq!(find(&resolver, None), None);
         resolver.default = Some(fallback.clone());
-        assert_eq!(find(&resolver, Some("c.example")), Some(fallback.cert[0].clone()));
+        assert_eq!(
+            find(&resolver, Some("c.example")),
+            Some(fallback.cert[0].clone())
+        );
         assert_eq!(find(&resolver, None), Some(fallback.cert[0].clone()));
     }
 }
