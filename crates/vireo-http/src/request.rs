@@ -46,8 +46,8 @@ impl<'c> Request<'c> {
         self.peer.addr.as_ref()
     }
 
-    /// Whether the request came over an encrypted connection (TLS, served with
-    /// [`crate::Server::tls`]): its scheme is `https`. A server behind a proxy that terminates
+    /// Whether the request came over an encrypted connection (TLS, served with `Server::tls`
+    /// and the `tls` feature): its scheme is `https`. A server behind a proxy that terminates
     /// TLS sees plain connections here; the proxy's forwarded headers tell the original scheme.
     pub fn is_secure(&self) -> bool {
         self.peer.secure

@@ -189,7 +189,9 @@ fn main() -> std::io::Result<()> {
 }
 
 fn usage(problem: &str) -> ! {
-    eprintln!("{problem}\nusage: reference [--addr HOST:PORT | --unix PATH] [--workers N] \
-         [--tls-cert CHAIN.pem --tls-key KEY.pem]");
+    eprintln!(
+        "{problem}\nusage: reference [--addr HOST:PORT | --unix PATH] [--workers N] \
+         [--tls-cert CHAIN.pem --tls-key KEY.pem]"
+    );
     std::process::exit(2);
 }

@@ -11,7 +11,7 @@
 //! certificate stays.
 
 use vireo::http::StatusCode;
-use vireo::tls::{TlsConfig, TlsHandle};
+use vireo::tls::TlsConfig;
 use vireo::{App, Json, Request, Server};
 
 fn app() -> App {
@@ -63,8 +63,7 @@ fn main() -> std::io::Result<()> {
         server = server.workers(workers);
     }
     if let (Some(cert), Some(key)) = (cert, key) {
-        let handle = server.tls_handle().expect("TLS is on");
-        reload_on_sighup(handle, cert, key)?;
+        server = server.reload_tls_on_sighup(move || TlsConfig::from_pem_files(&cert, &key));
     }
     let server = server.on_ready(|addr| println!("listening on https://{addr}"));
     app().serve(server)
@@ -81,32 +80,6 @@ fn self_signed() -> std::io::Result<TlsConfig> {
     )?;
     eprintln!("serving a self-signed certificate for localhost and 127.0.0.1");
     Ok(config)
-}
-
-/// Reload the certificate and key from their files on every SIGHUP, on a thread of its own.
-fn reload_on_sighup(handle: TlsHandle, cert: String, key: String) -> std::io::Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let mut hangups = {
-        let _guard = runtime.enter();
-        signal(SignalKind::hangup())?
-    };
-    std::thread::spawn(move || {
-        runtime.block_on(async {
-            while hangups.recv().await.is_some() {
-                match TlsConfig::from_pem_files(&cert, &key) {
-                    Ok(config) => {
-                        handle.reload(config);
-                        eprintln!("SIGHUP: reloaded {cert} and {key}");
-                    }
-                    Err(error) => eprintln!("SIGHUP: kept the old certificate: {error}"),
-                }
-            }
-        })
-    });
-    Ok(())
 }
 
 fn usage(problem: &str) -> ! {

@@ -67,7 +67,17 @@ pub struct Server {
     on_ready: Option<Box<dyn FnOnce(ListenAddr) + Send>>,
     #[cfg(feature = "tls")]
     tls: Option<crate::tls::TlsHandle>,
+    #[cfg(feature = "tls")]
+    tls_loader: Option<TlsLoader>,
 }
+
+/// Makes a new TLS configuration on SIGHUP: [`Server::reload_tls_on_sighup`].
+#[cfg(feature = "tls")]
+type TlsLoader =
+    Box<dyn Fn() -> Result<crate::tls::TlsConfig, crate::tls::TlsError> + Send + 'static>;
+
+/// What the signal thread does on SIGHUP.
+type OnHangup = Box<dyn FnMut() + Send>;
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -142,6 +152,8 @@ impl Server {
             on_ready: None,
             #[cfg(feature = "tls")]
             tls: None,
+            #[cfg(feature = "tls")]
+            tls_loader: None,
         }
     }
 
@@ -172,6 +184,48 @@ impl Server {
             None => self.tls = Some(crate::tls::TlsHandle::new(config)),
         }
         self
+    }
+
+    /// On SIGHUP, replace the TLS configuration with what `load` makes (typically the same
+    /// files read again, after a certificate renewal), as [`crate::tls::TlsHandle::reload`]
+    /// does; if `load` fails, the error is logged and the current configuration kept. Only
+    /// while [`Server::handle_signals`] is on (the framework's `App::serve` turns it on) and
+    /// [`Server::tls`] is set.
+    ///
+    /// ```no_run
+    /// use vireo_http::{service_fn, tls::TlsConfig, Response, Server};
+    /// let load = || TlsConfig::from_pem_files("chain.pem", "key.pem");
+    /// Server::bind("0.0.0.0:443")?
+    ///     .tls(load()?)
+    ///     .reload_tls_on_sighup(load)
+    ///     .handle_signals(true)
+    ///     .serve(service_fn(|_req| Response::text("Hello, World!")))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn reload_tls_on_sighup(
+        mut self,
+        load: impl Fn() -> Result<crate::tls::TlsConfig, crate::tls::TlsError> + Send + 'static,
+    ) -> Self {
+        self.tls_loader = Some(Box::new(load));
+        self
+    }
+
+    /// What to do on SIGHUP, if anything.
+    fn on_hangup(&mut self) -> Option<OnHangup> {
+        #[cfg(feature = "tls")]
+        if let (Some(handle), Some(load)) = (self.tls.clone(), self.tls_loader.take()) {
+            return Some(Box::new(move || match load() {
+                Ok(config) => {
+                    handle.reload(config);
+                    tracing::info!("SIGHUP: TLS configuration reloaded");
+                }
+                Err(error) => {
+                    tracing::error!(%error, "SIGHUP: TLS configuration not reloaded, keeping the current one");
+                }
+            }));
+        }
+        None
     }
 
     /// A handle that replaces the TLS configuration while the server runs (new certificates
@@ -276,7 +330,8 @@ impl Server {
             file.set_mode(mode)?;
         }
         let signals = if self.handle_signals {
-            Some(spawn_signal_listener(self.handle.clone())?)
+            let on_hangup = self.on_hangup();
+            Some(spawn_signal_listener(self.handle.clone(), on_hangup)?)
         } else {
             None
         };
@@ -508,27 +563,49 @@ fn run_worker<S: Service>(
     result
 }
 
-/// A thread that turns SIGTERM or SIGINT into a graceful shutdown, and ends with the server.
-fn spawn_signal_listener(handle: ShutdownHandle) -> std::io::Result<JoinHandle<()>> {
+/// A thread that turns SIGTERM or SIGINT into a graceful shutdown, runs `on_hangup` on each
+/// SIGHUP if given, and ends with the server.
+fn spawn_signal_listener(
+    handle: ShutdownHandle,
+    mut on_hangup: Option<OnHangup>,
+) -> std::io::Result<JoinHandle<()>> {
     use tokio::signal::unix::{signal, SignalKind};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let (mut term, mut int) = {
+    let (mut term, mut int, mut hup) = {
         let _guard = runtime.enter();
+        let hup = match on_hangup {
+            Some(_) => Some(signal(SignalKind::hangup())?),
+            None => None,
+        };
         (
             signal(SignalKind::terminate())?,
             signal(SignalKind::interrupt())?,
+            hup,
         )
     };
     std::thread::Builder::new()
         .name("vireo-signals".into())
         .spawn(move || {
             runtime.block_on(async {
-                tokio::select! {
-                    _ = term.recv() => tracing::info!("SIGTERM: shutting down gracefully"),
-                    _ = int.recv() => tracing::info!("SIGINT: shutting down gracefully"),
-                    _ = handle.wait() => {}
+                loop {
+                    let hangup = async {
+                        match &mut hup {
+                            Some(hup) => hup.recv().await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = term.recv() => break tracing::info!("SIGTERM: shutting down gracefully"),
+                        _ = int.recv() => break tracing::info!("SIGINT: shutting down gracefully"),
+                        Some(()) = hangup => {
+                            if let Some(on_hangup) = &mut on_hangup {
+                                on_hangup();
+                            }
+                        }
+                        _ = handle.wait() => break,
+                    }
                 }
             });
             handle.shutdown();

@@ -18,6 +18,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! [`crate::Server::reload_tls_on_sighup`] reloads on SIGHUP instead, when the server handles
+//! signals.
+//!
 //! Several certificates, chosen by the name the client asks for (SNI):
 //!
 //! ```no_run
