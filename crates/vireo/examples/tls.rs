@@ -63,7 +63,14 @@ fn main() -> std::io::Result<()> {
         server = server.workers(workers);
     }
     if let (Some(cert), Some(key)) = (cert, key) {
-        server = server.reload_tls_on_sighup(move || TlsConfig::from_pem_files(&cert, &key));
+        server = server.reload_tls_on_sighup(move || {
+            let loaded = TlsConfig::from_pem_files(&cert, &key);
+            match &loaded {
+                Ok(_) => eprintln!("SIGHUP: reloaded {cert} and {key}"),
+                Err(error) => eprintln!("SIGHUP: kept the current certificate: {error}"),
+            }
+            loaded
+        });
     }
     let server = server.on_ready(|addr| println!("listening on https://{addr}"));
     app().serve(server)
