@@ -60,6 +60,8 @@ mod request;
 mod response;
 mod server;
 mod service;
+#[cfg(feature = "tls")]
+pub mod tls;
 pub mod transport;
 
 pub use body::{BodyError, RequestBody};

@@ -45,6 +45,14 @@ pub const DEFAULT_MAX_BUFFERED_OUTPUT: usize = 64 * 1024;
 /// TechEmpower plaintext benchmark pipelines, so one read and one write serve a whole batch.
 pub const DEFAULT_MAX_PIPELINE_BATCH: usize = 16;
 
+/// Time allowed from accepting a TLS connection to the end of its handshake. A client that
+/// sends nothing, or stalls half way, is closed after it. Ignored without TLS.
+pub const DEFAULT_TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// TLS handshakes a worker runs at once. Past it the worker stops accepting until one ends, so
+/// slow or half-open clients hold a bounded amount of handshake state. Ignored without TLS.
+pub const DEFAULT_MAX_TLS_HANDSHAKES_PER_WORKER: usize = 1024;
+
 /// How long a graceful shutdown waits for in-flight requests before dropping them. A setting of
 /// the server, not a [`Limits`] field: see [`crate::Server::shutdown_timeout`].
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -82,6 +90,10 @@ pub struct Limits {
     pub max_buffered_output: usize,
     /// See [`DEFAULT_MAX_PIPELINE_BATCH`].
     pub max_pipeline_batch: usize,
+    /// See [`DEFAULT_TLS_HANDSHAKE_TIMEOUT`].
+    pub tls_handshake_timeout: Duration,
+    /// See [`DEFAULT_MAX_TLS_HANDSHAKES_PER_WORKER`].
+    pub max_tls_handshakes_per_worker: usize,
 }
 
 impl Default for Limits {
@@ -97,6 +109,8 @@ impl Default for Limits {
             max_connections_per_worker: DEFAULT_MAX_CONNECTIONS_PER_WORKER,
             max_buffered_output: DEFAULT_MAX_BUFFERED_OUTPUT,
             max_pipeline_batch: DEFAULT_MAX_PIPELINE_BATCH,
+            tls_handshake_timeout: DEFAULT_TLS_HANDSHAKE_TIMEOUT,
+            max_tls_handshakes_per_worker: DEFAULT_MAX_TLS_HANDSHAKES_PER_WORKER,
         }
     }
 }

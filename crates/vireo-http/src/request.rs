@@ -13,20 +13,21 @@ pub struct Request<'c> {
     head: Head,
     body: RequestBody<'c>,
     /// Lent from the connection rather than copied into every request.
-    remote_addr: &'c Option<SocketAddr>,
+    peer: &'c Peer,
+}
+
+/// What a connection knows of its peer, kept by the connection and lent to each request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer {
+    /// The peer's address; `None` on a transport without one (a Unix domain socket).
+    pub(crate) addr: Option<SocketAddr>,
+    /// The connection is encrypted (TLS), so the scheme is `https`.
+    pub(crate) secure: bool,
 }
 
 impl<'c> Request<'c> {
-    pub(crate) fn new(
-        head: Head,
-        body: RequestBody<'c>,
-        remote_addr: &'c Option<SocketAddr>,
-    ) -> Self {
-        Request {
-            head,
-            body,
-            remote_addr,
-        }
+    pub(crate) fn new(head: Head, body: RequestBody<'c>, peer: &'c Peer) -> Self {
+        Request { head, body, peer }
     }
 
     /// The parsed head: method, target, version, header fields.
@@ -42,7 +43,14 @@ impl<'c> Request<'c> {
     /// The address of the peer (the client, or the proxy in front of this server); `None` on a
     /// transport without one, such as a Unix domain socket.
     pub fn remote_addr(&self) -> Option<&'c SocketAddr> {
-        self.remote_addr.as_ref()
+        self.peer.addr.as_ref()
+    }
+
+    /// Whether the request came over an encrypted connection (TLS, served with `Server::tls`
+    /// and the `tls` feature): its scheme is `https`. A server behind a proxy that terminates
+    /// TLS sees plain connections here; the proxy's forwarded headers tell the original scheme.
+    pub fn is_secure(&self) -> bool {
+        self.peer.secure
     }
 
     /// Split into the head and the body.

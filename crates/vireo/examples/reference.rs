@@ -2,7 +2,10 @@
 //!
 //! ```text
 //! cargo run --release -p vireo --example reference -- --addr 127.0.0.1:8080 [--workers N]
+//!     [--unix PATH] [--tls-cert CHAIN.pem --tls-key KEY.pem]
 //! ```
+//!
+//! With `--tls-cert` and `--tls-key` it serves HTTPS (ALPN `http/1.1`).
 //!
 //! | route | answer |
 //! |---|---|
@@ -152,11 +155,14 @@ fn main() -> std::io::Result<()> {
     let mut addr = String::from("127.0.0.1:8080");
     let mut workers = None;
     let mut unix = None;
+    let (mut tls_cert, mut tls_key) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         match (flag.as_str(), args.next()) {
             ("--addr", Some(value)) => addr = value,
             ("--unix", Some(path)) => unix = Some(path),
+            ("--tls-cert", Some(path)) => tls_cert = Some(path),
+            ("--tls-key", Some(path)) => tls_key = Some(path),
             ("--workers", Some(value)) => match value.parse::<usize>() {
                 Ok(n) if n > 0 => workers = Some(n),
                 _ => usage("--workers takes a positive number"),
@@ -171,11 +177,21 @@ fn main() -> std::io::Result<()> {
     if let Some(workers) = workers {
         server = server.workers(workers);
     }
+    match (tls_cert, tls_key) {
+        (Some(cert), Some(key)) => {
+            server = server.tls(vireo::tls::TlsConfig::from_pem_files(cert, key)?);
+        }
+        (None, None) => {}
+        _ => usage("--tls-cert and --tls-key go together"),
+    }
     let server = server.on_ready(|addr| println!("listening on {addr}"));
     app().serve(server)
 }
 
 fn usage(problem: &str) -> ! {
-    eprintln!("{problem}\nusage: reference [--addr HOST:PORT | --unix PATH] [--workers N]");
+    eprintln!(
+        "{problem}\nusage: reference [--addr HOST:PORT | --unix PATH] [--workers N] \
+         [--tls-cert CHAIN.pem --tls-key KEY.pem]"
+    );
     std::process::exit(2);
 }

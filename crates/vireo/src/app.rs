@@ -187,8 +187,16 @@ impl AppService {
         head: vireo_http::Head,
         body: impl FnOnce() -> BodySource,
         remote: &std::net::SocketAddr,
+        secure: bool,
     ) -> Request {
-        Request::new(head, body, self.0.default_body_limit, &self.0.state, remote)
+        Request::new(
+            head,
+            body,
+            self.0.default_body_limit,
+            &self.0.state,
+            remote,
+            secure,
+        )
     }
 
     /// Let go of the handle this thread keeps on the app's middleware and routes (made by the
@@ -236,13 +244,14 @@ fn handle_error(handler: &ErrorHandler, response: Response) -> Response {
 impl vireo_http::Service for AppService {
     fn call<'a>(&'a self, req: vireo_http::Request<'a>) -> impl Future<Output = Response> + 'a {
         let remote = req.remote_addr().unwrap_or(&crate::request::NO_PEER);
+        let secure = req.is_secure();
         let (head, body) = req.into_parts();
         if head.body_kind() == BodyKind::Empty {
-            return self.respond(self.request(head, || BodySource::Empty, remote));
+            return self.respond(self.request(head, || BodySource::Empty, remote, secure));
         }
         // Boxed: the future that lends the body is large, and only requests with a body need
         // it; the connection's own state (what an idle keep-alive connection costs) stays small.
-        Served::Later(Box::pin(self.respond_with_body(head, body, remote)))
+        Served::Later(Box::pin(self.respond_with_body(head, body, remote, secure)))
     }
 }
 
@@ -254,9 +263,11 @@ impl AppService {
         head: vireo_http::Head,
         mut body: vireo_http::RequestBody<'_>,
         remote: &std::net::SocketAddr,
+        secure: bool,
     ) -> Response {
         let (ask, asked) = oneshot::channel::<BodyRequest>();
-        let respond = self.respond(self.request(head, move || BodySource::Pending(ask), remote));
+        let respond =
+            self.respond(self.request(head, move || BodySource::Pending(ask), remote, secure));
         let serve_body = async {
             if let Ok(BodyRequest { limit, reply }) = asked.await {
                 body.set_limit(limit);

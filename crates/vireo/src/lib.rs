@@ -84,6 +84,10 @@ pub use streaming::{stream_body, stream_iter, Event, Sse};
 pub use test_client::{serve_ephemeral, TestClient, TestRequest, TestResponse};
 pub use vireo_http::{http, Body, Limits, Response, RunningServer, Server, ShutdownHandle};
 
+/// Serving HTTPS: certificates, SNI, reloading (the `tls` feature). See [`Server::tls`].
+#[cfg(feature = "tls")]
+pub use vireo_http::tls;
+
 /// The README's examples, compiled and run as doctests so they stay true.
 #[doc = include_str!("../../../README.md")]
 #[cfg(doctest)]

@@ -62,6 +62,8 @@ struct Parts {
     /// [`NO_PEER`] when there is none. Not an `Option`, so the address is copied straight from
     /// the connection into the pooled parts.
     remote_addr: SocketAddr,
+    /// The connection is encrypted (TLS).
+    secure: bool,
 }
 
 /// The peer address of a request that came from no connection (the test client): `0.0.0.0:0`,
@@ -154,6 +156,7 @@ impl Request {
         body_limit: u64,
         state: &Arc<http::Extensions>,
         remote_addr: &SocketAddr,
+        secure: bool,
     ) -> Self {
         let pooled = pool::PARTS
             .try_with(|pool| pool.borrow_mut().pop())
@@ -172,6 +175,7 @@ impl Request {
                     parts.state = Some(state.clone());
                 }
                 parts.remote_addr = *remote_addr;
+                parts.secure = secure;
                 parts
             }
             None => Box::new(Parts {
@@ -184,6 +188,7 @@ impl Request {
                 extensions: Extensions::default(),
                 state: Some(state.clone()),
                 remote_addr: *remote_addr,
+                secure,
             }),
         };
         Request { parts: Some(parts) }
@@ -410,6 +415,13 @@ impl Request {
     pub fn remote_addr(&self) -> Option<SocketAddr> {
         let addr = self.p().remote_addr;
         (addr != NO_PEER).then_some(addr)
+    }
+
+    /// Whether the request came over an encrypted connection (the server serves TLS): its
+    /// scheme is `https`. Behind a proxy that terminates TLS this is `false`, and the proxy's
+    /// forwarded headers tell the original scheme; `false` in the test client.
+    pub fn is_secure(&self) -> bool {
+        self.p().secure
     }
 
     /// The parsed head, as the engine read it.

@@ -191,7 +191,12 @@ impl TestRequest<'_> {
         let service = &self.client.service;
         let (parsed, _) = vireo_http::Head::parse(head.as_bytes(), service.limits())
             .unwrap_or_else(|e| panic!("the test request is not valid HTTP: {e}"));
-        let request = service.request(parsed, move || BodySource::Ready(self.body), &NO_PEER);
+        let request = service.request(
+            parsed,
+            move || BodySource::Ready(self.body),
+            &NO_PEER,
+            false,
+        );
         let is_head = self.method == Method::HEAD;
         let mut response = service.respond(request).await;
         let body = match response.take_body() {

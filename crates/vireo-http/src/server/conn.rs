@@ -13,13 +13,12 @@ use crate::proto::{
     encode_chunk, encode_head, parse_head, status_allows_body, Connection, Framing, HeadFields,
     ProtoError, LAST_CHUNK,
 };
-use crate::request::Request;
+use crate::request::{Peer, Request};
 use crate::response::{Body, BodyStream, Response};
 use crate::service::Service;
 use crate::transport::Transport;
 use http::{Method, StatusCode, Version};
 use std::future::Future;
-use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::{pin, Pin};
 use std::task::{Context, Poll};
@@ -63,7 +62,7 @@ enum NextHead {
 #[allow(clippy::manual_async_fn)]
 pub(crate) fn serve_connection<T: Transport, S: Service>(
     stream: T,
-    remote: Option<SocketAddr>,
+    remote: Peer,
     worker: OpenConnection<S>,
 ) -> impl Future<Output = ()> {
     async move {
@@ -91,7 +90,7 @@ pub(crate) fn serve_connection<T: Transport, S: Service>(
 async fn serve_until_idle<S: Service>(
     stream: &dyn Transport,
     worker: &Worker<S>,
-    remote: &Option<SocketAddr>,
+    remote: &Peer,
 ) -> End {
     let mut conn = Conn {
         stream,
@@ -120,7 +119,7 @@ struct Conn<'c, S> {
     /// transport as well; its transport calls are a few per batch.
     stream: &'c dyn Transport,
     worker: &'c Worker<S>,
-    remote: &'c Option<SocketAddr>,
+    remote: &'c Peer,
     /// Taken from the pool for this busy spell; back in the pool while idle.
     read: Box<ReadState>,
     /// Encoded responses not yet written.
@@ -140,7 +139,7 @@ impl<S: Service> Conn<'_, S> {
                 Ok(NextHead::Idle) => return End::Idle,
                 Ok(NextHead::Closed) => return End::Quietly,
                 Err(error) => {
-                    tracing::debug!(remote = ?self.remote, %error, "refused a request");
+                    tracing::debug!(remote = ?self.remote.addr, %error, "refused a request");
                     return Box::pin(refuse(self.stream, &mut self.out, error, stall)).await;
                 }
             };

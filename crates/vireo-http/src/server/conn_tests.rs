@@ -166,7 +166,10 @@ where
         let (io, server_end) = tokio::io::duplex(pipe_size);
         let served = tokio::task::spawn_local(serve_connection(
             IoTransport::new(server_end),
-            None,
+            crate::request::Peer {
+                addr: None,
+                secure: false,
+            },
             worker.track_connection(),
         ));
         let out = client(Peer { io, worker, served }).await;

@@ -9,6 +9,8 @@ mod idle;
 pub(crate) mod io;
 mod listener;
 mod shutdown;
+#[cfg(feature = "tls")]
+mod tls_accept;
 mod trim;
 mod worker;
 mod write_buffers;
@@ -63,7 +65,19 @@ pub struct Server {
     handle_signals: bool,
     handle: ShutdownHandle,
     on_ready: Option<Box<dyn FnOnce(ListenAddr) + Send>>,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::tls::TlsHandle>,
+    #[cfg(feature = "tls")]
+    tls_loader: Option<TlsLoader>,
 }
+
+/// Makes a new TLS configuration on SIGHUP: [`Server::reload_tls_on_sighup`].
+#[cfg(feature = "tls")]
+type TlsLoader =
+    Box<dyn Fn() -> Result<crate::tls::TlsConfig, crate::tls::TlsError> + Send + 'static>;
+
+/// What the signal thread does on SIGHUP.
+type OnHangup = Box<dyn FnMut() + Send>;
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -76,6 +90,7 @@ impl std::fmt::Debug for Server {
             .field("max_blocking_threads", &self.max_blocking_threads)
             .field("tune_allocator", &self.tune_allocator)
             .field("handle_signals", &self.handle_signals)
+            .field("tls", &self.is_tls())
             .finish_non_exhaustive()
     }
 }
@@ -135,7 +150,89 @@ impl Server {
             handle_signals: false,
             handle: ShutdownHandle::default(),
             on_ready: None,
+            #[cfg(feature = "tls")]
+            tls: None,
+            #[cfg(feature = "tls")]
+            tls_loader: None,
         }
+    }
+
+    /// Whether the server serves TLS.
+    fn is_tls(&self) -> bool {
+        #[cfg(feature = "tls")]
+        return self.tls.is_some();
+        #[cfg(not(feature = "tls"))]
+        false
+    }
+
+    /// Serve HTTPS: every accepted connection does a TLS handshake with `config` first (within
+    /// [`Limits::tls_handshake_timeout`], at most [`Limits::max_tls_handshakes_per_worker`] at
+    /// once per worker), then is served as any other, with [`crate::Request::is_secure`] true.
+    /// Replace the configuration while serving through [`Server::tls_handle`].
+    ///
+    /// ```no_run
+    /// use vireo_http::{service_fn, tls::TlsConfig, Response, Server};
+    /// Server::bind("0.0.0.0:443")?
+    ///     .tls(TlsConfig::from_pem_files("chain.pem", "key.pem")?)
+    ///     .serve(service_fn(|_req| Response::text("Hello, World!")))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn tls(mut self, config: crate::tls::TlsConfig) -> Self {
+        match &self.tls {
+            Some(handle) => handle.reload(config),
+            None => self.tls = Some(crate::tls::TlsHandle::new(config)),
+        }
+        self
+    }
+
+    /// On SIGHUP, replace the TLS configuration with what `load` makes (typically the same
+    /// files read again, after a certificate renewal), as [`crate::tls::TlsHandle::reload`]
+    /// does; if `load` fails, the error is logged and the current configuration kept. Only
+    /// while [`Server::handle_signals`] is on (the framework's `App::serve` turns it on) and
+    /// [`Server::tls`] is set.
+    ///
+    /// ```no_run
+    /// use vireo_http::{service_fn, tls::TlsConfig, Response, Server};
+    /// let load = || TlsConfig::from_pem_files("chain.pem", "key.pem");
+    /// Server::bind("0.0.0.0:443")?
+    ///     .tls(load()?)
+    ///     .reload_tls_on_sighup(load)
+    ///     .handle_signals(true)
+    ///     .serve(service_fn(|_req| Response::text("Hello, World!")))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "tls")]
+    pub fn reload_tls_on_sighup(
+        mut self,
+        load: impl Fn() -> Result<crate::tls::TlsConfig, crate::tls::TlsError> + Send + 'static,
+    ) -> Self {
+        self.tls_loader = Some(Box::new(load));
+        self
+    }
+
+    /// What to do on SIGHUP, if anything.
+    fn on_hangup(&mut self) -> Option<OnHangup> {
+        #[cfg(feature = "tls")]
+        if let (Some(handle), Some(load)) = (self.tls.clone(), self.tls_loader.take()) {
+            return Some(Box::new(move || match load() {
+                Ok(config) => {
+                    handle.reload(config);
+                    tracing::info!("SIGHUP: TLS configuration reloaded");
+                }
+                Err(error) => {
+                    tracing::error!(%error, "SIGHUP: TLS configuration not reloaded, keeping the current one");
+                }
+            }));
+        }
+        None
+    }
+
+    /// A handle that replaces the TLS configuration while the server runs (new certificates
+    /// for new handshakes); `None` unless [`Server::tls`] was called.
+    #[cfg(feature = "tls")]
+    pub fn tls_handle(&self) -> Option<crate::tls::TlsHandle> {
+        self.tls.clone()
     }
 
     /// The TCP address the server listens on; an error for a Unix domain socket (see
@@ -243,7 +340,8 @@ impl Server {
             file.set_mode(mode)?;
         }
         let signals = if self.handle_signals {
-            Some(spawn_signal_listener(self.handle.clone())?)
+            let on_hangup = self.on_hangup();
+            Some(spawn_signal_listener(self.handle.clone(), on_hangup)?)
         } else {
             None
         };
@@ -281,6 +379,8 @@ impl Server {
             let handle = self.handle.clone();
             let shutdown_timeout = self.shutdown_timeout;
             let tune_allocator = self.tune_allocator;
+            #[cfg(feature = "tls")]
+            let tls = self.tls.clone();
             let spawned = std::thread::Builder::new()
                 .name(format!("vireo-worker-{id}"))
                 .spawn(move || {
@@ -288,6 +388,8 @@ impl Server {
                         limits,
                         shutdown_timeout,
                         tune_allocator,
+                        #[cfg(feature = "tls")]
+                        tls,
                     };
                     run_worker(
                         runtime,
@@ -408,6 +510,8 @@ struct WorkerSettings {
     limits: Limits,
     shutdown_timeout: Duration,
     tune_allocator: bool,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::tls::TlsHandle>,
 }
 
 fn run_worker<S: Service>(
@@ -422,12 +526,21 @@ fn run_worker<S: Service>(
         limits,
         shutdown_timeout,
         tune_allocator,
+        #[cfg(feature = "tls")]
+        tls,
     } = settings;
     crate::pool::mark_worker_thread();
     let local = tokio::task::LocalSet::new();
     let result = local.block_on(&runtime, async {
         let listener = listener.into_tokio()?;
-        let worker = Rc::new(Worker::new(service, limits, balancer, id, tune_allocator));
+        #[allow(unused_mut)]
+        let mut worker = Worker::new(service, limits, balancer, id, tune_allocator);
+        #[cfg(feature = "tls")]
+        {
+            let cap = worker.limits.max_tls_handshakes_per_worker;
+            worker.tls = tls.map(|handle| tls_accept::TlsAccept::new(handle, cap));
+        }
+        let worker = Rc::new(worker);
         let ticker = tokio::task::spawn_local({
             let worker = worker.clone();
             async move { worker.tick().await }
@@ -460,27 +573,49 @@ fn run_worker<S: Service>(
     result
 }
 
-/// A thread that turns SIGTERM or SIGINT into a graceful shutdown, and ends with the server.
-fn spawn_signal_listener(handle: ShutdownHandle) -> std::io::Result<JoinHandle<()>> {
+/// A thread that turns SIGTERM or SIGINT into a graceful shutdown, runs `on_hangup` on each
+/// SIGHUP if given, and ends with the server.
+fn spawn_signal_listener(
+    handle: ShutdownHandle,
+    mut on_hangup: Option<OnHangup>,
+) -> std::io::Result<JoinHandle<()>> {
     use tokio::signal::unix::{signal, SignalKind};
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let (mut term, mut int) = {
+    let (mut term, mut int, mut hup) = {
         let _guard = runtime.enter();
+        let hup = match on_hangup {
+            Some(_) => Some(signal(SignalKind::hangup())?),
+            None => None,
+        };
         (
             signal(SignalKind::terminate())?,
             signal(SignalKind::interrupt())?,
+            hup,
         )
     };
     std::thread::Builder::new()
         .name("vireo-signals".into())
         .spawn(move || {
             runtime.block_on(async {
-                tokio::select! {
-                    _ = term.recv() => tracing::info!("SIGTERM: shutting down gracefully"),
-                    _ = int.recv() => tracing::info!("SIGINT: shutting down gracefully"),
-                    _ = handle.wait() => {}
+                loop {
+                    let hangup = async {
+                        match &mut hup {
+                            Some(hup) => hup.recv().await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = term.recv() => break tracing::info!("SIGTERM: shutting down gracefully"),
+                        _ = int.recv() => break tracing::info!("SIGINT: shutting down gracefully"),
+                        Some(()) = hangup => {
+                            if let Some(on_hangup) = &mut on_hangup {
+                                on_hangup();
+                            }
+                        }
+                        _ = handle.wait() => break,
+                    }
                 }
             });
             handle.shutdown();

@@ -7,7 +7,10 @@ use super::future_pool::FuturePool;
 use super::idle::IdleRegistry;
 use super::listener::{Accepted, Listener};
 use super::shutdown::ShutdownHandle;
+#[cfg(feature = "tls")]
+use super::tls_accept::{serve_tls, TlsAccept};
 use super::trim::QuietTrim;
+use crate::request::Peer;
 use crate::service::Service;
 use crate::transport::Transport;
 use crate::Limits;
@@ -44,6 +47,9 @@ pub(crate) struct Worker<S> {
     quiet_trim: QuietTrim,
     /// Blocks for the futures of connections that are serving requests.
     pub(crate) busy_futures: FuturePool,
+    /// Set when the server serves TLS: every accepted connection does a handshake first.
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<TlsAccept>,
 }
 
 impl<S: Service> Worker<S> {
@@ -65,6 +71,8 @@ impl<S: Service> Worker<S> {
             closed: Notify::new(),
             quiet_trim: QuietTrim::new(trim_allocator),
             busy_futures: FuturePool::default(),
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 
@@ -120,10 +128,28 @@ impl<S: Service> Worker<S> {
     fn serve(&self, accepted: Accepted, guard: OpenConnection<S>) {
         match accepted {
             Accepted::Tcp(stream, remote) => {
-                tokio::task::spawn_local(serve_connection(stream, Some(remote), guard));
+                let peer = Peer {
+                    addr: Some(remote),
+                    secure: false,
+                };
+                #[cfg(feature = "tls")]
+                if self.tls.is_some() {
+                    tokio::task::spawn_local(serve_tls(stream, peer, guard));
+                    return;
+                }
+                tokio::task::spawn_local(serve_connection(stream, peer, guard));
             }
             Accepted::Unix(stream) => {
-                tokio::task::spawn_local(serve_connection(stream, None, guard));
+                let peer = Peer {
+                    addr: None,
+                    secure: false,
+                };
+                #[cfg(feature = "tls")]
+                if self.tls.is_some() {
+                    tokio::task::spawn_local(serve_tls(stream, peer, guard));
+                    return;
+                }
+                tokio::task::spawn_local(serve_connection(stream, peer, guard));
             }
         }
     }
@@ -188,6 +214,12 @@ impl<S: Service> Worker<S> {
             for _ in 0..MAX_ACCEPTS_PER_WAKEUP {
                 while self.open() >= self.limits.max_connections_per_worker {
                     if !self.wait_for_close(None, stop).await {
+                        return;
+                    }
+                }
+                #[cfg(feature = "tls")]
+                if let Some(tls) = &self.tls {
+                    if !tls.wait_for_room(stop).await {
                         return;
                     }
                 }

@@ -21,7 +21,8 @@ use vireo_http::BoxError;
 /// request runs through the app on a small pool of threads that each keep the app's per-thread
 /// state, as the engine's workers do; the returned future is `Send`, as hyper and tower-based
 /// frameworks need. A handler that panics costs a 500. The client address is taken from a
-/// `std::net::SocketAddr` request extension, when the host puts one there.
+/// `std::net::SocketAddr` request extension, when the host puts one there, and a request is
+/// secure (`Request::is_secure`) when its URI has the `https` scheme.
 #[derive(Clone)]
 pub struct TowerService {
     app: AppService,
@@ -103,8 +104,9 @@ where
                 .get::<SocketAddr>()
                 .copied()
                 .unwrap_or(NO_PEER);
+            let secure = parts.uri.scheme() == Some(&http::uri::Scheme::HTTPS);
             let response = pool
-                .spawn_pinned(move || respond(app, head, body, remote))
+                .spawn_pinned(move || respond(app, head, body, (remote, secure)))
                 .await;
             Ok(match response {
                 Ok(response) => response,
@@ -119,13 +121,13 @@ async fn respond(
     app: AppService,
     head: vireo_http::Head,
     body: Bytes,
-    remote: SocketAddr,
+    (remote, secure): (SocketAddr, bool),
 ) -> http::Response<ResponseBody> {
     let source = if body.is_empty() {
         BodySource::Empty
     } else {
         BodySource::Ready(body)
     };
-    let request = app.request(head, move || source, &remote);
+    let request = app.request(head, move || source, &remote, secure);
     to_http_response(app.respond(request).await)
 }

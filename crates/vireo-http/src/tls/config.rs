@@ -1,0 +1,130 @@
+//! The TLS configuration a server serves with, and its builder.
+
+use super::cert::{provider, TlsCert};
+use super::error::TlsError;
+use super::resolver::SniResolver;
+use super::ALPN_PROTOCOLS;
+use rustls_pki_types::DnsName;
+use std::path::Path;
+use std::sync::Arc;
+use tokio_rustls::rustls::{self, ServerConfig};
+
+/// How a server does TLS: its certificates and the rustls settings, made with
+/// [`TlsConfig::from_pem_files`], [`TlsConfig::from_pem`], [`TlsConfig::builder`] (several
+/// certificates chosen by SNI) or [`TlsConfig::from_rustls`]. Cheap to clone.
+///
+/// TLS 1.2 and 1.3 with rustls's default cipher suites and provider; ALPN offers `http/1.1`.
+#[derive(Clone, Debug)]
+pub struct TlsConfig {
+    pub(crate) server: Arc<ServerConfig>,
+}
+
+impl TlsConfig {
+    /// One certificate chain and its private key, from PEM files.
+    pub fn from_pem_files(
+        cert_chain: impl AsRef<Path>,
+        key: impl AsRef<Path>,
+    ) -> Result<TlsConfig, TlsError> {
+        TlsConfig::builder()
+            .default(TlsCert::from_pem_files(cert_chain, key)?)
+            .build()
+    }
+
+    /// One certificate chain and its private key, from PEM bytes.
+    pub fn from_pem(cert_chain: &[u8], key: &[u8]) -> Result<TlsConfig, TlsError> {
+        TlsConfig::builder()
+            .default(TlsCert::from_pem(cert_chain, key)?)
+            .build()
+    }
+
+    /// Serve one certificate to every client.
+    pub fn from_cert(cert: TlsCert) -> TlsConfig {
+        TlsConfig::builder()
+            .default(cert)
+            .build()
+            .expect("a default certificate and rustls's default settings are a valid configuration")
+    }
+
+    /// Several certificates, chosen by the name the client asks for.
+    pub fn builder() -> TlsConfigBuilder {
+        <TlsConfigBuilder as Default>::default()
+    }
+
+    /// A rustls configuration made elsewhere, served as it is (client authentication, other
+    /// versions or suites, a custom certificate resolver). Its ALPN list may be empty or name
+    /// only `http/1.1` and `http/1.0`: the engine speaks nothing else.
+    pub fn from_rustls(config: Arc<ServerConfig>) -> Result<TlsConfig, TlsError> {
+        if let Some(other) = config
+            .alpn_protocols
+            .iter()
+            .find(|p| p.as_slice() != b"http/1.1" && p.as_slice() != b"http/1.0")
+        {
+            return Err(TlsError::UnsupportedAlpn {
+                protocol: String::from_utf8_lossy(other).into_owned(),
+            });
+        }
+        Ok(TlsConfig { server: config })
+    }
+
+    /// The rustls configuration new handshakes use.
+    pub fn rustls_config(&self) -> &Arc<ServerConfig> {
+        &self.server
+    }
+}
+
+/// Builds a [`TlsConfig`] with a certificate per server name (SNI) and a default.
+///
+/// A client that asks for a name gets the certificate for that name (exact first, then a
+/// wildcard such as `*.example.com`, which matches one more label); a client that asks for no
+/// name, or one without a certificate here, gets the default; with no default, its handshake
+/// fails.
+#[derive(Debug, Default)]
+pub struct TlsConfigBuilder {
+    names: Vec<(String, TlsCert)>,
+    default: Option<TlsCert>,
+}
+
+impl TlsConfigBuilder {
+    /// Serve `cert` to clients that ask for `name` (a DNS name, or `*.` and one).
+    pub fn sni(mut self, name: impl Into<String>, cert: TlsCert) -> Self {
+        self.names.push((name.into(), cert));
+        self
+    }
+
+    /// Serve `cert` to clients whose name has no certificate of its own.
+    pub fn default(mut self, cert: TlsCert) -> Self {
+        self.default = Some(cert);
+        self
+    }
+
+    /// The configuration; fails on a name that is not a DNS name, or without any certificate.
+    pub fn build(self) -> Result<TlsConfig, TlsError> {
+        if self.names.is_empty() && self.default.is_none() {
+            return Err(TlsError::NoCertificates);
+        }
+        let mut resolver = SniResolver {
+            default: self.default.map(|cert| cert.key),
+            ..SniResolver::default()
+        };
+        for (name, cert) in self.names {
+            let lower = name.trim_end_matches('.').to_ascii_lowercase();
+            let (table, host) = match lower.strip_prefix("*.") {
+                Some(parent) => (&mut resolver.wildcard, parent),
+                None => (&mut resolver.exact, lower.as_str()),
+            };
+            if DnsName::try_from(host).is_err() {
+                return Err(TlsError::InvalidServerName { name });
+            }
+            table.insert(host.to_owned(), cert.key);
+        }
+        let mut server = ServerConfig::builder_with_provider(provider())
+            .with_protocol_versions(rustls::DEFAULT_VERSIONS)
+            .map_err(TlsError::Rustls)?
+            .with_no_client_auth()
+            .with_cert_resolver(Arc::new(resolver));
+        server.alpn_protocols = ALPN_PROTOCOLS.iter().map(|p| p.to_vec()).collect();
+        Ok(TlsConfig {
+            server: Arc::new(server),
+        })
+    }
+}

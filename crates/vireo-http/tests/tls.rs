@@ -1,0 +1,461 @@
+//! Serving HTTPS: requests over TLS 1.3 and 1.2, ALPN, certificates chosen by SNI, reloading,
+//! the handshake timeout and cap, typed configuration errors, and plain HTTP sent to the TLS port.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::rustls::client::danger::{
+    HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier,
+};
+use tokio_rustls::rustls::crypto::{
+    verify_tls12_signature, verify_tls13_signature, CryptoProvider,
+};
+use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use tokio_rustls::rustls::{self, ClientConfig, DigitallySignedStruct, SignatureScheme};
+use tokio_rustls::TlsConnector;
+use vireo_http::tls::{PemSource, TlsCert, TlsConfig, TlsError};
+use vireo_http::{service_fn, Limits, Request, Response, RunningServer, Server};
+
+/// A self-signed certificate for `names`: (chain PEM, key PEM, certificate DER).
+fn make_cert(names: &[&str]) -> (String, String, Vec<u8>) {
+    let names = names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    let made = rcgen::generate_simple_self_signed(names).unwrap();
+    (
+        made.cert.pem(),
+        made.signing_key.serialize_pem(),
+        made.cert.der().to_vec(),
+    )
+}
+
+fn tls_cert(pem: &(String, String, Vec<u8>)) -> TlsCert {
+    TlsCert::from_pem(pem.0.as_bytes(), pem.1.as_bytes()).unwrap()
+}
+
+fn scheme(req: Request<'_>) -> Response {
+    Response::text(if req.is_secure() { "https" } else { "http" })
+}
+
+fn serve(config: TlsConfig, limits: Limits) -> RunningServer {
+    Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .limits(limits)
+        .tls(config)
+        .spawn(service_fn(scheme))
+        .unwrap()
+}
+
+/// Accepts any certificate (the tests look at which one was served), but checks the
+/// handshake's signatures as a real client would.
+#[derive(Debug)]
+struct AnyCert(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCert {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+fn client(versions: &[&'static rustls::SupportedProtocolVersion], alpn: &[&[u8]]) -> TlsConnector {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut config = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(versions)
+        .unwrap()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))
+        .with_no_client_auth();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    TlsConnector::from(Arc::new(config))
+}
+
+fn default_client() -> TlsConnector {
+    client(rustls::DEFAULT_VERSIONS, &[b"http/1.1"])
+}
+
+async fn connect(
+    connector: &TlsConnector,
+    addr: SocketAddr,
+    name: &str,
+) -> io::Result<TlsStream<TcpStream>> {
+    let tcp = TcpStream::connect(addr).await?;
+    let name = ServerName::try_from(name.to_owned()).unwrap();
+    connector.connect(name, tcp).await
+}
+
+fn served_cert(stream: &TlsStream<TcpStream>) -> Vec<u8> {
+    stream.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+}
+
+/// One keep-alive request; the response's body.
+async fn get(stream: &mut TlsStream<TcpStream>) -> String {
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+        .await
+        .unwrap();
+    let mut reply = Vec::new();
+    let mut buf = [0u8; 1024];
+    loop {
+        let n = stream.read(&mut buf).await.unwrap();
+        assert!(n > 0, "closed before a whole response");
+        reply.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&reply);
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            assert!(head.starts_with("HTTP/1.1 200 OK\r\n"), "{head}");
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length: "))
+                .expect("a content-length")
+                .parse()
+                .unwrap();
+            if body.len() >= length {
+                return body.to_owned();
+            }
+        }
+    }
+}
+
+/// Run a test's client side on a runtime of its own, bounded so that a hang fails the test.
+fn run<F: std::future::Future<Output = ()>>(test: F) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), test)
+            .await
+            .expect("the test finished");
+    });
+}
+
+#[test]
+fn answers_over_tls_1_3_and_1_2_and_says_the_request_is_secure() {
+    let cert = make_cert(&["localhost"]);
+    let server = serve(TlsConfig::from_cert(tls_cert(&cert)), Limits::default());
+    run(async {
+        for (version, expected) in [
+            (&rustls::version::TLS13, rustls::ProtocolVersion::TLSv1_3),
+            (&rustls::version::TLS12, rustls::ProtocolVersion::TLSv1_2),
+        ] {
+            let connector = client(&[version], &[b"http/1.1"]);
+            let mut stream = connect(&connector, server.addr(), "localhost")
+                .await
+                .unwrap();
+            assert_eq!(stream.get_ref().1.protocol_version(), Some(expected));
+            assert_eq!(served_cert(&stream), cert.2);
+            assert_eq!(get(&mut stream).await, "https");
+            assert_eq!(get(&mut stream).await, "https", "kept alive");
+        }
+    });
+}
+
+#[test]
+fn a_plain_server_says_the_request_is_not_secure() {
+    let server = Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .spawn(service_fn(scheme))
+        .unwrap();
+    run(async {
+        let mut tcp = TcpStream::connect(server.addr()).await.unwrap();
+        tcp.write_all(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut reply = String::new();
+        tcp.read_to_string(&mut reply).await.unwrap();
+        assert!(reply.ends_with("\r\n\r\nhttp"), "{reply}");
+    });
+}
+
+#[test]
+fn alpn_picks_http_1_1_and_refuses_a_client_that_wants_only_h2() {
+    let cert = make_cert(&["localhost"]);
+    let server = serve(TlsConfig::from_cert(tls_cert(&cert)), Limits::default());
+    run(async {
+        let both = client(rustls::DEFAULT_VERSIONS, &[b"h2", b"http/1.1"]);
+        let mut stream = connect(&both, server.addr(), "localhost").await.unwrap();
+        assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
+        assert_eq!(get(&mut stream).await, "https");
+
+        let none = client(rustls::DEFAULT_VERSIONS, &[]);
+        let mut stream = connect(&none, server.addr(), "localhost").await.unwrap();
+        assert_eq!(stream.get_ref().1.alpn_protocol(), None);
+        assert_eq!(get(&mut stream).await, "https", "ALPN is optional");
+
+        let h2_only = client(rustls::DEFAULT_VERSIONS, &[b"h2"]);
+        let refused = connect(&h2_only, server.addr(), "localhost").await;
+        assert!(refused.is_err(), "no protocol in common");
+    });
+}
+
+#[test]
+fn sni_picks_the_certificate_for_the_name_asked_for() {
+    let a = make_cert(&["a.example"]);
+    let b = make_cert(&["x.b.example"]);
+    let fallback = make_cert(&["localhost"]);
+    let config = TlsConfig::builder()
+        .sni("a.example", tls_cert(&a))
+        .sni("*.b.example", tls_cert(&b))
+        .default(tls_cert(&fallback))
+        .build()
+        .unwrap();
+    let server = serve(config, Limits::default());
+    run(async {
+        let connector = default_client();
+        for (name, expected) in [
+            ("a.example", &a.2),
+            ("A.EXAMPLE", &a.2),
+            ("x.b.example", &b.2),
+            ("c.example", &fallback.2),
+            // An IP address is not sent as SNI.
+            ("127.0.0.1", &fallback.2),
+        ] {
+            let mut stream = connect(&connector, server.addr(), name).await.unwrap();
+            assert_eq!(&served_cert(&stream), expected, "for {name}");
+            assert_eq!(get(&mut stream).await, "https");
+        }
+    });
+}
+
+#[test]
+fn without_a_default_a_name_without_a_certificate_fails_the_handshake() {
+    let a = make_cert(&["a.example"]);
+    let config = TlsConfig::builder()
+        .sni("a.example", tls_cert(&a))
+        .build()
+        .unwrap();
+    let server = serve(config, Limits::default());
+    run(async {
+        let connector = default_client();
+        assert!(connect(&connector, server.addr(), "a.example")
+            .await
+            .is_ok());
+        assert!(connect(&connector, server.addr(), "z.example")
+            .await
+            .is_err());
+    });
+}
+
+#[test]
+fn reload_serves_new_connections_the_new_certificate_and_keeps_open_ones() {
+    let old = make_cert(&["localhost"]);
+    let new = make_cert(&["localhost"]);
+    let server = Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(2)
+        .tls(TlsConfig::from_cert(tls_cert(&old)));
+    let handle = server.tls_handle().expect("TLS is on");
+    let server = server.spawn(service_fn(scheme)).unwrap();
+    run(async {
+        let connector = default_client();
+        let mut kept = connect(&connector, server.addr(), "localhost")
+            .await
+            .unwrap();
+        assert_eq!(served_cert(&kept), old.2);
+        assert_eq!(get(&mut kept).await, "https");
+
+        handle.reload(TlsConfig::from_cert(tls_cert(&new)));
+        for _ in 0..4 {
+            let mut fresh = connect(&connector, server.addr(), "localhost")
+                .await
+                .unwrap();
+            assert_eq!(served_cert(&fresh), new.2);
+            assert_eq!(get(&mut fresh).await, "https");
+        }
+        assert_eq!(get(&mut kept).await, "https", "the open connection goes on");
+        assert_eq!(served_cert(&kept), old.2);
+    });
+}
+
+/// Read until the server closes; `Ok` with what it sent, or the error that ended it.
+async fn read_until_closed(tcp: &mut TcpStream) -> io::Result<Vec<u8>> {
+    let mut got = Vec::new();
+    tcp.read_to_end(&mut got).await.map(|_| got)
+}
+
+#[test]
+fn a_silent_client_is_closed_after_the_handshake_timeout() {
+    let cert = make_cert(&["localhost"]);
+    let limits = Limits {
+        tls_handshake_timeout: Duration::from_millis(200),
+        ..Limits::default()
+    };
+    let server = serve(TlsConfig::from_cert(tls_cert(&cert)), limits);
+    run(async {
+        let mut silent = TcpStream::connect(server.addr()).await.unwrap();
+        // Closed by the server: the end of the stream (or a reset), not the test's bound.
+        let closed = read_until_closed(&mut silent).await;
+        assert!(closed.map_or(true, |sent| sent.is_empty()));
+        let mut stream = connect(&default_client(), server.addr(), "localhost")
+            .await
+            .unwrap();
+        assert_eq!(get(&mut stream).await, "https");
+    });
+}
+
+#[test]
+fn handshakes_beyond_the_cap_wait_for_one_to_end() {
+    let cert = make_cert(&["localhost"]);
+    let limits = Limits {
+        max_tls_handshakes_per_worker: 1,
+        ..Limits::default()
+    };
+    let server = serve(TlsConfig::from_cert(tls_cert(&cert)), limits);
+    run(async {
+        // Takes the worker's one handshake slot, and holds it by sending nothing.
+        let silent = TcpStream::connect(server.addr()).await.unwrap();
+        let addr = server.addr();
+        let waiting = tokio::spawn(async move {
+            let mut stream = connect(&default_client(), addr, "localhost").await.unwrap();
+            get(&mut stream).await
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!waiting.is_finished(), "a second handshake ran at once");
+        drop(silent);
+        assert_eq!(waiting.await.unwrap(), "https");
+    });
+}
+
+#[test]
+fn plain_http_to_the_tls_port_is_closed_and_the_server_goes_on() {
+    let cert = make_cert(&["localhost"]);
+    let server = serve(TlsConfig::from_cert(tls_cert(&cert)), Limits::default());
+    run(async {
+        let mut plain = TcpStream::connect(server.addr()).await.unwrap();
+        plain
+            .write_all(b"GET / HTTP/1.1\r\nHost: test\r\n\r\n")
+            .await
+            .unwrap();
+        if let Ok(sent) = read_until_closed(&mut plain).await {
+            // At most a TLS alert record (content type 21), never an HTTP answer.
+            assert!(sent.is_empty() || sent[0] == 21, "{sent:?}");
+        }
+        let mut stream = connect(&default_client(), server.addr(), "localhost")
+            .await
+            .unwrap();
+        assert_eq!(get(&mut stream).await, "https");
+    });
+}
+
+#[test]
+fn configuration_errors_are_typed_and_name_the_file_and_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert_pem, key_pem, _) = make_cert(&["localhost"]);
+    let (_, other_key_pem, _) = make_cert(&["localhost"]);
+    let cert = dir.path().join("chain.pem");
+    let key = dir.path().join("key.pem");
+    let other_key = dir.path().join("other-key.pem");
+    let garbage = dir.path().join("garbage.pem");
+    let broken = dir.path().join("broken.pem");
+    std::fs::write(&cert, &cert_pem).unwrap();
+    std::fs::write(&key, &key_pem).unwrap();
+    std::fs::write(&other_key, &other_key_pem).unwrap();
+    std::fs::write(&garbage, "not a certificate\n").unwrap();
+    std::fs::write(&broken, "-----BEGIN CERTIFICATE-----\nMIIB\n").unwrap();
+    let missing = dir.path().join("missing.pem");
+
+    assert!(TlsConfig::from_pem_files(&cert, &key).is_ok());
+
+    let error = TlsConfig::from_pem_files(&missing, &key).unwrap_err();
+    assert!(matches!(&error, TlsError::Read { path, error }
+        if path == &missing && error.kind() == io::ErrorKind::NotFound));
+    assert!(error.to_string().contains("missing.pem"), "{error}");
+
+    let error = TlsConfig::from_pem_files(&garbage, &key).unwrap_err();
+    assert!(
+        matches!(&error, TlsError::NoCertificate { source: PemSource::File(p) } if p == &garbage)
+    );
+    assert!(error.to_string().contains("garbage.pem"), "{error}");
+    assert!(error.to_string().contains("no certificate"), "{error}");
+
+    let error = TlsConfig::from_pem_files(&broken, &key).unwrap_err();
+    assert!(matches!(&error, TlsError::Pem { source: PemSource::File(p), .. } if p == &broken));
+    assert!(error.to_string().contains("broken.pem"), "{error}");
+
+    let error = TlsConfig::from_pem_files(&cert, &cert).unwrap_err();
+    assert!(matches!(&error, TlsError::NoPrivateKey { source: PemSource::File(p) } if p == &cert));
+    assert!(error.to_string().contains("no private key"), "{error}");
+
+    let error = TlsConfig::from_pem_files(&cert, &other_key).unwrap_err();
+    assert!(matches!(&error, TlsError::KeyMismatch { .. }));
+    let message = error.to_string();
+    assert!(
+        message.contains("other-key.pem") && message.contains("chain.pem"),
+        "{message}"
+    );
+    assert!(message.contains("does not match"), "{message}");
+
+    let error = TlsConfig::from_pem(cert_pem.as_bytes(), b"").unwrap_err();
+    assert!(matches!(
+        &error,
+        TlsError::NoPrivateKey {
+            source: PemSource::Memory { certificate: false }
+        }
+    ));
+
+    let error = TlsConfig::builder()
+        .sni("not a name", tls_cert(&(cert_pem, key_pem, Vec::new())))
+        .build()
+        .unwrap_err();
+    assert!(matches!(&error, TlsError::InvalidServerName { name } if name == "not a name"));
+
+    assert!(matches!(
+        TlsConfig::builder().build().unwrap_err(),
+        TlsError::NoCertificates
+    ));
+
+    let mut h2 = (**TlsConfig::from_pem_files(&cert, &key)
+        .unwrap()
+        .rustls_config())
+    .clone();
+    h2.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let error = TlsConfig::from_rustls(Arc::new(h2)).unwrap_err();
+    assert!(matches!(&error, TlsError::UnsupportedAlpn { protocol } if protocol == "h2"));
+
+    let io_error: io::Error = TlsConfig::from_pem_files(&cert, &other_key)
+        .unwrap_err()
+        .into();
+    assert_eq!(io_error.kind(), io::ErrorKind::InvalidInput);
+}

@@ -1,0 +1,83 @@
+//! An app served over TLS answers as over plain TCP, and its requests know they are secure.
+
+use std::sync::Arc;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_rustls::rustls::pki_types::ServerName;
+use tokio_rustls::rustls::{ClientConfig, RootCertStore};
+use vireo::tls::TlsConfig;
+use vireo::{App, Next, Request, Server};
+
+#[test]
+fn an_app_answers_over_tls_and_sees_a_secure_request() {
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let tls = TlsConfig::from_pem(
+        made.cert.pem().as_bytes(),
+        made.signing_key.serialize_pem().as_bytes(),
+    )
+    .unwrap();
+    let mut app = App::new();
+    app.r#use(|mut req: Request, next: Next| {
+        req.set(req.is_secure());
+        next.run(req)
+    });
+    app.get("/who", |req: Request| {
+        format!(
+            "secure={} seen-by-middleware={} peer={}",
+            req.is_secure(),
+            req.get::<bool>().copied().unwrap_or_default(),
+            req.remote_addr().is_some()
+        )
+    });
+    app.post("/echo", |req: Request| {
+        format!("{} {}", req.is_secure(), req.text().unwrap_or_default())
+    });
+    let service = app.into_service();
+    let server = Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .limits(service.limits().clone())
+        .tls(tls)
+        .spawn(service)
+        .unwrap();
+
+    let mut roots = RootCertStore::empty();
+    roots.add(made.cert.der().clone()).unwrap();
+    let config = ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let reply = runtime.block_on(async {
+        let tcp = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
+        let name = ServerName::try_from("localhost").unwrap();
+        let mut stream = connector.connect(name, tcp).await.unwrap();
+        stream
+            .write_all(
+                b"GET /who HTTP/1.1\r\nHost: localhost\r\n\r\n\
+                  POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\
+                  Connection: close\r\n\r\nhello",
+            )
+            .await
+            .unwrap();
+        let mut reply = Vec::new();
+        let _ = stream.read_to_end(&mut reply).await;
+        String::from_utf8(reply).unwrap()
+    });
+    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+    assert!(
+        reply.contains("\r\n\r\nsecure=true seen-by-middleware=true peer=true"),
+        "{reply}"
+    );
+    assert!(reply.ends_with("\r\n\r\ntrue hello"), "{reply}");
+    assert_eq!(reply.matches("HTTP/1.1 200 OK").count(), 2, "{reply}");
+}
+
+#[test]
+fn the_test_client_is_not_secure() {
+    let mut app = App::new();
+    app.get("/", |req: Request| req.is_secure().to_string());
+    assert_eq!(vireo::TestClient::new(app).get("/").send().text(), "false");
+}
