@@ -14,8 +14,11 @@
 from ._vireo import Request, State
 from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
 from .exceptions import HTTPException, RequestValidationError
+from .background import BackgroundTask, BackgroundTasks
+from .dependencies import Depends
 from .params import Body, Cookie, Header, Path, Query
 from .responses import (
+    FileResponse,
     HTMLResponse,
     JSONResponse,
     PlainTextResponse,
@@ -27,10 +30,14 @@ from .responses import (
 __all__ = [
     "APIRouter",
     "App",
+    "BackgroundTask",
+    "BackgroundTasks",
     "BaseHTTPMiddleware",
     "Body",
     "Cookie",
+    "Depends",
     "FastAPI",
+    "FileResponse",
     "HTMLResponse",
     "HTTPException",
     "Header",

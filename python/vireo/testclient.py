@@ -56,6 +56,7 @@ class TestClient:
         self._loop = _loop.new_loop()
         self._loop.run_until_complete(self.app.startup())
         self._client = _vireo.LocalClient(self.app._build(self._loop))
+        self._background = self.app._background
         # A client never closed stops its thread at exit, before the interpreter goes away.
         self._finalizer = weakref.finalize(self, self._client.close)
 
@@ -100,6 +101,8 @@ class TestClient:
         head = f"{method.upper()} {target} HTTP/1.1\r\n"
         head += "".join(f"{name}: {value}\r\n" for name, value in fields.items()) + "\r\n"
         status, raw_headers, data = self._client.request(head.encode("latin-1"), body)
+        # As Starlette's client does: the response's background tasks have run on return.
+        self._background.wait()
         return TestResponse(status, raw_headers, data)
 
     def get(self, url: str, **kwargs: Any) -> TestResponse:
