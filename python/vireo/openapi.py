@@ -117,7 +117,9 @@ def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
     if _msgspec_struct(tp):
         import msgspec
 
-        (schema,), defs = msgspec.json.schema_components((tp,), ref_template=REF)
+        (schema,), defs = msgspec.json.schema_components(
+            (tp,), ref_template="#/components/schemas/{name}"
+        )
         components.update(defs)
         return dict(schema)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
