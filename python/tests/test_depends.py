@@ -313,3 +313,42 @@ def test_routes_without_dependencies_are_planned_as_before() -> None:
     (route,) = [r for r in app._plan() if r[1] == "/plain/{n}"]
     assert route[2] is plain  # the handler itself, no solver around it
     assert route[5] == "sync"
+
+
+def test_dependency_overrides_apply_to_the_next_client() -> None:
+    app = App()
+
+    def real_db() -> str:
+        return "real"
+
+    def service(db: str = Depends(real_db)) -> str:
+        return f"service on {db}"
+
+    @app.get("/")
+    def index(s: str = Depends(service)) -> str:
+        return s
+
+    with TestClient(app) as client:
+        assert client.get("/").text == "service on real"
+    app.dependency_overrides[real_db] = lambda: "fake"
+    with TestClient(app) as client:
+        assert client.get("/").text == "service on fake"
+    app.dependency_overrides.clear()
+    with TestClient(app) as client:
+        assert client.get("/").text == "service on real"
+
+
+def test_a_generator_dependency_that_does_not_yield_is_a_clear_error(caplog) -> None:
+    app = App()
+
+    def empty():
+        return
+        yield  # noqa: unreachable - makes this a generator
+
+    @app.get("/")
+    def index(v: None = Depends(empty)) -> str:
+        return "x"
+
+    with TestClient(app) as client:
+        assert client.get("/").status_code == 500
+    assert any("did not yield" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)

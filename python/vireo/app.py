@@ -297,6 +297,9 @@ class App(_Routes):
         self._exception_handlers: dict[Any, Callable[..., Any]] = {}
         self._planned: list[tuple[Any, ...]] | None = None
         self._background: Runner | None = None
+        # Dependencies to call in place of others (for tests): {original: replacement}.
+        self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
+        self._planned_overrides: dict[Any, Any] = {}
 
     # Routes: the decorators come from _Routes.
 
@@ -375,7 +378,8 @@ class App(_Routes):
 
     def _plan(self) -> list[tuple[Any, ...]]:
         """Every route's plan, made once (and again only if routes were added since)."""
-        if self._planned is None:
+        if self._planned is None or self._planned_overrides != self.dependency_overrides:
+            self._planned_overrides = dict(self.dependency_overrides)
             self._planned = [self._plan_route(route) for route in self._all_routes()]
         return self._planned
 
@@ -391,7 +395,12 @@ class App(_Routes):
         if dependencies or any(p.tag != "leaf" for p in params.analyse(route.path, handler)):
             # The handler and its dependencies, flattened into one solver function.
             solve, planned, kind, _ = solver(
-                handler, dependencies, route.path, route.status_code, route.blocking
+                handler,
+                dependencies,
+                route.path,
+                route.status_code,
+                route.blocking,
+                self._planned_overrides,
             )
             return (route.methods, route.path, solve, planned, route.status_code, kind)
         return (

@@ -73,8 +73,9 @@ class DependencyPlan:
     """A route's flattened plan: the engine's parameter tuples, the dependency steps in the
     order they run, and the handler's own arguments."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, overrides: dict[Any, Any] | None = None) -> None:
         self.path = path
+        self.overrides = overrides or {}
         self.leaves: list[tuple[Any, ...]] = []
         self.leaf_info: list[Planned] = []
         self._leaf_index: dict[Any, str] = {}
@@ -122,6 +123,7 @@ class DependencyPlan:
         """The index of the step giving `depends`'s value, planned once if cached."""
         fn = depends.dependency
         assert fn is not None
+        fn = self.overrides.get(fn, fn)
         if depends.use_cache and fn in self._cached:
             return self._cached[fn]
         if any(fn is active for active in self._active):
@@ -169,6 +171,13 @@ def _call_args(
         else:
             keywords[name] = value
     return positional, keywords
+
+
+def _first(gen: Any, step: _Step) -> Any:
+    try:
+        return next(gen)
+    except StopIteration:
+        raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
 
 
 def _as_response(result: Any, status_code: int) -> Any:
@@ -248,10 +257,11 @@ def solver(
     path: str,
     status_code: int,
     blocking: bool,
+    overrides: dict[Any, Any] | None = None,
 ) -> tuple[Callable[..., Any], list[tuple[Any, ...]], str, DependencyPlan]:
     """The function the engine calls for this route instead of `handler`, its parameter
-    plan, and how it runs."""
-    plan = DependencyPlan(path)
+    plan, and how it runs. `overrides` replaces dependencies (`app.dependency_overrides`)."""
+    plan = DependencyPlan(path, overrides)
     route_steps = [plan.depend(d) for d in dependencies]
     del route_steps  # run for their effect; their values are not passed on
     handler_args = plan.arguments(handler)
@@ -276,7 +286,7 @@ def solver(
                     args, kwargs = _call_args(step.args, kw, values, tasks)
                     if step.kind == _GEN:
                         gen = step.fn(*args, **kwargs)
-                        values[i] = next(gen)
+                        values[i] = _first(gen, step)
                         exits.append(gen)
                     else:
                         values[i] = step.fn(*args, **kwargs)
@@ -308,11 +318,14 @@ def solver(
                     values[i] = await step.fn(*args, **kwargs)
                 elif kind == _GEN:
                     gen = step.fn(*args, **kwargs)
-                    values[i] = next(gen)
+                    values[i] = _first(gen, step)
                     exits.append(gen)
                 else:
                     agen = step.fn(*args, **kwargs)
-                    values[i] = await agen.__anext__()
+                    try:
+                        values[i] = await agen.__anext__()
+                    except StopAsyncIteration:
+                        raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
                     exits.append(agen)
             args, kwargs = _call_args(handler_args, kw, values, tasks)
             result = handler(*args, **kwargs)
