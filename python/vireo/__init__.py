@@ -16,6 +16,7 @@ from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
 from .exceptions import HTTPException, RequestValidationError
 from .background import BackgroundTask, BackgroundTasks
 from .dependencies import Depends
+from .forms import File, Form, UploadFile
 from .params import Body, Cookie, Header, Path, Query
 from .responses import (
     FileResponse,
@@ -37,7 +38,9 @@ __all__ = [
     "Cookie",
     "Depends",
     "FastAPI",
+    "File",
     "FileResponse",
+    "Form",
     "HTMLResponse",
     "HTTPException",
     "Header",
@@ -51,4 +54,5 @@ __all__ = [
     "Response",
     "State",
     "StreamingResponse",
+    "UploadFile",
 ]

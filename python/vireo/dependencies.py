@@ -44,7 +44,7 @@ class Depends:
 # How a step is called.
 _SYNC, _ASYNC, _GEN, _ASYNC_GEN = range(4)
 # Where an argument comes from.
-_LEAF, _STEP, _BACKGROUND = range(3)
+_LEAF, _STEP, _BACKGROUND, _FORM = range(4)
 
 
 def _kind_of(fn: Callable[..., Any]) -> int:
@@ -83,6 +83,9 @@ class DependencyPlan:
         self._cached: dict[Any, int] = {}
         self.background = False
         self._active: list[Any] = []
+        # Form fields, read together by one validator (the form leaf's).
+        self.form_fields: list[Any] = []
+        self.form_leaf: str | None = None
 
     def leaf(self, planned: Planned) -> str:
         """The solver's name for a value the engine converts; equal ones are shared."""
@@ -115,9 +118,25 @@ class DependencyPlan:
             elif planned.tag == "background":
                 self.background = True
                 out.append((name, _BACKGROUND, None))
+            elif planned.tag == "form":
+                out.append((name, _FORM, self.form_field(planned)))
             else:
                 out.append((name, _LEAF, self.leaf(planned)))
         return out
+
+    def form_field(self, planned: Planned) -> tuple[str, int]:
+        """Where a form field's value will be: `(form leaf, index)`."""
+        if self.form_leaf is None:
+            from .forms import form_validator
+
+            self.form_leaf = f"v{len(self.leaves)}_form"
+            validator = form_validator(self.form_fields)  # sees fields added later too
+            self.leaves.append(
+                (self.form_leaf, "form", "form", "str", False, True, None, validator, True)
+            )
+            self.leaf_info.append(planned)
+        self.form_fields.append(planned.field)
+        return self.form_leaf, len(self.form_fields) - 1
 
     def depend(self, depends: Depends) -> int:
         """The index of the step giving `depends`'s value, planned once if cached."""
@@ -164,6 +183,8 @@ def _call_args(
             value = kw[index]
         elif where == _STEP:
             value = values[index]
+        elif where == _FORM:
+            value = kw[index[0]][index[1]]
         else:
             value = tasks
         if name is None:

@@ -181,16 +181,48 @@ def _optional(tp: Any) -> bool:
     )
 
 
-def route_leaves(app: Any, route: Any) -> list[Planned]:
-    """What the route reads from the request: its handler's and its dependencies' values."""
+def route_leaves(app: Any, route: Any) -> tuple[list[Planned], list[Any]]:
+    """What the route reads from the request: its handler's and its dependencies' values,
+    and its form fields."""
     dependencies = app.dependencies + route.dependencies
     planned = analyse(route.path, route.handler)
     if not dependencies and all(p.tag == "leaf" for p in planned):
-        return planned
+        return planned, []
     from .dependencies import solver
 
     _, _, _, plan = solver(route.handler, dependencies, route.path, route.status_code, route.blocking)
-    return plan.leaf_info
+    return [p for p in plan.leaf_info if p.tag == "leaf"], plan.form_fields
+
+
+def _form_body(fields: list[Any], components: dict[str, Any]) -> dict[str, Any]:
+    from .forms import UploadFile
+
+    properties: dict[str, Any] = {}
+    required = []
+    files = False
+    for field in fields:
+        item = field.item
+        if isinstance(item, type) and issubclass(item, UploadFile) or item is bytes:
+            files = True
+            schema: dict[str, Any] = {"type": "string", "format": "binary"}
+        else:
+            schema = type_schema(item, components)
+        if field.many:
+            schema = {"type": "array", "items": schema}
+        schema["title"] = _title(field.key)
+        if field.required:
+            required.append(field.key)
+        elif _json_ready(field.default):
+            schema["default"] = field.default
+        properties[field.key] = schema
+    body_schema: dict[str, Any] = {"properties": properties, "type": "object"}
+    if required:
+        body_schema["required"] = required
+    media = "multipart/form-data" if files else "application/x-www-form-urlencoded"
+    out: dict[str, Any] = {"content": {media: {"schema": body_schema}}}
+    if required:
+        out["required"] = True
+    return out
 
 
 def _operation_id(route: Any, method: str) -> str:
@@ -211,9 +243,9 @@ def _operation(app: Any, route: Any, method: str, components: dict[str, Any]) ->
     op["operationId"] = route.operation_id or _operation_id(route, method)
     if route.deprecated:
         op["deprecated"] = True
-    leaves = route_leaves(app, route)
+    leaves, form_fields = route_leaves(app, route)
     parameters = []
-    body: dict[str, Any] | None = None
+    body: dict[str, Any] | None = _form_body(form_fields, components) if form_fields else None
     for planned in leaves:
         source = planned.tuple[1]
         if source in ("path", "query", "header", "cookie"):

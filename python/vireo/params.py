@@ -107,9 +107,19 @@ def is_request_type(tp: Any) -> bool:
 
 class Planned:
     """One parameter of a handler or dependency, as planned: a value the engine converts
-    (`tuple` is its plan tuple), a sub-dependency (`depends`), or the `BackgroundTasks`."""
+    (`tuple` is its plan tuple), a sub-dependency (`depends`), a form field (`field`), or the
+    `BackgroundTasks`."""
 
-    __slots__ = ("name", "tag", "tuple", "annotation", "depends", "positional_only", "marker")
+    __slots__ = (
+        "name",
+        "tag",
+        "tuple",
+        "annotation",
+        "depends",
+        "positional_only",
+        "marker",
+        "field",
+    )
 
     def __init__(
         self,
@@ -128,6 +138,8 @@ class Planned:
         self.depends = depends
         self.positional_only = positional_only
         self.marker = marker
+        # For a form field (tag "form"): its `vireo.forms.FormField`.
+        self.field: Any = None
 
 
 def signature_target(fn: Callable[..., Any]) -> Any:
@@ -143,6 +155,7 @@ def analyse(path: str, handler: Callable[..., Any]) -> list[Planned]:
     """Every parameter of `handler` (a route's handler or a dependency) on `path`."""
     from .background import BackgroundTasks
     from .dependencies import Depends
+    from .forms import Form, FormField, is_upload_type
 
     in_path = set(path_names(path))
     signature = inspect.signature(handler)
@@ -186,6 +199,11 @@ def analyse(path: str, handler: Callable[..., Any]) -> list[Planned]:
         keyword_only = param.kind == param.KEYWORD_ONLY
         inner, optional = _unwrap_optional(tp)
         alias = marker.alias if marker is not None and marker.alias else None
+        if isinstance(marker, Form) or (marker is None and is_upload_type(tp)):
+            form = Planned(name, "form", None, tp, None, positional_only, marker)
+            form.field = FormField(alias or name, tp, required, default)
+            planned.append(form)
+            continue
         if is_request_type(inner):
             planned.append(
                 Planned(
