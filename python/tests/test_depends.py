@@ -263,6 +263,10 @@ def test_route_router_and_app_dependencies_run_in_order() -> None:
         order.clear()
         assert client.get("/plain").text == "plain"
         assert order == ["app"]
+        # The schema and docs routes do not run the app's dependencies, as in FastAPI.
+        assert client.get("/openapi.json").status_code == 200
+        assert client.get("/docs").status_code == 200
+        assert order == ["app"]
 
 
 def test_dependencies_behind_middleware_and_blocking_routes() -> None:

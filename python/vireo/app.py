@@ -380,17 +380,18 @@ class App(_Routes):
         """Every route's plan, made once (and again only if routes were added since)."""
         if self._planned is None or self._planned_overrides != self.dependency_overrides:
             self._planned_overrides = dict(self.dependency_overrides)
-            self._planned = [self._plan_route(route) for route in self._all_routes()]
+            self._planned = [self._plan_route(route) for route in self._routes]
+            # The schema and docs routes, without the app's dependencies (as in FastAPI).
+            from .openapi import schema_routes
+
+            for route in schema_routes(self):
+                self._planned.append(self._plan_route(route, with_app_dependencies=False))
         return self._planned
 
-    def _all_routes(self) -> list[_Route]:
-        """The app's routes, and those serving its OpenAPI schema and docs page."""
-        from .openapi import schema_routes
-
-        return self._routes + schema_routes(self)
-
-    def _plan_route(self, route: _Route) -> tuple[Any, ...]:
-        dependencies = self.dependencies + route.dependencies
+    def _plan_route(self, route: _Route, with_app_dependencies: bool = True) -> tuple[Any, ...]:
+        dependencies = route.dependencies
+        if with_app_dependencies:
+            dependencies = self.dependencies + dependencies
         handler = route.handler
         if dependencies or any(p.tag != "leaf" for p in params.analyse(route.path, handler)):
             # The handler and its dependencies, flattened into one solver function.
