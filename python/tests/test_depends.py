@@ -143,7 +143,9 @@ def test_async_dependencies_and_class_dependencies() -> None:
         return {"user": user, "size": pager.size}
 
     @app.get("/async-handler")
-    async def async_handler(user: str = Depends(slow_user), pager: Annotated[Pager, Depends()] = None):
+    async def async_handler(
+        user: str = Depends(slow_user), pager: Annotated[Pager, Depends()] = None
+    ):
         return {"user": user, "size": pager.size}
 
     with TestClient(app) as client:

@@ -51,13 +51,14 @@ def test_media_type_disposition_and_body(files: Path) -> None:
         assert data.headers["content-type"] == "application/octet-stream"
         down = client.get("/f/hello.txt?download=true")
         assert down.headers["content-disposition"] == 'attachment; filename="hello.txt"'
-        odd = client.get("/f/naïve report.csv?download=1".replace(" ", "%20").replace("ï", "%C3%AF"))
+        odd = client.get("/f/na%C3%AFve%20report.csv?download=1")
         assert odd.headers["content-disposition"] == (
             "attachment; filename*=utf-8''na%C3%AFve%20report.csv"
         )
         assert odd.headers["content-type"] == "text/csv; charset=utf-8"
         t = client.get("/typed")
-        assert (t.headers["content-type"], t.headers["x-a"]) == ("text/markdown; charset=utf-8", "1")
+        assert t.headers["content-type"] == "text/markdown; charset=utf-8"
+        assert t.headers["x-a"] == "1"
 
 
 def test_the_file_is_read_in_chunks(files: Path) -> None:

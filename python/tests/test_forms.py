@@ -68,7 +68,12 @@ def test_form_errors_are_listed_in_one_422_with_query_errors() -> None:
         res = client.post("/login", data={"age": "old"})
         assert res.status_code == 422
         assert res.json()["detail"] == [
-            {"type": "missing", "loc": ["body", "username"], "msg": "Field required", "input": None},
+            {
+                "type": "missing",
+                "loc": ["body", "username"],
+                "msg": "Field required",
+                "input": None,
+            },
             {
                 "type": "int_parsing",
                 "loc": ["body", "age"],

@@ -120,7 +120,8 @@ def test_parameters_of_handler_and_dependencies() -> None:
     assert params[("header", "x-trace")]["required"] is True
     assert params[("cookie", "session")]["schema"]["default"] == "none"
     # The dependency's query parameters are the route's.
-    assert params[("query", "limit")]["schema"] == {"type": "integer", "title": "Limit", "default": 10}
+    limit = params[("query", "limit")]["schema"]
+    assert limit == {"type": "integer", "title": "Limit", "default": 10}
     assert ("query", "skip") in params
     assert op["responses"]["200"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/Item"
@@ -144,7 +145,8 @@ def test_request_bodies_and_components() -> None:
     assert item["type"] == "object"
     assert item["required"] == ["name", "price"]
     assert item["properties"]["price"] == {"type": "number", "title": "Price"}
-    assert item["properties"]["tags"] == {"type": "array", "items": {"type": "string"}, "title": "Tags"}
+    tags = item["properties"]["tags"]
+    assert tags == {"type": "array", "items": {"type": "string"}, "title": "Tags"}
     assert item["properties"]["note"]["default"] is None
 
     put = schema["paths"]["/users"]["put"]
@@ -154,7 +156,8 @@ def test_request_bodies_and_components() -> None:
     assert put["responses"]["200"]["content"]["application/json"]["schema"] == {
         "$ref": "#/components/schemas/User"
     }
-    assert components["User"]["properties"]["age"] == {"default": 0, "title": "Age", "type": "integer"}
+    age = components["User"]["properties"]["age"]
+    assert age == {"default": 0, "title": "Age", "type": "integer"}
     assert components["User"]["required"] == ["name"]
 
     order = schema["paths"]["/v1/orders"]["post"]
@@ -176,7 +179,10 @@ def test_routes_without_parameters_have_no_422() -> None:
     op = make_app().openapi()["paths"]["/plain"]["get"]
     assert "parameters" not in op and "requestBody" not in op
     assert op["responses"] == {
-        "200": {"description": "Successful Response", "content": {"application/json": {"schema": {}}}}
+        "200": {
+            "description": "Successful Response",
+            "content": {"application/json": {"schema": {}}},
+        }
     }
 
 

@@ -103,7 +103,9 @@ class Runner:
         finally:
             done.set_result(None)
 
-    def _start_async(self, tasks: list[BackgroundTask], done: concurrent.futures.Future[Any]) -> None:
+    def _start_async(
+        self, tasks: list[BackgroundTask], done: concurrent.futures.Future[Any]
+    ) -> None:
         self._loop.create_task(self._run_async(tasks, done))
 
     async def _run_async(

@@ -167,12 +167,6 @@ def _hashable(value: Any) -> Any:
     return (type(value), value)
 
 
-def needs_plan(handler: Callable[..., Any], dependencies: Sequence[Depends], path: str) -> bool:
-    if dependencies:
-        return True
-    return any(p.tag != "leaf" for p in analyse(path, handler))
-
-
 def _call_args(
     step_args: list[tuple[Any, int, Any]], kw: dict[str, Any], values: list[Any], tasks: Any
 ) -> tuple[list[Any], dict[str, Any]]:
@@ -283,8 +277,8 @@ def solver(
     """The function the engine calls for this route instead of `handler`, its parameter
     plan, and how it runs. `overrides` replaces dependencies (`app.dependency_overrides`)."""
     plan = DependencyPlan(path, overrides)
-    route_steps = [plan.depend(d) for d in dependencies]
-    del route_steps  # run for their effect; their values are not passed on
+    for dependency in dependencies:
+        plan.depend(dependency)  # run for their effect; their values are not passed on
     handler_args = plan.arguments(handler)
     steps = plan.steps
     handler_kind = call_kind(handler, blocking)

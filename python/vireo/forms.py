@@ -132,7 +132,12 @@ def _convert(value: Any, field: FormField, loc: list[Any], errors: list[dict[str
         return value.encode()
     if isinstance(value, UploadFile):
         errors.append(
-            {"type": "string_type", "loc": loc, "msg": "Input should be a valid string", "input": None}
+            {
+                "type": "string_type",
+                "loc": loc,
+                "msg": "Input should be a valid string",
+                "input": None,
+            }
         )
         return _MISSING
     return _coerce(value, item, loc, errors)

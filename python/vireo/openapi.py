@@ -137,7 +137,8 @@ def _dataclass_schema(cls: Any, components: dict[str, Any]) -> dict[str, Any]:
         for field in dataclasses.fields(cls):
             if not field.init:
                 continue
-            prop = {**type_schema(hints.get(field.name, Any), components), "title": _title(field.name)}
+            prop = type_schema(hints.get(field.name, Any), components)
+            prop = {**prop, "title": _title(field.name)}
             if field.default is not dataclasses.MISSING:
                 if _json_ready(field.default):
                     prop["default"] = field.default
@@ -190,7 +191,9 @@ def route_leaves(app: Any, route: Any) -> tuple[list[Planned], list[Any]]:
         return planned, []
     from .dependencies import solver
 
-    _, _, _, plan = solver(route.handler, dependencies, route.path, route.status_code, route.blocking)
+    _, _, _, plan = solver(
+        route.handler, dependencies, route.path, route.status_code, route.blocking
+    )
     return [p for p in plan.leaf_info if p.tag == "leaf"], plan.form_fields
 
 

@@ -187,7 +187,9 @@ def analyse(path: str, handler: Callable[..., Any]) -> list[Planned]:
             if not callable(dependency):
                 raise TypeError(f"{where}: Depends() needs a callable or a class annotation")
             planned.append(
-                Planned(name, "depends", None, tp, marker.with_dependency(dependency), positional_only)
+                Planned(
+                    name, "depends", None, tp, marker.with_dependency(dependency), positional_only
+                )
             )
             continue
         if isinstance(tp, type) and issubclass(tp, BackgroundTasks):
@@ -228,7 +230,9 @@ def analyse(path: str, handler: Callable[..., Any]) -> list[Planned]:
             raise TypeError(f"{where}: {alias or name} is not a parameter of the path {path}")
         if source == "body":
             validator = body_validator(inner, required, default, optional)
-            plan_tuple = (name, "body", name, "str", False, required, default, validator, keyword_only)
+            plan_tuple = (
+                name, "body", name, "str", False, required, default, validator, keyword_only
+            )
             planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker))
             continue
         key = alias or name
