@@ -34,19 +34,26 @@ fn to_py<'py>(py: Python<'py>, arg: Arg, param: &Param) -> PyResult<Bound<'py, P
             None => py.None().into_bound(py),
         },
         // Filled by the caller.
-        Arg::Body | Arg::Request => py.None().into_bound(py),
+        Arg::Body | Arg::Form(_) | Arg::Request => py.None().into_bound(py),
     })
 }
 
-/// Validate the body with `validator`; its `RequestValidationError` adds to `errors`.
+/// Validate the body with `validator` (given the `content-type` too for a form); its
+/// `RequestValidationError` adds to `errors`.
 fn body_value<'py>(
     py: Python<'py>,
     app: &AppInner,
     validator: &Py<PyAny>,
     body: &Bytes,
+    form: Option<Option<String>>,
     errors: &mut Vec<u8>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    match validator.call1(py, (PyBytes::new(py, body),)) {
+    let body = PyBytes::new(py, body);
+    let validated = match form {
+        None => validator.call1(py, (body,)),
+        Some(content_type) => validator.call1(py, (body, content_type)),
+    };
+    match validated {
         Ok(value) => Ok(value.into_bound(py)),
         Err(e) if e.is_instance(py, app.refs.request_validation_error.bind(py)) => {
             let list = e.value(py).call_method0("errors")?;
@@ -87,7 +94,11 @@ pub(crate) fn invoke<'py>(
     for (arg, param) in converted.args.into_iter().zip(&route.params) {
         let value = match (&arg, &param.source) {
             (Arg::Body, Source::Body(validator)) => {
-                body_value(py, app, validator, body, &mut body_errors)?
+                body_value(py, app, validator, body, None, &mut body_errors)?
+            }
+            (Arg::Form(content_type), Source::Form(validator)) => {
+                let content_type = Some(content_type.clone());
+                body_value(py, app, validator, body, content_type, &mut body_errors)?
             }
             (Arg::Request, _) => make_request(py)?,
             _ => to_py(py, arg, param)?,

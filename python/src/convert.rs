@@ -19,6 +19,8 @@ pub(crate) enum Arg {
     Default,
     /// Filled from the body, under the GIL.
     Body,
+    /// Filled from the body as a form, under the GIL; the request's `content-type`.
+    Form(Option<String>),
     /// The `Request`.
     Request,
 }
@@ -73,7 +75,7 @@ fn location(param: &Param) -> &'static str {
         Source::Query => "query",
         Source::Header => "header",
         Source::Cookie => "cookie",
-        Source::Body(_) => "body",
+        Source::Body(_) | Source::Form(_) => "body",
         Source::Request => "request",
     }
 }
@@ -95,6 +97,10 @@ pub(crate) fn convert(route: &Route, head: &RequestHead, path_values: &[String])
         let loc = location(param);
         let arg = match &param.source {
             Source::Body(_) => Arg::Body,
+            Source::Form(_) => Arg::Form(
+                head.header("content-type")
+                    .map(|v| String::from_utf8_lossy(v).into_owned()),
+            ),
             Source::Request => Arg::Request,
             Source::Path(i) => one(param, loc, Some(&path_values[*i]), &mut out.errors),
             Source::Header => {

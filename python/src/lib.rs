@@ -14,6 +14,7 @@ mod event_loop;
 mod json;
 mod mappings;
 mod middleware;
+mod multipart;
 mod plan;
 mod pyrefs;
 mod render;
@@ -45,6 +46,11 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(coroutine::send_none, m)?)?;
     m.add_function(wrap_pyfunction!(render::render_body, m)?)?;
+    m.add_function(wrap_pyfunction!(multipart::parse_multipart, m)?)?;
+    m.add(
+        "MultipartError",
+        m.py().get_type::<multipart::MultipartError>(),
+    )?;
     m.add(
         "ValidationFailed",
         m.py().get_type::<errors::ValidationFailed>(),

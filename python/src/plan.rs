@@ -18,6 +18,8 @@ pub(crate) enum Source {
     Cookie,
     /// The request body, through a validator.
     Body(Py<PyAny>),
+    /// The request body as a form: its validator gets the body and the `content-type`.
+    Form(Py<PyAny>),
     /// The `Request` itself.
     Request,
 }
@@ -122,6 +124,7 @@ impl Param {
             "header" => Source::Header,
             "cookie" => Source::Cookie,
             "body" => Source::Body(validator.unbind()),
+            "form" => Source::Form(validator.unbind()),
             "request" => Source::Request,
             other => return Err(PyValueError::new_err(format!("unknown source {other}"))),
         };

@@ -32,6 +32,8 @@ pub(crate) struct PyRefs {
     /// `bind_loop()`: makes the app's loop the running loop of the calling thread; returns
     /// `(step, ready, scheduled, selector_fd)` for the driver.
     pub bind_loop: Py<PyAny>,
+    /// `run_background(task)`: starts a response's background task(s), after the response.
+    pub run_background: Py<PyAny>,
 }
 
 impl PyRefs {
@@ -57,6 +59,7 @@ impl PyRefs {
             send_none: get("send_none")?,
             spawn: get("spawn")?,
             bind_loop: get("bind_loop")?,
+            run_background: get("run_background")?,
         })
     }
 }

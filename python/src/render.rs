@@ -72,14 +72,29 @@ fn known_type(media_type: &str) -> Option<ContentType> {
 /// `charset` and `headers` (a dict, or a list of pairs), and `raw_headers` if it has any
 /// (pairs sent as well, such as `set-cookie` fields).
 fn response_object(obj: &Bound<'_, PyAny>, app: &Arc<AppInner>) -> PyResult<Response> {
+    let res = response_fields(obj, app)?;
+    // Background tasks start once the response is made; they never delay it.
+    let py = obj.py();
+    let background = obj.getattr(pyo3::intern!(py, "background"))?;
+    if !background.is_none() {
+        app.refs.run_background.call1(py, (background,))?;
+    }
+    Ok(res)
+}
+
+fn response_fields(obj: &Bound<'_, PyAny>, app: &Arc<AppInner>) -> PyResult<Response> {
     let py = obj.py();
     let code: u16 = obj.getattr("status_code")?.extract()?;
     let status = StatusCode::from_u16(code).map_err(value_error)?;
     let body = if obj.is_instance(app.refs.streaming_response.bind(py))? {
-        Body::Stream(Box::pin(PyStream::new(
-            obj.getattr("body_iterator")?,
-            app.clone(),
-        )?))
+        let stream = Box::pin(PyStream::new(obj.getattr("body_iterator")?, app.clone())?);
+        // A stream of known length (a file) is sent with `content-length`, not chunked.
+        let length = obj.getattr(pyo3::intern!(py, "content_length"))?;
+        if length.is_none() {
+            Body::Stream(stream)
+        } else {
+            Body::SizedStream(length.extract()?, stream)
+        }
     } else {
         let body = obj.getattr("body")?;
         match body.cast::<PyBytes>() {

@@ -14,8 +14,12 @@
 from ._vireo import Request, State
 from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
 from .exceptions import HTTPException, RequestValidationError
+from .background import BackgroundTask, BackgroundTasks
+from .dependencies import Depends
+from .forms import File, Form, UploadFile
 from .params import Body, Cookie, Header, Path, Query
 from .responses import (
+    FileResponse,
     HTMLResponse,
     JSONResponse,
     PlainTextResponse,
@@ -27,10 +31,16 @@ from .responses import (
 __all__ = [
     "APIRouter",
     "App",
+    "BackgroundTask",
+    "BackgroundTasks",
     "BaseHTTPMiddleware",
     "Body",
     "Cookie",
+    "Depends",
     "FastAPI",
+    "File",
+    "FileResponse",
+    "Form",
     "HTMLResponse",
     "HTTPException",
     "Header",
@@ -44,4 +54,5 @@ __all__ = [
     "Response",
     "State",
     "StreamingResponse",
+    "UploadFile",
 ]

@@ -9,6 +9,8 @@ import logging
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from . import _loop, _vireo, params
+from .background import Runner
+from .dependencies import Depends, solver
 from .encoders import jsonable
 from .exceptions import HTTPException, RequestValidationError
 from .responses import JSONResponse, Response, StreamingResponse
@@ -85,16 +87,63 @@ class BaseHTTPMiddleware:
 
 
 class _Route:
-    __slots__ = ("methods", "path", "handler", "status_code", "blocking")
+    __slots__ = (
+        "methods",
+        "path",
+        "handler",
+        "status_code",
+        "blocking",
+        "dependencies",
+        "tags",
+        "summary",
+        "description",
+        "response_model",
+        "include_in_schema",
+        "deprecated",
+        "operation_id",
+    )
 
     def __init__(
-        self, methods: Sequence[str], path: str, handler: Handler, status_code: int, blocking: bool
+        self,
+        methods: Sequence[str],
+        path: str,
+        handler: Handler,
+        status_code: int,
+        blocking: bool,
+        dependencies: Sequence[Depends] = (),
+        tags: Sequence[str] = (),
+        summary: str | None = None,
+        description: str | None = None,
+        response_model: Any = None,
+        include_in_schema: bool = True,
+        deprecated: bool = False,
+        operation_id: str | None = None,
     ) -> None:
         self.methods = [m.upper() for m in methods]
         self.path = path
         self.handler = handler
         self.status_code = status_code
         self.blocking = blocking
+        self.dependencies = list(dependencies)
+        self.tags = list(tags)
+        self.summary = summary
+        self.description = description
+        self.response_model = response_model
+        self.include_in_schema = include_in_schema
+        self.deprecated = deprecated
+        self.operation_id = operation_id
+
+    def options(self) -> dict[str, Any]:
+        """The keyword arguments of `add_api_route` that made this route."""
+        return {name: getattr(self, name) for name in self.__slots__[3:]}
+
+
+def _check_dependencies(dependencies: Sequence[Any] | None) -> list[Depends]:
+    out = list(dependencies or ())
+    for dep in out:
+        if not isinstance(dep, Depends) or dep.dependency is None:
+            raise TypeError(f"dependencies take Depends(callable), not {dep!r}")
+    return out
 
 
 class _Routes:
@@ -111,67 +160,109 @@ class _Routes:
         methods: Sequence[str] = ("GET",),
         status_code: int = 200,
         blocking: bool = False,
+        dependencies: Sequence[Depends] | None = None,
+        tags: Sequence[str] | None = None,
+        summary: str | None = None,
+        description: str | None = None,
+        response_model: Any = None,
+        include_in_schema: bool = True,
+        deprecated: bool = False,
+        operation_id: str | None = None,
     ) -> None:
+        """Add a route. `dependencies` run before the handler (their values are not passed);
+        `tags`, `summary`, `description`, `response_model`, `deprecated`, `operation_id` and
+        `include_in_schema` shape its entry in the OpenAPI schema."""
         if not path.startswith("/"):
             raise ValueError(f"a route path starts with '/': {path!r}")
-        self._routes.append(_Route(methods, path, endpoint, status_code, blocking))
+        self._routes.append(
+            _Route(
+                methods,
+                path,
+                endpoint,
+                status_code,
+                blocking,
+                _check_dependencies(dependencies),
+                list(tags or ()),
+                summary,
+                description,
+                response_model,
+                include_in_schema,
+                deprecated,
+                operation_id,
+            )
+        )
         self._planned = None
 
     def api_route(
-        self,
-        path: str,
-        *,
-        methods: Sequence[str] = ("GET",),
-        status_code: int = 200,
-        blocking: bool = False,
+        self, path: str, *, methods: Sequence[str] = ("GET",), **options: Any
     ) -> Callable[[Handler], Handler]:
         def register(handler: Handler) -> Handler:
-            self.add_api_route(
-                path, handler, methods=methods, status_code=status_code, blocking=blocking
-            )
+            self.add_api_route(path, handler, methods=methods, **options)
             return handler
 
         return register
 
-    def get(self, path: str, *, status_code: int = 200, blocking: bool = False) -> Any:
-        return self.api_route(path, methods=["GET"], status_code=status_code, blocking=blocking)
+    # Each takes `add_api_route`'s keyword arguments: status_code, blocking, dependencies,
+    # tags, summary, description, response_model, include_in_schema, deprecated, operation_id.
 
-    def post(self, path: str, *, status_code: int = 200, blocking: bool = False) -> Any:
-        return self.api_route(path, methods=["POST"], status_code=status_code, blocking=blocking)
+    def get(self, path: str, **options: Any) -> Any:
+        return self.api_route(path, methods=["GET"], **options)
 
-    def put(self, path: str, *, status_code: int = 200, blocking: bool = False) -> Any:
-        return self.api_route(path, methods=["PUT"], status_code=status_code, blocking=blocking)
+    def post(self, path: str, **options: Any) -> Any:
+        return self.api_route(path, methods=["POST"], **options)
 
-    def patch(self, path: str, *, status_code: int = 200, blocking: bool = False) -> Any:
-        return self.api_route(path, methods=["PATCH"], status_code=status_code, blocking=blocking)
+    def put(self, path: str, **options: Any) -> Any:
+        return self.api_route(path, methods=["PUT"], **options)
 
-    def delete(self, path: str, *, status_code: int = 200, blocking: bool = False) -> Any:
-        return self.api_route(
-            path, methods=["DELETE"], status_code=status_code, blocking=blocking
-        )
+    def patch(self, path: str, **options: Any) -> Any:
+        return self.api_route(path, methods=["PATCH"], **options)
+
+    def delete(self, path: str, **options: Any) -> Any:
+        return self.api_route(path, methods=["DELETE"], **options)
 
 
 class APIRouter(_Routes):
-    """Routes to add to an app under a prefix: `app.include_router(router, prefix="/v1")`."""
+    """Routes to add to an app under a prefix: `app.include_router(router, prefix="/v1")`.
+    `dependencies` run for every route of the router; `tags` are added to each route's."""
 
-    def __init__(self, *, prefix: str = "") -> None:
+    def __init__(
+        self,
+        *,
+        prefix: str = "",
+        dependencies: Sequence[Depends] | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> None:
         self.prefix = prefix.rstrip("/")
+        self.dependencies = _check_dependencies(dependencies)
+        self.tags = list(tags or ())
         self._routes = []
 
-    def include_router(self, router: "APIRouter", *, prefix: str = "") -> None:
-        _include(self, router, prefix)
+    def include_router(
+        self,
+        router: "APIRouter",
+        *,
+        prefix: str = "",
+        dependencies: Sequence[Depends] | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> None:
+        _include(self, router, prefix, dependencies, tags)
 
 
-def _include(target: _Routes, router: APIRouter, prefix: str) -> None:
+def _include(
+    target: _Routes,
+    router: APIRouter,
+    prefix: str,
+    dependencies: Sequence[Depends] | None,
+    tags: Sequence[str] | None,
+) -> None:
     base = prefix.rstrip("/") + router.prefix
+    outer = _check_dependencies(dependencies) + router.dependencies
+    outer_tags = list(tags or ()) + router.tags
     for route in router._routes:
-        target.add_api_route(
-            base + route.path,
-            route.handler,
-            methods=route.methods,
-            status_code=route.status_code,
-            blocking=route.blocking,
-        )
+        options = route.options()
+        options["dependencies"] = outer + route.dependencies
+        options["tags"] = outer_tags + [t for t in route.tags if t not in outer_tags]
+        target.add_api_route(base + route.path, route.handler, methods=route.methods, **options)
 
 
 class App(_Routes):
@@ -183,10 +274,21 @@ class App(_Routes):
         self,
         *,
         title: str = "Vireo",
+        version: str = "0.1.0",
+        description: str | None = None,
+        openapi_url: str | None = "/openapi.json",
+        docs_url: str | None = "/docs",
+        dependencies: Sequence[Depends] | None = None,
         on_startup: Iterable[Callable[[], Any]] | None = None,
         on_shutdown: Iterable[Callable[[], Any]] | None = None,
     ) -> None:
         self.title = title
+        self.version = version
+        self.description = description
+        self.openapi_url = openapi_url
+        self.docs_url = docs_url
+        self.dependencies = _check_dependencies(dependencies)
+        self.openapi_schema: dict[str, Any] | None = None
         self.state = _vireo.State()
         self._routes: list[_Route] = []
         self._middleware: list[Callable[..., Any]] = []
@@ -194,12 +296,24 @@ class App(_Routes):
         self._on_shutdown = list(on_shutdown or ())
         self._exception_handlers: dict[Any, Callable[..., Any]] = {}
         self._planned: list[tuple[Any, ...]] | None = None
+        self._background: Runner | None = None
+        # Dependencies to call in place of others (for tests): {original: replacement}.
+        self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
+        self._planned_overrides: dict[Any, Any] = {}
 
     # Routes: the decorators come from _Routes.
 
-    def include_router(self, router: APIRouter, *, prefix: str = "") -> None:
-        """Add every route of `router`, its path prefixed with `prefix` and the router's."""
-        _include(self, router, prefix)
+    def include_router(
+        self,
+        router: APIRouter,
+        *,
+        prefix: str = "",
+        dependencies: Sequence[Depends] | None = None,
+        tags: Sequence[str] | None = None,
+    ) -> None:
+        """Add every route of `router`, its path prefixed with `prefix` and the router's, run
+        after `dependencies` and the router's, tagged with `tags` and the router's."""
+        _include(self, router, prefix, dependencies, tags)
 
     # Middleware: `async def mw(request, call_next) -> response`, the first added outermost.
 
@@ -264,22 +378,52 @@ class App(_Routes):
 
     def _plan(self) -> list[tuple[Any, ...]]:
         """Every route's plan, made once (and again only if routes were added since)."""
-        if self._planned is None:
-            self._planned = [
-                (
-                    route.methods,
-                    route.path,
-                    route.handler,
-                    params.plan(route.path, route.handler),
-                    route.status_code,
-                    params.call_kind(route.handler, route.blocking),
-                )
-                for route in self._routes
-            ]
+        if self._planned is None or self._planned_overrides != self.dependency_overrides:
+            self._planned_overrides = dict(self.dependency_overrides)
+            self._planned = [self._plan_route(route) for route in self._routes]
+            # The schema and docs routes, without the app's dependencies (as in FastAPI).
+            from .openapi import schema_routes
+
+            for route in schema_routes(self):
+                self._planned.append(self._plan_route(route, with_app_dependencies=False))
         return self._planned
+
+    def _plan_route(self, route: _Route, with_app_dependencies: bool = True) -> tuple[Any, ...]:
+        dependencies = route.dependencies
+        if with_app_dependencies:
+            dependencies = self.dependencies + dependencies
+        handler = route.handler
+        if dependencies or any(p.tag != "leaf" for p in params.analyse(route.path, handler)):
+            # The handler and its dependencies, flattened into one solver function.
+            solve, planned, kind, _ = solver(
+                handler,
+                dependencies,
+                route.path,
+                route.status_code,
+                route.blocking,
+                self._planned_overrides,
+            )
+            return (route.methods, route.path, solve, planned, route.status_code, kind)
+        return (
+            route.methods,
+            route.path,
+            handler,
+            params.plan(route.path, handler),
+            route.status_code,
+            params.call_kind(handler, route.blocking),
+        )
+
+    def openapi(self) -> dict[str, Any]:
+        """The OpenAPI 3.1 schema of the app's routes, made once (see `vireo.openapi`)."""
+        if self.openapi_schema is None:
+            from .openapi import build_schema
+
+            self.openapi_schema = build_schema(self)
+        return self.openapi_schema
 
     def _build(self, loop: Any) -> Any:
         """The native app, bound to this process's event loop."""
+        self._background = Runner(loop)
         refs = {
             "HTTPException": HTTPException,
             "RequestValidationError": RequestValidationError,
@@ -296,6 +440,7 @@ class App(_Routes):
             "done": _loop.done,
             "finish_async": finish_async,
             "make_layer": make_layer,
+            "run_background": self._background,
         }
         middleware = list(self._middleware)
         handlers = dict(self._exception_handlers)

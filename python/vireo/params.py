@@ -105,42 +105,118 @@ def is_request_type(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, _vireo.Request)
 
 
-def plan(path: str, handler: Callable[..., Any]) -> list[tuple[Any, ...]]:
-    """The plan of `handler` on `path`: one tuple per parameter,
-    `(name, source, key, kind, is_list, required, default, validator, keyword_only)`."""
+class Planned:
+    """One parameter of a handler or dependency, as planned: a value the engine converts
+    (`tuple` is its plan tuple), a sub-dependency (`depends`), a form field (`field`), or the
+    `BackgroundTasks`."""
+
+    __slots__ = (
+        "name",
+        "tag",
+        "tuple",
+        "annotation",
+        "depends",
+        "positional_only",
+        "marker",
+        "field",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        tag: str,
+        plan_tuple: tuple[Any, ...] | None = None,
+        annotation: Any = None,
+        depends: Any = None,
+        positional_only: bool = False,
+        marker: Any = None,
+    ) -> None:
+        self.name = name
+        self.tag = tag
+        self.tuple = plan_tuple
+        self.annotation = annotation
+        self.depends = depends
+        self.positional_only = positional_only
+        self.marker = marker
+        # For a form field (tag "form"): its `vireo.forms.FormField`.
+        self.field: Any = None
+
+
+def signature_target(fn: Callable[..., Any]) -> Any:
+    """What holds the annotations of `fn`: itself, a class's `__init__`, or `__call__`."""
+    if inspect.isclass(fn):
+        return fn.__init__
+    if inspect.isroutine(fn):
+        return fn
+    return type(fn).__call__
+
+
+def analyse(path: str, handler: Callable[..., Any]) -> list[Planned]:
+    """Every parameter of `handler` (a route's handler or a dependency) on `path`."""
+    from .background import BackgroundTasks
+    from .dependencies import Depends
+    from .forms import Form, FormField, is_upload_type
+
     in_path = set(path_names(path))
     signature = inspect.signature(handler)
-    target = handler if inspect.isroutine(handler) else type(handler).__call__
     try:
-        hints = typing.get_type_hints(target, include_extras=True)
+        hints = typing.get_type_hints(signature_target(handler), include_extras=True)
     except Exception as exc:  # noqa: BLE001 - unresolvable annotations are the user's to fix
         raise TypeError(f"cannot read the annotations of {handler!r}: {exc}") from exc
-    planned = []
+    planned: list[Planned] = []
     where_name = getattr(handler, "__qualname__", repr(handler))
     for name, param in signature.parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
         where = f"{where_name}({name})"
         tp = hints.get(name, param.annotation)
-        marker: Param | None = None
+        marker: Any = None
         if typing.get_origin(tp) is typing.Annotated:
             for extra in tp.__metadata__:
-                if isinstance(extra, Param):
+                if isinstance(extra, (Param, Depends)):
                     marker = extra
             tp = typing.get_args(tp)[0]
         default = param.default
-        if isinstance(default, Param):
-            marker, default = default, default.default
-        elif marker is not None and default is inspect.Parameter.empty:
+        if isinstance(default, (Param, Depends)):
+            marker, default = default, getattr(default, "default", ...)
+        elif isinstance(marker, Param) and default is inspect.Parameter.empty:
             default = marker.default
+        positional_only = param.kind == param.POSITIONAL_ONLY
+        if isinstance(marker, Depends):
+            dependency = marker.dependency if marker.dependency is not None else tp
+            if not callable(dependency):
+                raise TypeError(f"{where}: Depends() needs a callable or a class annotation")
+            planned.append(
+                Planned(
+                    name, "depends", None, tp, marker.with_dependency(dependency), positional_only
+                )
+            )
+            continue
+        if isinstance(tp, type) and issubclass(tp, BackgroundTasks):
+            planned.append(Planned(name, "background", None, tp, None, positional_only))
+            continue
         required = default is inspect.Parameter.empty or default is ...
         if required:
             default = None
         keyword_only = param.kind == param.KEYWORD_ONLY
         inner, optional = _unwrap_optional(tp)
         alias = marker.alias if marker is not None and marker.alias else None
+        if isinstance(marker, Form) or (marker is None and is_upload_type(tp)):
+            form = Planned(name, "form", None, tp, None, positional_only, marker)
+            form.field = FormField(alias or name, tp, required, default)
+            planned.append(form)
+            continue
         if is_request_type(inner):
-            planned.append((name, "request", name, "str", False, True, None, None, keyword_only))
+            planned.append(
+                Planned(
+                    name,
+                    "leaf",
+                    (name, "request", name, "str", False, True, None, None, keyword_only),
+                    inner,
+                    None,
+                    positional_only,
+                )
+            )
             continue
         source = marker.source if marker is not None else ""
         if not source:
@@ -154,9 +230,10 @@ def plan(path: str, handler: Callable[..., Any]) -> list[tuple[Any, ...]]:
             raise TypeError(f"{where}: {alias or name} is not a parameter of the path {path}")
         if source == "body":
             validator = body_validator(inner, required, default, optional)
-            planned.append(
-                (name, "body", name, "str", False, required, default, validator, keyword_only)
+            plan_tuple = (
+                name, "body", name, "str", False, required, default, validator, keyword_only
             )
+            planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker))
             continue
         key = alias or name
         if source == "header" and alias is None and getattr(marker, "convert_underscores", True):
@@ -169,10 +246,19 @@ def plan(path: str, handler: Callable[..., Any]) -> list[tuple[Any, ...]]:
             kind, is_list = _scalar_kind(item, where), True
         else:
             kind, is_list = _scalar_kind(inner, where), False
-        planned.append(
-            (name, source, key, kind, is_list, required, default, None, keyword_only)
-        )
+        plan_tuple = (name, source, key, kind, is_list, required, default, None, keyword_only)
+        planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker))
     return planned
+
+
+def plan(path: str, handler: Callable[..., Any]) -> list[tuple[Any, ...]]:
+    """The plan of `handler` on `path` (one without dependencies): one tuple per parameter,
+    `(name, source, key, kind, is_list, required, default, validator, keyword_only)`."""
+    planned = analyse(path, handler)
+    for p in planned:
+        if p.tag != "leaf":
+            raise TypeError(f"{p.name}: dependencies are planned by vireo.dependencies")
+    return [p.tuple for p in planned]
 
 
 def call_kind(handler: Callable[..., Any], blocking: bool) -> str:

@@ -5,7 +5,10 @@ is, other values as JSON)."""
 from __future__ import annotations
 
 import http.cookies
-from typing import Any, AsyncIterable, Iterable, Mapping
+import mimetypes
+import os
+import urllib.parse
+from typing import Any, AsyncIterable, Iterable, Iterator, Mapping
 
 from . import _vireo
 from .encoders import jsonable
@@ -17,6 +20,8 @@ class Response:
     # Header fields sent besides `headers`, as (name, value) pairs: repeated names such as
     # the `set-cookie` fields `set_cookie` adds.
     raw_headers: list[tuple[str, str]] | None = None
+    # A `BackgroundTask` or `BackgroundTasks` to start once the response is made.
+    background: Any = None
 
     def __init__(
         self,
@@ -24,14 +29,21 @@ class Response:
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
         media_type: str | None = None,
+        background: Any = None,
     ) -> None:
-        self._set_head(status_code, headers, media_type)
+        self._set_head(status_code, headers, media_type, background)
         self.body = self.render(content)
 
     def _set_head(
-        self, status_code: int, headers: Mapping[str, str] | None, media_type: str | None
+        self,
+        status_code: int,
+        headers: Mapping[str, str] | None,
+        media_type: str | None,
+        background: Any = None,
     ) -> None:
         self.status_code = status_code
+        if background is not None:
+            self.background = background
         if media_type is not None:
             self.media_type = media_type
         self.headers: dict[str, str] = dict(headers) if headers else {}
@@ -105,8 +117,9 @@ class RedirectResponse(Response):
         url: str,
         status_code: int = 307,
         headers: Mapping[str, str] | None = None,
+        background: Any = None,
     ) -> None:
-        super().__init__(b"", status_code, headers)
+        super().__init__(b"", status_code, headers, background=background)
         self.headers["location"] = str(url)
 
 
@@ -114,13 +127,85 @@ class StreamingResponse(Response):
     """A body sent chunk by chunk (chunked encoding) from a sync or async iterator of `bytes`
     or `str`; each chunk is written when it is made."""
 
+    # The body's length when known in advance (sent as `content-length`, not chunked).
+    content_length: int | None = None
+
     def __init__(
         self,
         content: Iterable[bytes | str] | AsyncIterable[bytes | str],
         status_code: int = 200,
         headers: Mapping[str, str] | None = None,
         media_type: str | None = None,
+        background: Any = None,
     ) -> None:
-        self._set_head(status_code, headers, media_type)
+        self._set_head(status_code, headers, media_type, background)
         self.body = None
         self.body_iterator = content
+
+
+class FileResponse(StreamingResponse):
+    """A file sent in chunks (never read whole into memory), with `content-length`. The media
+    type is guessed from the file name unless given; with `filename`, a `content-disposition`
+    field offers it as a download of that name. The file is opened when the response is
+    sent: if it is missing then, the request fails with `RuntimeError` (a 500, logged)."""
+
+    chunk_size = 64 * 1024
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        status_code: int = 200,
+        headers: Mapping[str, str] | None = None,
+        media_type: str | None = None,
+        background: Any = None,
+        filename: str | None = None,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.filename = filename
+        if media_type is None:
+            guessed, _ = mimetypes.guess_type(filename or self.path)
+            media_type = guessed or "application/octet-stream"
+        self._set_head(status_code, headers, media_type, background)
+        self.body = None
+        self._file: Any = None
+        self._size: int | None = None
+        if filename is not None:
+            quoted = urllib.parse.quote(filename)
+            if quoted != filename:
+                value = f"attachment; filename*=utf-8''{quoted}"
+            else:
+                value = f'attachment; filename="{filename}"'
+            self.headers.setdefault("content-disposition", value)
+
+    def _open(self) -> None:
+        if self._file is not None:
+            return
+        try:
+            file = open(self.path, "rb")  # noqa: SIM115 - closed by the chunk iterator
+        except FileNotFoundError:
+            raise RuntimeError(f"File at path {self.path} does not exist.") from None
+        except IsADirectoryError:
+            raise RuntimeError(f"File at path {self.path} is not a file.") from None
+        self._size = os.fstat(file.fileno()).st_size
+        self._file = file
+
+    @property
+    def content_length(self) -> int | None:  # type: ignore[override]
+        self._open()
+        return self._size
+
+    @property
+    def body_iterator(self) -> Iterator[bytes]:  # type: ignore[override]
+        self._open()
+        return self._chunks(self._file, self._size or 0)
+
+    def _chunks(self, file: Any, size: int) -> Iterator[bytes]:
+        # Exactly `size` bytes: the length promised in `content-length`.
+        with file:
+            left = size
+            while left > 0:
+                chunk = file.read(min(self.chunk_size, left))
+                if not chunk:
+                    raise RuntimeError(f"File at path {self.path} shrank while being sent.")
+                left -= len(chunk)
+                yield chunk

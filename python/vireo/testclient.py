@@ -35,6 +35,37 @@ class TestResponse:
         return f"<TestResponse [{self.status_code}]>"
 
 
+_BOUNDARY = "vireo-test-boundary-7MA4YWxkTrZu0gW"
+
+
+def _multipart(data: Mapping[str, Any], files: Mapping[str, Any]) -> tuple[bytes, str]:
+    """A `multipart/form-data` body of `data`'s fields and `files`' uploads."""
+    out = bytearray()
+
+    def part(name: str, content: bytes, filename: str | None, media_type: str | None) -> None:
+        out.extend(f"--{_BOUNDARY}\r\n".encode())
+        disposition = f'form-data; name="{name}"'
+        if filename is not None:
+            disposition += f'; filename="{filename}"'
+        out.extend(f"content-disposition: {disposition}\r\n".encode())
+        if media_type is not None:
+            out.extend(f"content-type: {media_type}\r\n".encode())
+        out.extend(b"\r\n" + content + b"\r\n")
+
+    for name, value in data.items():
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            part(name, str(item).encode(), None, None)
+    for name, value in files.items():
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, (bytes, str)):
+                item = (name, item)
+            filename, content, *rest = item
+            content = content.encode() if isinstance(content, str) else bytes(content)
+            part(name, content, filename, rest[0] if rest else "application/octet-stream")
+    out.extend(f"--{_BOUNDARY}--\r\n".encode())
+    return bytes(out), f"multipart/form-data; boundary={_BOUNDARY}"
+
+
 class TestClient:
     __test__ = False  # not a pytest test class
 
@@ -56,6 +87,7 @@ class TestClient:
         self._loop = _loop.new_loop()
         self._loop.run_until_complete(self.app.startup())
         self._client = _vireo.LocalClient(self.app._build(self._loop))
+        self._background = self.app._background
         # A client never closed stops its thread at exit, before the interpreter goes away.
         self._finalizer = weakref.finalize(self, self._client.close)
 
@@ -80,7 +112,12 @@ class TestClient:
         headers: Mapping[str, str] | None = None,
         json: Any = None,
         content: bytes | str | None = None,
+        data: Mapping[str, Any] | None = None,
+        files: Mapping[str, Any] | None = None,
     ) -> TestResponse:
+        """Send a request. `json` sends a JSON body; `data` form fields (a list value is sent
+        once per item); `files` uploads, each `bytes` or `(filename, content[, media_type])`,
+        with `data` as the other fields of the `multipart/form-data` body."""
         self._start()
         target = url
         if params:
@@ -91,6 +128,11 @@ class TestClient:
         if json is not None:
             body = jsonlib.dumps(json).encode()
             fields["content-type"] = "application/json"
+        elif files is not None:
+            body, fields["content-type"] = _multipart(data or {}, files)
+        elif data is not None:
+            body = urllib.parse.urlencode(data, doseq=True).encode()
+            fields["content-type"] = "application/x-www-form-urlencoded"
         elif content is not None:
             body = content.encode() if isinstance(content, str) else bytes(content)
         for name, value in (headers or {}).items():
@@ -100,6 +142,8 @@ class TestClient:
         head = f"{method.upper()} {target} HTTP/1.1\r\n"
         head += "".join(f"{name}: {value}\r\n" for name, value in fields.items()) + "\r\n"
         status, raw_headers, data = self._client.request(head.encode("latin-1"), body)
+        # As Starlette's client does: the response's background tasks have run on return.
+        self._background.wait()
         return TestResponse(status, raw_headers, data)
 
     def get(self, url: str, **kwargs: Any) -> TestResponse:

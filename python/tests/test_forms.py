@@ -1,0 +1,161 @@
+"""Form fields and file uploads: urlencoded and multipart bodies, types, lists, defaults,
+422s listed with the route's other errors, 400 for unreadable bodies, the schema."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+from vireo import App, Depends, File, Form, UploadFile
+from vireo.testclient import TestClient
+
+
+def make_app() -> App:
+    app = App()
+
+    @app.post("/login")
+    def login(username: str = Form(), age: int = Form(18), remember: bool = Form(False)):
+        return {"username": username, "age": age, "remember": remember}
+
+    @app.post("/tags/{kind}")
+    def tags(kind: str, tag: Annotated[list[str], Form()], limit: int = 5) -> dict:
+        return {"kind": kind, "tags": tag, "limit": limit}
+
+    @app.post("/upload")
+    async def upload(
+        file: UploadFile, note: str = Form(""), raw: Optional[bytes] = File(None)
+    ) -> dict:
+        content = await file.read()
+        return {
+            "filename": file.filename,
+            "type": file.content_type,
+            "size": file.size,
+            "content": content.decode(),
+            "note": note,
+            "raw": raw.decode() if raw is not None else None,
+        }
+
+    @app.post("/many")
+    def many(files: list[UploadFile] = File()) -> list[str]:
+        return [f"{f.filename}:{f.file.read().decode()}" for f in files]
+
+    def who(user: str = Form()) -> str:
+        return user.upper()
+
+    @app.post("/dep")
+    def dep(name: str = Depends(who), extra: str = Form("-")) -> str:
+        return f"{name}{extra}"
+
+    return app
+
+
+def test_urlencoded_fields_with_types_and_defaults() -> None:
+    with TestClient(make_app()) as client:
+        res = client.post("/login", data={"username": "ann", "age": "30", "remember": "on"})
+        assert res.json() == {"username": "ann", "age": 30, "remember": True}
+        assert client.post("/login", data={"username": "bo"}).json() == {
+            "username": "bo",
+            "age": 18,
+            "remember": False,
+        }
+        res = client.post("/tags/x?limit=2", data={"tag": ["a", "b c"]})
+        assert res.json() == {"kind": "x", "tags": ["a", "b c"], "limit": 2}
+        res = client.post("/dep", data={"user": "cy", "extra": "!"})
+        assert res.text == "CY!"
+
+
+def test_form_errors_are_listed_in_one_422_with_query_errors() -> None:
+    with TestClient(make_app()) as client:
+        res = client.post("/login", data={"age": "old"})
+        assert res.status_code == 422
+        assert res.json()["detail"] == [
+            {
+                "type": "missing",
+                "loc": ["body", "username"],
+                "msg": "Field required",
+                "input": None,
+            },
+            {
+                "type": "int_parsing",
+                "loc": ["body", "age"],
+                "msg": "Input should be a valid integer, unable to parse string as an integer",
+                "input": "old",
+            },
+        ]
+        res = client.post("/tags/x?limit=no", data={})
+        locs = [e["loc"] for e in res.json()["detail"]]
+        assert locs == [["query", "limit"], ["body", "tag"]]
+        # A JSON body is not a form: the fields are missing.
+        res = client.post("/login", json={"username": "ann"})
+        assert res.json()["detail"][0]["loc"] == ["body", "username"]
+
+
+def test_multipart_files_and_fields() -> None:
+    with TestClient(make_app()) as client:
+        res = client.post(
+            "/upload",
+            data={"note": "hi"},
+            files={"file": ("a.txt", b"hello", "text/plain"), "raw": ("r.bin", b"\x00raw"[1:])},
+        )
+        assert res.json() == {
+            "filename": "a.txt",
+            "type": "text/plain",
+            "size": 5,
+            "content": "hello",
+            "note": "hi",
+            "raw": "raw",
+        }
+        res = client.post("/many", files={"files": [("1.txt", b"one"), ("2.txt", b"two")]})
+        assert res.json() == ["1.txt:one", "2.txt:two"]
+        # Form fields in a multipart body too.
+        res = client.post("/login", data={"username": "mp"}, files={})
+        assert res.json()["username"] == "mp"
+
+
+def test_a_text_field_where_a_file_is_expected_is_a_422() -> None:
+    with TestClient(make_app()) as client:
+        res = client.post("/upload", data={"file": "not a file"}, files={})
+        assert res.status_code == 422
+        (error,) = res.json()["detail"]
+        assert error["loc"] == ["body", "file"]
+        assert error["msg"] == "Value error, Expected UploadFile, received: <class 'str'>"
+        missing = client.post("/upload", data={"note": "x"}, files={})
+        assert missing.json()["detail"][0] == {
+            "type": "missing",
+            "loc": ["body", "file"],
+            "msg": "Field required",
+            "input": None,
+        }
+
+
+def test_unreadable_bodies_are_400() -> None:
+    with TestClient(make_app()) as client:
+        cut = b'--b\r\ncontent-disposition: form-data; name="username"\r\n\r\nann'
+        res = client.post(
+            "/login", content=cut, headers={"content-type": "multipart/form-data; boundary=b"}
+        )
+        assert res.status_code == 400
+        assert "detail" in res.json()
+        res = client.post(
+            "/login", content=b"x", headers={"content-type": "multipart/form-data"}
+        )
+        assert res.status_code == 400  # no boundary
+        many = "&".join(f"f{i}=1" for i in range(1001))
+        res = client.post(
+            "/login",
+            content=many,
+            headers={"content-type": "application/x-www-form-urlencoded"},
+        )
+        assert res.status_code == 400
+
+
+def test_form_bodies_in_the_schema() -> None:
+    paths = make_app().openapi()["paths"]
+    login = paths["/login"]["post"]["requestBody"]
+    schema = login["content"]["application/x-www-form-urlencoded"]["schema"]
+    assert schema["required"] == ["username"]
+    assert schema["properties"]["age"] == {"type": "integer", "title": "Age", "default": 18}
+    upload = paths["/upload"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
+    assert upload["properties"]["file"] == {"type": "string", "format": "binary", "title": "File"}
+    assert upload["required"] == ["file"]
+    many = paths["/many"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
+    assert many["properties"]["files"]["type"] == "array"

@@ -1,0 +1,357 @@
+"""Dependencies (`Depends`), planned once per route at registration.
+
+A route whose handler takes no `Depends` or `BackgroundTasks` parameter and has no route,
+router or app dependencies is served as it is: planning leaves it untouched. Otherwise the
+handler and its dependency tree are flattened: every parameter any of them reads from the
+request (path, query, header, cookie, body, `Request`) becomes one parameter of a single
+solver function the engine converts and validates in one go (so one 422 lists the errors of
+every dependency), and the solver calls the dependencies in order, each once per request
+unless `use_cache=False`, then the handler.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable, Sequence
+
+from . import _vireo
+from .background import BackgroundTasks
+from .encoders import jsonable
+from .params import Planned, analyse, call_kind
+
+
+class Depends:
+    """A parameter whose value is what `dependency` returns (or yields) for the request:
+    `user: User = Depends(current_user)`, or `Annotated[User, Depends(current_user)]`.
+    Without a callable, the parameter's annotation is called (`Annotated[Pager, Depends()]`).
+    """
+
+    def __init__(self, dependency: Callable[..., Any] | None = None, *, use_cache: bool = True):
+        self.dependency = dependency
+        self.use_cache = use_cache
+
+    def with_dependency(self, dependency: Callable[..., Any]) -> "Depends":
+        if dependency is self.dependency:
+            return self
+        return Depends(dependency, use_cache=self.use_cache)
+
+    def __repr__(self) -> str:
+        name = getattr(self.dependency, "__qualname__", repr(self.dependency))
+        cache = "" if self.use_cache else ", use_cache=False"
+        return f"Depends({name}{cache})"
+
+
+# How a step is called.
+_SYNC, _ASYNC, _GEN, _ASYNC_GEN = range(4)
+# Where an argument comes from.
+_LEAF, _STEP, _BACKGROUND, _FORM = range(4)
+
+
+def _kind_of(fn: Callable[..., Any]) -> int:
+    call = fn if inspect.isroutine(fn) or inspect.isclass(fn) else type(fn).__call__
+    if inspect.isasyncgenfunction(call):
+        return _ASYNC_GEN
+    if inspect.isgeneratorfunction(call):
+        return _GEN
+    if inspect.iscoroutinefunction(call):
+        return _ASYNC
+    return _SYNC
+
+
+class _Step:
+    """One call: `fn(*positional, **keywords)`, each argument `(name, where, index)`."""
+
+    __slots__ = ("fn", "kind", "args")
+
+    def __init__(self, fn: Callable[..., Any], kind: int, args: list[tuple[Any, int, Any]]):
+        self.fn = fn
+        self.kind = kind
+        self.args = args
+
+
+class DependencyPlan:
+    """A route's flattened plan: the engine's parameter tuples, the dependency steps in the
+    order they run, and the handler's own arguments."""
+
+    def __init__(self, path: str, overrides: dict[Any, Any] | None = None) -> None:
+        self.path = path
+        self.overrides = overrides or {}
+        self.leaves: list[tuple[Any, ...]] = []
+        self.leaf_info: list[Planned] = []
+        self._leaf_index: dict[Any, str] = {}
+        self.steps: list[_Step] = []
+        self._cached: dict[Any, int] = {}
+        self.background = False
+        self._active: list[Any] = []
+        # Form fields, read together by one validator (the form leaf's).
+        self.form_fields: list[Any] = []
+        self.form_leaf: str | None = None
+
+    def leaf(self, planned: Planned) -> str:
+        """The solver's name for a value the engine converts; equal ones are shared."""
+        name, source, key, kind, is_list, required, default, validator, _ = planned.tuple
+        ident: Any
+        if source == "request":
+            ident = ("request",)
+        elif source == "body":
+            ident = ("body", id(planned.annotation), name)
+        else:
+            ident = (source, key, kind, is_list, required, _hashable(default))
+        found = self._leaf_index.get(ident)
+        if found is not None:
+            return found
+        synthetic = f"v{len(self.leaves)}_{name}"
+        self.leaves.append(
+            (synthetic, source, key, kind, is_list, required, default, validator, True)
+        )
+        self.leaf_info.append(planned)
+        self._leaf_index[ident] = synthetic
+        return synthetic
+
+    def arguments(self, fn: Callable[..., Any]) -> list[tuple[Any, int, Any]]:
+        """How to call `fn`: each parameter's source, its sub-dependencies planned first."""
+        out: list[tuple[Any, int, Any]] = []
+        for planned in analyse(self.path, fn):
+            name: Any = None if planned.positional_only else planned.name
+            if planned.tag == "depends":
+                out.append((name, _STEP, self.depend(planned.depends)))
+            elif planned.tag == "background":
+                self.background = True
+                out.append((name, _BACKGROUND, None))
+            elif planned.tag == "form":
+                out.append((name, _FORM, self.form_field(planned)))
+            else:
+                out.append((name, _LEAF, self.leaf(planned)))
+        return out
+
+    def form_field(self, planned: Planned) -> tuple[str, int]:
+        """Where a form field's value will be: `(form leaf, index)`."""
+        if self.form_leaf is None:
+            from .forms import form_validator
+
+            self.form_leaf = f"v{len(self.leaves)}_form"
+            validator = form_validator(self.form_fields)  # sees fields added later too
+            self.leaves.append(
+                (self.form_leaf, "form", "form", "str", False, True, None, validator, True)
+            )
+            self.leaf_info.append(planned)
+        self.form_fields.append(planned.field)
+        return self.form_leaf, len(self.form_fields) - 1
+
+    def depend(self, depends: Depends) -> int:
+        """The index of the step giving `depends`'s value, planned once if cached."""
+        fn = depends.dependency
+        assert fn is not None
+        fn = self.overrides.get(fn, fn)
+        if depends.use_cache and fn in self._cached:
+            return self._cached[fn]
+        if any(fn is active for active in self._active):
+            raise TypeError(f"dependency cycle through {fn!r}")
+        self._active.append(fn)
+        try:
+            args = self.arguments(fn)
+        finally:
+            self._active.pop()
+        self.steps.append(_Step(fn, _kind_of(fn), args))
+        index = len(self.steps) - 1
+        if depends.use_cache:
+            self._cached[fn] = index
+        return index
+
+
+def _hashable(value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return (type(value), value)
+
+
+def _call_args(
+    step_args: list[tuple[Any, int, Any]], kw: dict[str, Any], values: list[Any], tasks: Any
+) -> tuple[list[Any], dict[str, Any]]:
+    positional: list[Any] = []
+    keywords: dict[str, Any] = {}
+    for name, where, index in step_args:
+        if where == _LEAF:
+            value = kw[index]
+        elif where == _STEP:
+            value = values[index]
+        elif where == _FORM:
+            value = kw[index[0]][index[1]]
+        else:
+            value = tasks
+        if name is None:
+            positional.append(value)
+        else:
+            keywords[name] = value
+    return positional, keywords
+
+
+def _first(gen: Any, step: _Step) -> Any:
+    try:
+        return next(gen)
+    except StopIteration:
+        raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
+
+
+def _as_response(result: Any, status_code: int) -> Any:
+    """The response the engine would make of `result`, made now (so teardown runs after it)."""
+    from .responses import Response
+
+    if isinstance(result, Response) or type(result).__name__ == "RenderedResponse":
+        return result
+    body, media_type = _vireo.render_body(result, jsonable)
+    return Response(body, status_code, media_type=media_type)
+
+
+def _attach(response: Any, tasks: BackgroundTasks | None) -> Any:
+    if tasks is not None and tasks.tasks and getattr(response, "background", 1) is None:
+        response.background = tasks
+    return response
+
+
+def _finish_sync(exits: list[Any], exc: BaseException | None) -> None:
+    """Close generator dependencies, last first; `exc` is thrown into each."""
+    while exits:
+        gen = exits.pop()
+        try:
+            if exc is None:
+                next(gen)
+            else:
+                gen.throw(exc)
+        except StopIteration:
+            continue
+        except BaseException as raised:
+            if raised is exc:
+                continue
+            _close_sync(exits, raised)
+            raise
+        else:
+            raise RuntimeError(f"the dependency {gen.__qualname__} yields more than once")
+
+
+def _close_sync(exits: list[Any], exc: BaseException) -> None:
+    try:
+        _finish_sync(exits, exc)
+    except BaseException:  # noqa: BLE001 - the first error is the one raised
+        pass
+
+
+async def _finish_async(exits: list[Any], exc: BaseException | None) -> None:
+    while exits:
+        gen = exits.pop()
+        is_async = hasattr(gen, "__anext__")
+        try:
+            if is_async:
+                if exc is None:
+                    await gen.__anext__()
+                else:
+                    await gen.athrow(exc)
+            elif exc is None:
+                next(gen)
+            else:
+                gen.throw(exc)
+        except (StopIteration, StopAsyncIteration):
+            continue
+        except BaseException as raised:
+            if raised is exc:
+                continue
+            try:
+                await _finish_async(exits, raised)
+            except BaseException:  # noqa: BLE001 - the first error is the one raised
+                pass
+            raise
+        else:
+            raise RuntimeError(f"the dependency {gen.__qualname__} yields more than once")
+
+
+def solver(
+    handler: Callable[..., Any],
+    dependencies: Sequence[Depends],
+    path: str,
+    status_code: int,
+    blocking: bool,
+    overrides: dict[Any, Any] | None = None,
+) -> tuple[Callable[..., Any], list[tuple[Any, ...]], str, DependencyPlan]:
+    """The function the engine calls for this route instead of `handler`, its parameter
+    plan, and how it runs. `overrides` replaces dependencies (`app.dependency_overrides`)."""
+    plan = DependencyPlan(path, overrides)
+    for dependency in dependencies:
+        plan.depend(dependency)  # run for their effect; their values are not passed on
+    handler_args = plan.arguments(handler)
+    steps = plan.steps
+    handler_kind = call_kind(handler, blocking)
+    any_async = handler_kind == "async" or any(s.kind in (_ASYNC, _ASYNC_GEN) for s in steps)
+    any_exit = any(s.kind in (_GEN, _ASYNC_GEN) for s in steps)
+    with_tasks = plan.background
+    if any_async and blocking:
+        raise TypeError(
+            f"{handler!r}: blocking=True needs `def` dependencies; an `async def` must not block"
+        )
+
+    if not any_async:
+
+        def solve(**kw: Any) -> Any:
+            values: list[Any] = [None] * len(steps)
+            tasks = BackgroundTasks() if with_tasks else None
+            exits: list[Any] = []
+            try:
+                for i, step in enumerate(steps):
+                    args, kwargs = _call_args(step.args, kw, values, tasks)
+                    if step.kind == _GEN:
+                        gen = step.fn(*args, **kwargs)
+                        values[i] = _first(gen, step)
+                        exits.append(gen)
+                    else:
+                        values[i] = step.fn(*args, **kwargs)
+                args, kwargs = _call_args(handler_args, kw, values, tasks)
+                result = handler(*args, **kwargs)
+                if any_exit or (tasks is not None and tasks.tasks):
+                    result = _attach(_as_response(result, status_code), tasks)
+            except BaseException as exc:
+                _finish_sync(exits, exc)
+                raise
+            _finish_sync(exits, None)
+            return result
+
+        return solve, plan.leaves, "blocking" if blocking else "sync", plan
+
+    handler_is_async = handler_kind == "async"
+
+    async def solve_async(**kw: Any) -> Any:
+        values: list[Any] = [None] * len(steps)
+        tasks = BackgroundTasks() if with_tasks else None
+        exits: list[Any] = []
+        try:
+            for i, step in enumerate(steps):
+                args, kwargs = _call_args(step.args, kw, values, tasks)
+                kind = step.kind
+                if kind == _SYNC:
+                    values[i] = step.fn(*args, **kwargs)
+                elif kind == _ASYNC:
+                    values[i] = await step.fn(*args, **kwargs)
+                elif kind == _GEN:
+                    gen = step.fn(*args, **kwargs)
+                    values[i] = _first(gen, step)
+                    exits.append(gen)
+                else:
+                    agen = step.fn(*args, **kwargs)
+                    try:
+                        values[i] = await agen.__anext__()
+                    except StopAsyncIteration:
+                        raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
+                    exits.append(agen)
+            args, kwargs = _call_args(handler_args, kw, values, tasks)
+            result = handler(*args, **kwargs)
+            if handler_is_async:
+                result = await result
+            if any_exit or (tasks is not None and tasks.tasks):
+                result = _attach(_as_response(result, status_code), tasks)
+        except BaseException as exc:
+            await _finish_async(exits, exc)
+            raise
+        await _finish_async(exits, None)
+        return result
+
+    return solve_async, plan.leaves, "async", plan

@@ -1,0 +1,202 @@
+"""Form fields and uploaded files: `Form()` and `File()` parameters read from an
+`application/x-www-form-urlencoded` or `multipart/form-data` body. Multipart bodies are split
+in native code (the `multer` crate); every field of a route is read in one pass, and every
+error is listed in one 422 with the route's other errors."""
+
+from __future__ import annotations
+
+import io
+import types
+import typing
+import urllib.parse
+from typing import Any, BinaryIO, Callable, Mapping
+
+from . import _vireo
+from .exceptions import HTTPException, RequestValidationError
+from .params import Param
+from .validation import _MISSING, _coerce
+
+# The most fields (or parts) one form may have; more answer 400.
+MAX_FIELDS = 1000
+
+
+class Form(Param):
+    """A form field: `name: str = Form()`; `list[str]` takes every value of the name."""
+
+    source = "form"
+
+
+class File(Form):
+    """An uploaded file of a `multipart/form-data` body: `upload: UploadFile = File()`, or
+    `data: bytes = File()` for its content."""
+
+    source = "file"
+
+
+class UploadFile:
+    """A file a client uploaded: `filename`, `content_type`, `headers`, `size`, and its
+    content in `file` (a binary file object) or through `await read()`."""
+
+    def __init__(
+        self,
+        file: BinaryIO,
+        *,
+        size: int | None = None,
+        filename: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.file = file
+        self.size = size
+        self.filename = filename
+        self.headers = dict(headers or {})
+
+    @property
+    def content_type(self) -> str | None:
+        return self.headers.get("content-type")
+
+    async def read(self, size: int = -1) -> bytes:
+        return self.file.read(size)
+
+    async def seek(self, offset: int) -> None:
+        self.file.seek(offset)
+
+    async def write(self, data: bytes) -> None:
+        self.file.write(data)
+
+    async def close(self) -> None:
+        self.file.close()
+
+    def __repr__(self) -> str:
+        return f"UploadFile(filename={self.filename!r}, size={self.size!r})"
+
+
+def _is_list(tp: Any) -> tuple[bool, Any]:
+    origin = typing.get_origin(tp)
+    if origin in (list, typing.List) or tp is list:
+        args = typing.get_args(tp)
+        return True, args[0] if args else Any
+    return False, tp
+
+
+def _unwrap(tp: Any) -> tuple[Any, bool]:
+    if typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    origin = typing.get_origin(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0], True
+    return tp, False
+
+
+def is_upload_type(tp: Any) -> bool:
+    """`UploadFile`, `Optional[UploadFile]` or `list[UploadFile]`: a file parameter."""
+    tp, _ = _unwrap(tp)
+    _, item = _is_list(tp)
+    item, _ = _unwrap(item)
+    return isinstance(item, type) and issubclass(item, UploadFile)
+
+
+class FormField:
+    """A planned form field: where it is (`key`), its type, and its default."""
+
+    __slots__ = ("key", "annotation", "item", "many", "required", "default")
+
+    def __init__(self, key: str, annotation: Any, required: bool, default: Any) -> None:
+        self.key = key
+        self.annotation = annotation
+        inner, _ = _unwrap(annotation)
+        self.many, item = _is_list(inner)
+        self.item, _ = _unwrap(item)
+        self.required = required
+        self.default = default
+
+
+def _convert(value: Any, field: FormField, loc: list[Any], errors: list[dict[str, Any]]) -> Any:
+    item = field.item
+    if isinstance(item, type) and issubclass(item, UploadFile):
+        if isinstance(value, UploadFile):
+            return value
+        errors.append(
+            {
+                "type": "value_error",
+                "loc": loc,
+                "msg": f"Value error, Expected UploadFile, received: {type(value)}",
+                "input": value,
+            }
+        )
+        return _MISSING
+    if item is bytes:
+        if isinstance(value, UploadFile):
+            return value.file.getvalue()  # type: ignore[attr-defined]
+        return value.encode()
+    if isinstance(value, UploadFile):
+        errors.append(
+            {
+                "type": "string_type",
+                "loc": loc,
+                "msg": "Input should be a valid string",
+                "input": None,
+            }
+        )
+        return _MISSING
+    return _coerce(value, item, loc, errors)
+
+
+def _read(body: bytes, content_type: str | None) -> dict[str, list[Any]]:
+    """The body's fields, by name, each value a `str` or an `UploadFile`."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    values: dict[str, list[Any]] = {}
+    if media == "multipart/form-data":
+        try:
+            parts = _vireo.parse_multipart(body, content_type, MAX_FIELDS)
+        except _vireo.MultipartError as exc:
+            status, message = exc.args
+            raise HTTPException(status, message) from None
+        for name, filename, _ctype, headers, data in parts:
+            if filename is None:
+                value: Any = data.decode("utf-8", "replace")
+            else:
+                value = UploadFile(
+                    io.BytesIO(data), size=len(data), filename=filename, headers=dict(headers)
+                )
+            values.setdefault(name, []).append(value)
+    elif media == "application/x-www-form-urlencoded" and body:
+        try:
+            pairs = urllib.parse.parse_qsl(
+                body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FIELDS
+            )
+        except ValueError as exc:
+            raise HTTPException(400, str(exc)) from None
+        for name, value in pairs:
+            values.setdefault(name, []).append(value)
+    return values
+
+
+def form_validator(fields: list[FormField]) -> Callable[[bytes, str | None], list[Any]]:
+    """`validate(body, content_type) -> [value of each field]`, raising
+    `RequestValidationError` with every field's error, or `HTTPException` (400, 413) for a
+    body that cannot be read."""
+
+    def validate(body: bytes, content_type: str | None) -> list[Any]:
+        found = _read(body, content_type)
+        errors: list[dict[str, Any]] = []
+        out = []
+        for field in fields:
+            given = found.get(field.key)
+            loc = ["body", field.key]
+            if not given:
+                if field.required:
+                    errors.append(
+                        {"type": "missing", "loc": loc, "msg": "Field required", "input": None}
+                    )
+                out.append(field.default)
+            elif field.many:
+                out.append([_convert(v, field, [*loc, i], errors) for i, v in enumerate(given)])
+            else:
+                out.append(_convert(given[-1], field, loc, errors))
+        if errors:
+            raise RequestValidationError(errors)
+        return out
+
+    return validate

@@ -1,0 +1,374 @@
+"""The OpenAPI 3.1 schema of an app, built from its routes' plans, and the routes serving it
+(`/openapi.json`) and its Swagger UI page (`/docs`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import decimal
+import enum
+import html
+import inspect
+import json
+import re
+import types
+import typing
+import uuid
+from typing import Any
+
+from .params import Planned, analyse
+
+REF = "#/components/schemas/{model}"
+
+_SCALAR_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
+
+VALIDATION_ERROR = {
+    "properties": {
+        "loc": {
+            "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+            "type": "array",
+            "title": "Location",
+        },
+        "msg": {"type": "string", "title": "Message"},
+        "type": {"type": "string", "title": "Error Type"},
+    },
+    "type": "object",
+    "required": ["loc", "msg", "type"],
+    "title": "ValidationError",
+}
+
+HTTP_VALIDATION_ERROR = {
+    "properties": {
+        "detail": {
+            "items": {"$ref": REF.format(model="ValidationError")},
+            "type": "array",
+            "title": "Detail",
+        }
+    },
+    "type": "object",
+    "title": "HTTPValidationError",
+}
+
+
+def _title(name: str) -> str:
+    return name.replace("_", " ").replace("-", " ").title()
+
+
+def _pydantic_model(tp: Any) -> bool:
+    return isinstance(tp, type) and hasattr(tp, "model_json_schema")
+
+
+def _msgspec_struct(tp: Any) -> bool:
+    return isinstance(tp, type) and hasattr(tp, "__struct_fields__")
+
+
+def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
+    """The JSON Schema of `tp`; named models are added to `components` and referenced."""
+    if tp is Any or tp is inspect.Parameter.empty or tp is object:
+        return {}
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return type_schema(typing.get_args(tp)[0], components)
+    if origin is typing.Union or origin is types.UnionType:
+        return {"anyOf": [type_schema(a, components) for a in typing.get_args(tp)]}
+    if tp is type(None) or tp is None:
+        return {"type": "null"}
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is int:
+        return {"type": "integer"}
+    if tp is float:
+        return {"type": "number"}
+    if tp is str:
+        return {"type": "string"}
+    if tp is bytes:
+        return {"type": "string", "format": "binary"}
+    if tp is datetime.datetime:
+        return {"type": "string", "format": "date-time"}
+    if tp is datetime.date:
+        return {"type": "string", "format": "date"}
+    if tp is uuid.UUID:
+        return {"type": "string", "format": "uuid"}
+    if tp is decimal.Decimal:
+        return {"anyOf": [{"type": "number"}, {"type": "string"}]}
+    if origin in (list, set, frozenset, tuple) or tp in (list, set, frozenset, tuple):
+        args = typing.get_args(tp)
+        out: dict[str, Any] = {"type": "array", "items": {}}
+        if args and args[-1] is not Ellipsis:
+            out["items"] = type_schema(args[0], components)
+        elif args:
+            out["items"] = type_schema(args[0], components)
+        if (origin or tp) in (set, frozenset):
+            out["uniqueItems"] = True
+        return out
+    if origin is dict or tp is dict:
+        args = typing.get_args(tp)
+        out = {"type": "object"}
+        if len(args) == 2:
+            out["additionalProperties"] = type_schema(args[1], components)
+        return out
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return {"enum": [m.value for m in tp], "title": tp.__name__}
+    if _pydantic_model(tp):
+        schema = tp.model_json_schema(ref_template=REF)
+        components.update(schema.pop("$defs", {}))
+        components[tp.__name__] = schema
+        return {"$ref": REF.format(model=tp.__name__)}
+    if _msgspec_struct(tp):
+        import msgspec
+
+        (schema,), defs = msgspec.json.schema_components(
+            (tp,), ref_template="#/components/schemas/{name}"
+        )
+        components.update(defs)
+        return dict(schema)
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return _dataclass_schema(tp, components)
+    return {}
+
+
+def _dataclass_schema(cls: Any, components: dict[str, Any]) -> dict[str, Any]:
+    name = cls.__name__
+    if name not in components:
+        components[name] = {}  # a placeholder while its fields are walked (recursion)
+        hints = typing.get_type_hints(cls)
+        properties: dict[str, Any] = {}
+        required = []
+        for field in dataclasses.fields(cls):
+            if not field.init:
+                continue
+            prop = type_schema(hints.get(field.name, Any), components)
+            prop = {**prop, "title": _title(field.name)}
+            if field.default is not dataclasses.MISSING:
+                if _json_ready(field.default):
+                    prop["default"] = field.default
+            elif field.default_factory is dataclasses.MISSING:
+                required.append(field.name)
+            properties[field.name] = prop
+        schema: dict[str, Any] = {"properties": properties, "type": "object", "title": name}
+        if required:
+            schema["required"] = required
+        components[name] = schema
+    return {"$ref": REF.format(model=name)}
+
+
+def _json_ready(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _parameter(planned: Planned) -> dict[str, Any]:
+    _, source, key, kind, is_list, required, default, _, _ = planned.tuple
+    schema: dict[str, Any] = {"type": _SCALAR_TYPES[kind]}
+    if is_list:
+        schema = {"type": "array", "items": schema}
+    if not required and _optional(planned.annotation):
+        schema = {"anyOf": [schema, {"type": "null"}]}
+    schema["title"] = _title(key)
+    if not required and _json_ready(default):
+        schema["default"] = default
+    return {"name": key, "in": source, "required": bool(required), "schema": schema}
+
+
+def _optional(tp: Any) -> bool:
+    if typing.get_origin(tp) is typing.Annotated:
+        tp = typing.get_args(tp)[0]
+    origin = typing.get_origin(tp)
+    return (origin is typing.Union or origin is types.UnionType) and type(None) in typing.get_args(
+        tp
+    )
+
+
+def route_leaves(app: Any, route: Any) -> tuple[list[Planned], list[Any]]:
+    """What the route reads from the request: its handler's and its dependencies' values,
+    and its form fields."""
+    dependencies = app.dependencies + route.dependencies
+    planned = analyse(route.path, route.handler)
+    if not dependencies and all(p.tag == "leaf" for p in planned):
+        return planned, []
+    from .dependencies import solver
+
+    _, _, _, plan = solver(
+        route.handler, dependencies, route.path, route.status_code, route.blocking
+    )
+    return [p for p in plan.leaf_info if p.tag == "leaf"], plan.form_fields
+
+
+def _form_body(fields: list[Any], components: dict[str, Any]) -> dict[str, Any]:
+    from .forms import UploadFile
+
+    properties: dict[str, Any] = {}
+    required = []
+    files = False
+    for field in fields:
+        item = field.item
+        if isinstance(item, type) and issubclass(item, UploadFile) or item is bytes:
+            files = True
+            schema: dict[str, Any] = {"type": "string", "format": "binary"}
+        else:
+            schema = type_schema(item, components)
+        if field.many:
+            schema = {"type": "array", "items": schema}
+        schema["title"] = _title(field.key)
+        if field.required:
+            required.append(field.key)
+        elif _json_ready(field.default):
+            schema["default"] = field.default
+        properties[field.key] = schema
+    body_schema: dict[str, Any] = {"properties": properties, "type": "object"}
+    if required:
+        body_schema["required"] = required
+    media = "multipart/form-data" if files else "application/x-www-form-urlencoded"
+    out: dict[str, Any] = {"content": {media: {"schema": body_schema}}}
+    if required:
+        out["required"] = True
+    return out
+
+
+def _operation_id(route: Any, method: str) -> str:
+    name = getattr(route.handler, "__name__", "endpoint")
+    return re.sub(r"\W", "_", f"{name}{route.path}") + "_" + method.lower()
+
+
+def _operation(app: Any, route: Any, method: str, components: dict[str, Any]) -> dict[str, Any]:
+    handler = route.handler
+    doc = inspect.getdoc(handler) if inspect.isroutine(handler) else None
+    op: dict[str, Any] = {}
+    if route.tags:
+        op["tags"] = list(route.tags)
+    op["summary"] = route.summary or _title(getattr(handler, "__name__", "endpoint"))
+    description = route.description or doc
+    if description:
+        op["description"] = description
+    op["operationId"] = route.operation_id or _operation_id(route, method)
+    if route.deprecated:
+        op["deprecated"] = True
+    leaves, form_fields = route_leaves(app, route)
+    parameters = []
+    body: dict[str, Any] | None = _form_body(form_fields, components) if form_fields else None
+    for planned in leaves:
+        source = planned.tuple[1]
+        if source in ("path", "query", "header", "cookie"):
+            parameters.append(_parameter(planned))
+        elif source == "body" and body is None:
+            inner = planned.annotation
+            required = planned.tuple[5]
+            schema = type_schema(inner, components)
+            body = {"content": {"application/json": {"schema": schema}}}
+            if required:
+                body["required"] = True
+    if parameters:
+        op["parameters"] = parameters
+    if body is not None:
+        op["requestBody"] = body
+    model = route.response_model
+    if model is None:
+        model = _return_annotation(handler)
+    success: dict[str, Any] = {"description": "Successful Response"}
+    if route.status_code not in (204, 304):
+        schema = type_schema(model, components) if model is not None else {}
+        success["content"] = {"application/json": {"schema": schema}}
+    responses: dict[str, Any] = {str(route.status_code): success}
+    if parameters or body is not None:
+        responses["422"] = {
+            "description": "Validation Error",
+            "content": {
+                "application/json": {"schema": {"$ref": REF.format(model="HTTPValidationError")}}
+            },
+        }
+        components.setdefault("HTTPValidationError", HTTP_VALIDATION_ERROR)
+        components.setdefault("ValidationError", VALIDATION_ERROR)
+    op["responses"] = responses
+    return op
+
+
+def _return_annotation(handler: Any) -> Any:
+    """The handler's return annotation, when it names a type of data (not a response)."""
+    from .responses import Response
+
+    try:
+        hints = typing.get_type_hints(handler) if inspect.isroutine(handler) else {}
+    except Exception:  # noqa: BLE001 - an unresolvable annotation only leaves the schema open
+        return None
+    tp = hints.get("return")
+    if tp is None or tp is type(None):
+        return None
+    if isinstance(tp, type) and issubclass(tp, Response):
+        return None
+    return tp
+
+
+def build_schema(app: Any) -> dict[str, Any]:
+    """The app's OpenAPI 3.1 document as a dict."""
+    components: dict[str, Any] = {}
+    paths: dict[str, Any] = {}
+    for route in app._routes:
+        if not route.include_in_schema:
+            continue
+        item = paths.setdefault(route.path.replace(":path}", "}"), {})
+        for method in route.methods:
+            item[method.lower()] = _operation(app, route, method, components)
+    info: dict[str, Any] = {"title": app.title, "version": app.version}
+    if app.description:
+        info["description"] = app.description
+    schema: dict[str, Any] = {"openapi": "3.1.0", "info": info, "paths": paths}
+    if components:
+        schema["components"] = {"schemas": dict(sorted(components.items()))}
+    return schema
+
+
+SWAGGER_UI = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5"
+
+
+def swagger_ui_html(title: str, openapi_url: str) -> str:
+    """The docs page: Swagger UI, its script and style from a CDN, reading `openapi_url`."""
+    return f"""<!DOCTYPE html>
+<html>
+<head>
+<link type="text/css" rel="stylesheet" href="{SWAGGER_UI}/swagger-ui.css">
+<title>{html.escape(title)} - Swagger UI</title>
+</head>
+<body>
+<div id="swagger-ui"></div>
+<script src="{SWAGGER_UI}/swagger-ui-bundle.js"></script>
+<script>
+const ui = SwaggerUIBundle({{
+    url: {json.dumps(openapi_url)},
+    dom_id: "#swagger-ui",
+    layout: "BaseLayout",
+    deepLinking: true,
+    showExtensions: true,
+    showCommonExtensions: true,
+    presets: [SwaggerUIBundle.presets.apis, SwaggerUIBundle.SwaggerUIStandalonePreset],
+}})
+</script>
+</body>
+</html>
+"""
+
+
+def schema_routes(app: Any) -> list[Any]:
+    """The routes serving the schema (`app.openapi_url`) and the docs page (`app.docs_url`);
+    none when those are `None`. Neither is listed in the schema."""
+    from .app import _Route
+    from .responses import HTMLResponse, JSONResponse
+
+    routes = []
+    taken = {route.path for route in app._routes}
+    openapi_url = app.openapi_url
+    if openapi_url and openapi_url not in taken:
+
+        def openapi() -> Any:
+            return JSONResponse(app.openapi())
+
+        routes.append(_Route(["GET"], openapi_url, openapi, 200, False, include_in_schema=False))
+        if app.docs_url and app.docs_url not in taken:
+
+            def docs() -> Any:
+                return HTMLResponse(swagger_ui_html(app.title, openapi_url))
+
+            routes.append(_Route(["GET"], app.docs_url, docs, 200, False, include_in_schema=False))
+    return routes
