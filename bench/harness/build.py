@@ -143,8 +143,18 @@ def _vireo_python() -> None:
     wheel = next(wheels.glob("*.whl"), None)
     if wheel is None:
         raise RuntimeError(f"maturin build left no wheel in {wheels}")
+    # The stamp records which wheel is installed: an unchanged build is not installed again.
+    stamp = VENV / ".vireo-wheel.sha256"
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest and _runnable_vireo_python():
+        return
     sh([str(VENV_PY), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
         "--force-reinstall", "--no-deps", str(wheel)])
+    stamp.write_text(digest)
+
+
+def _runnable_vireo_python() -> bool:
+    return any(VENV.glob("lib/python*/site-packages/vireo/_vireo*.so"))
 
 
 STEPS = {
@@ -191,7 +201,7 @@ def build(peers: list, no_build: bool = False) -> dict:
 
 def _runnable(p: Peer) -> bool:
     if p.build == "vireo-python":   # the venv's Python is there before the wheel is
-        return any(VENV.glob("lib/python*/site-packages/vireo/_vireo*.so"))
+        return _runnable_vireo_python()
     exe = str(p.argv[0])
     return Path(exe).is_file() if os.sep in exe else have(exe)
 

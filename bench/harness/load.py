@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import select
 import signal
 import subprocess
 import tempfile
@@ -215,6 +216,13 @@ def idle(server, conns: int, settle: float) -> dict:
         PIN + [str(TOOLS / "idleconns"), "-addr", f"127.0.0.1:{server.port}", "-n", str(conns)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        # Opening takes seconds; a server that stops answering new connections costs the
+        # opener 10 s per attempt, so give up on it rather than wait for every one.
+        limit = 60 + conns / 200
+        if not select.select([opener.stdout], [], [], limit)[0]:
+            opener.kill()
+            raise LoadError(f"idleconns had not opened {conns:,} connections after {limit:.0f} s: "
+                            "the server stopped answering new ones")
         line = opener.stdout.readline()
         if not line:
             raise LoadError("idleconns: " + opener.stderr.read().strip()[-300:])
