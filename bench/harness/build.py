@@ -11,6 +11,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 from .peers import VIREO_BIN, Peer, vireo_target
@@ -144,8 +145,14 @@ def _vireo_python() -> None:
     if wheel is None:
         raise RuntimeError(f"maturin build left no wheel in {wheels}")
     # The stamp records which wheel is installed: an unchanged build is not installed again.
+    # It hashes the package's files, not the zip or its metadata (an SBOM with a fresh
+    # serial number and time, and RECORD, which hashes it), which change with every build.
     stamp = VENV / ".vireo-wheel.sha256"
-    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    with zipfile.ZipFile(wheel) as z:
+        for name in sorted(n for n in z.namelist() if ".dist-info/" not in n):
+            digest.update(name.encode() + b"\0" + z.read(name))
+    digest = digest.hexdigest()
     if stamp.exists() and stamp.read_text() == digest and _runnable_vireo_python():
         return
     sh([str(VENV_PY), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",

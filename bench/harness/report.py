@@ -25,6 +25,11 @@ def reference(peers) -> str:
     peers = set(peers)
     return "vireo-python" if "vireo" not in peers and "vireo-python" in peers else "vireo"
 
+
+def _called(peer: str) -> str:
+    """How the text names the reference peer."""
+    return {"vireo": "Vireo", "vireo-python": "Vireo for Python"}.get(peer, peer)
+
 # The results table at the top of the page: one row per peer, one column per
 # (scenario, figure). Columns whose scenario was not run are left out.
 LEAD_COLUMNS = [
@@ -195,7 +200,8 @@ def _lead_table(rows: list, records: list, ref: str) -> list:
     out += ["", "Medians over the runs; rows ordered by the first column of CPU time. "
             + ("; ".join(meaning) + ". " if meaning else "")
             + "A CPU figure in brackets is that server's CPU per "
-            f"request divided by {ref}'s in the same scenario (below 1× is cheaper than {ref}). "
+            f"request divided by {_called(ref)}'s in the same scenario (below 1× is cheaper than "
+            f"{_called(ref)}). "
             "Every scenario, with its full table, is under [Every scenario](#every-scenario)."]
     return out
 
@@ -209,7 +215,7 @@ def _charts(charts_dir: Path, page_dir: Path) -> list:
     return out
 
 
-def _method(meta: dict, records: list, ref: str) -> list:
+def _method(meta: dict, records: list, ref: str, peers: list) -> list:
     wrk_s = meta.get("seconds")
     fixed = next((r["params"] for r in records if r["tool"] == "fixedrate"), None)
     lines = [
@@ -224,14 +230,16 @@ def _method(meta: dict, records: list, ref: str) -> list:
         "- **CPU per request** is the on-CPU time of every thread of the server's process tree "
         "during the measured run (from `/proc/PID/task/TID/schedstat`, in nanoseconds; from "
         "`/proc/PID/stat`'s 10 ms ticks when a thread ended during the run), divided by the "
-        f"requests the server completed. \"vs {ref}\" divides it by {ref}'s figure in the same "
-        f"scenario: below 1× is cheaper than {ref}.",
+        f"requests the server completed. \"vs {ref}\" divides it by {_called(ref)}'s figure in the "
+        f"same scenario: below 1× is cheaper than {_called(ref)}.",
         f"- **The client saturates.** {SATURATION_NOTE}",
         "- **vireo** is the reference app (`crates/vireo/examples/reference.rs`, one worker): "
         "the framework with its two app-wide middlewares on every route. **vireo-http** is the "
-        "engine alone (`crates/vireo-http/examples/engine_hello.rs`, one worker). **vireo-python** "
-        "is Vireo for Python's reference app (`python/examples/reference.py`, one worker, one "
-        "app-wide middleware), built from the same checkout. **floor-c** answers "
+        "engine alone (`crates/vireo-http/examples/engine_hello.rs`, one worker). "
+        + ("**vireo-python** is Vireo for Python's reference app (`python/examples/reference.py`, "
+           "one worker, one app-wide middleware), built from the same checkout. "
+           if "vireo-python" in peers else "")
+        + "**floor-c** answers "
         "every request with a canned response and parses nothing: the cost of the kernel's "
         "socket calls alone.",
         "- **Idle memory** is read on a freshly started server: its RSS, then N connections "
@@ -357,19 +365,24 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
     command = " ".join(["bench/run"] + list(meta.get("argv") or []))
     peers = [p.name for p in PEERS if any(r["peer"] == p.name for r in rows)]
     peers += sorted({r["peer"] for r in rows} - set(peers))
-    full = (not meta.get("quick") and set(ids) >= set(BY_ID)
-            and set(peers) | {k["peer"] for k in skipped if k["scenario"] == "all"}
-            >= set(PEERS_BY_NAME))
+    # Full: no peer or scenario left out, judged by the command (the tables have grown since
+    # older runs were made) or by what ran.
+    argv = meta.get("argv") or []
+    unfiltered = "argv" in meta and not any(a.split("=")[0] in ("--peers", "--scenarios") for a in argv)
+    full = not meta.get("quick") and (unfiltered or (
+        set(ids) >= set(BY_ID)
+        and set(peers) | {k["peer"] for k in skipped if k["scenario"] == "all"} >= set(PEERS_BY_NAME)))
     what = "a full run, every peer in every scenario it serves" if full else \
         f"a run of {len(peers)} peer(s) in {len(ids)} scenario(s)"
 
     out = [
         "# Benchmarks",
         "",
-        "Vireo's reference app, its engine alone and Vireo for Python's reference app against the "
-        "servers the published write-ups compare (zap, tinyhttp, TechEmpower, TurboAPI), under the "
-        "same loads, side by side in one run on one machine, with a canned-response epoll loop in "
-        "C as the floor. "
+        ("Vireo's reference app, its engine alone and Vireo for Python's reference app"
+         if "vireo-python" in peers else "Vireo's reference app and its engine")
+        + " against the servers the published write-ups compare (zap, tinyhttp, TechEmpower, "
+        "TurboAPI), under the same loads, side by side in one run on one machine, with a "
+        "canned-response epoll loop in C as the floor. "
         f"These are the figures of {what}, on {_when(meta)}"
         + (f" with Vireo at commit `{commit}`" if commit else "") + ". `bench/run` reproduces "
         "it (see `bench/README.md`) and writes this page from the run's `results.json`.",
@@ -411,7 +424,7 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
         "### Method",
         "",
     ]
-    out += _method(meta, scenarios, ref)
+    out += _method(meta, scenarios, ref, peers)
     out += ["", "### Caveats", ""] + CAVEATS
 
     out += ["", "## Peers", ""]
