@@ -11,6 +11,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 from .peers import VIREO_BIN, Peer, vireo_target
@@ -39,7 +40,7 @@ def _venv() -> None:
     digest = hashlib.sha256(req.read_bytes()).hexdigest()
     if stamp.exists() and stamp.read_text() == digest and VENV_PY.exists():
         return
-    log("creating bench/.venv (FastAPI, uvicorn, matplotlib)")
+    log("creating bench/.venv (FastAPI, uvicorn, Granian, Robyn, maturin, matplotlib)")
     if not VENV_PY.exists():
         sh(["python3", "-m", "venv", str(VENV)])
     sh([str(VENV_PY), "-m", "pip", "install", "--quiet", "-r", str(req)], nice=True)
@@ -120,6 +121,49 @@ def _vireo(package: str, example: str) -> None:
     shutil.copy2(built, VIREO_BIN / f"{package}-{example}")
 
 
+def _vireo_python() -> None:
+    """Vireo for Python from this checkout: maturin builds python/ into a wheel (release
+    profile, one job, niced; cargo skips what is fresh) and pip installs it into the venv."""
+    maturin = VENV / "bin" / "maturin"
+    if not maturin.exists():
+        raise RuntimeError("bench/.venv has no maturin (the venv step failed?)")
+    wheels = BENCH / ".wheels"
+    shutil.rmtree(wheels, ignore_errors=True)
+    cmd = ["nice", "-n", "19", str(maturin), "build", "--release", "--jobs", "1", "--quiet",
+           "--manifest-path", str(REPO / "python" / "Cargo.toml"),
+           "--interpreter", str(VENV_PY), "--out", str(wheels)]
+    log("  $ " + " ".join(cmd))
+    # The extension shares the Rust crates' build cache, as python/test.sh does.
+    env = dict(os.environ, CARGO_TARGET_DIR=str(vireo_target()))
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if res.returncode != 0:
+        lines = (res.stderr or res.stdout).splitlines()
+        log("\n".join("    " + l for l in lines[-25:]))
+        raise RuntimeError("maturin build: " + next((l for l in lines if "error" in l.lower()),
+                                                    "failed"))
+    wheel = next(wheels.glob("*.whl"), None)
+    if wheel is None:
+        raise RuntimeError(f"maturin build left no wheel in {wheels}")
+    # The stamp records which wheel is installed: an unchanged build is not installed again.
+    # It hashes the package's files, not the zip or its metadata (an SBOM with a fresh
+    # serial number and time, and RECORD, which hashes it), which change with every build.
+    stamp = VENV / ".vireo-wheel.sha256"
+    digest = hashlib.sha256()
+    with zipfile.ZipFile(wheel) as z:
+        for name in sorted(n for n in z.namelist() if ".dist-info/" not in n):
+            digest.update(name.encode() + b"\0" + z.read(name))
+    digest = digest.hexdigest()
+    if stamp.exists() and stamp.read_text() == digest and _runnable_vireo_python():
+        return
+    sh([str(VENV_PY), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        "--force-reinstall", "--no-deps", str(wheel)])
+    stamp.write_text(digest)
+
+
+def _runnable_vireo_python() -> bool:
+    return any(VENV.glob("lib/python*/site-packages/vireo/_vireo*.so"))
+
+
 STEPS = {
     "apt": _apt,
     "venv": _venv,
@@ -130,9 +174,10 @@ STEPS = {
     "rust": _rust,
     "vireo": lambda: _vireo("vireo", "reference"),
     "vireo-http": lambda: _vireo("vireo-http", "engine_hello"),
+    "vireo-python": _vireo_python,
 }
 TOOLCHAIN = {"venv": "python3", "tools": "go", "go": "go", "node": "npm", "c": "gcc",
-             "rust": "cargo", "vireo": "cargo", "vireo-http": "cargo"}
+             "rust": "cargo", "vireo": "cargo", "vireo-http": "cargo", "vireo-python": "cargo"}
 
 
 def build(peers: list, no_build: bool = False) -> dict:
@@ -162,6 +207,8 @@ def build(peers: list, no_build: bool = False) -> dict:
 
 
 def _runnable(p: Peer) -> bool:
+    if p.build == "vireo-python":   # the venv's Python is there before the wheel is
+        return _runnable_vireo_python()
     exe = str(p.argv[0])
     return Path(exe).is_file() if os.sep in exe else have(exe)
 

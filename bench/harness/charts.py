@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")   # files only, no display
 import matplotlib.pyplot as plt  # noqa: E402
 
-REFERENCE = "vireo"
+OURS = ("vireo", "vireo-python")   # Vireo in orange
 FLOOR = "floor-c"
 
 
@@ -34,7 +34,7 @@ def panels(path: Path, title: str, scenarios: list, rows: list, key: str, xlabel
                       key=lambda x: x[1], reverse=not ascending)
         names = [d[0] for d in data][::-1]    # barh draws bottom-up; best on top
         values = [d[1] for d in data][::-1]
-        colors = ["tab:orange" if n == REFERENCE else "tab:gray" if n == FLOOR else "tab:blue"
+        colors = ["tab:orange" if n in OURS else "tab:gray" if n == FLOOR else "tab:blue"
                   for n in names]
         ax.barh(names, values, color=colors)
         ax.set_xscale("log")

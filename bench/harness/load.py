@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 import re
+import select
+import signal
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 from .util import BENCH
 
@@ -76,19 +80,27 @@ _AB_NUMBERS = {
 
 def ab(url: str, requests: int, conns: int) -> dict:
     """ApacheBench as the TurboAPI write-up ran it (ab -k -n N -c C). -r keeps
-    ab going after a socket error so errors are counted rather than fatal."""
-    try:
-        out = _run(PIN + ["ab", "-k", "-r", "-q", "-s", "10", "-n", str(requests),
-                          "-c", str(conns), url], timeout=600)
-    except LoadError as e:
-        if "timeout specified has expired" in str(e):
-            raise LoadError("ab waited 10 s for a response or a close: the server stalled, or kept "
-                            "an HTTP/1.0 keep-alive connection open without saying `keep-alive`")
-        raise
+    ab going after a socket error so errors are counted rather than fatal; -e writes
+    the latency percentiles to a CSV file in microseconds, where ab's own report
+    rounds them to whole milliseconds."""
+    with tempfile.TemporaryDirectory(prefix="vireo-bench-ab-") as tmp:
+        csv = Path(tmp) / "percentiles.csv"
+        try:
+            out = _run(PIN + ["ab", "-k", "-r", "-q", "-s", "10", "-e", str(csv),
+                              "-n", str(requests), "-c", str(conns), url], timeout=600)
+        except LoadError as e:
+            if "timeout specified has expired" in str(e):
+                raise LoadError("ab waited 10 s for a response or a close: the server stalled, or kept "
+                                "an HTTP/1.0 keep-alive connection open without saying `keep-alive`")
+            raise
+        percentiles = _ab_percentiles(csv)
     m = {}
     for key, pattern in _AB_NUMBERS.items():
         found = re.search(pattern, out, re.M)
         m[key] = float(found.group(1)) if found else 0.0
+    # The CSV's figures are the same percentiles as the report's, unrounded.
+    m["p50_ms"] = percentiles.get(50, m["p50_ms"])
+    m["p99_ms"] = percentiles.get(99, m["p99_ms"])
     for key in ("requests", "failed", "non2xx", "keepalive"):
         m[key] = int(m[key])
     # ab counts failed requests by cause: connect, receive, length, exceptions.
@@ -102,6 +114,80 @@ def ab(url: str, requests: int, conns: int) -> dict:
     m["requests"] -= m["errors"]
     m["raw"] = out[out.find("Server Software"):] if "Server Software" in out else out[-2000:]
     return m
+
+
+def _ab_percentiles(csv: Path) -> dict:
+    """{percent: ms} from ab's -e file ("Percentage served,Time in ms" lines)."""
+    out = {}
+    try:
+        for line in csv.read_text().splitlines()[1:]:
+            percent, _, ms = line.partition(",")
+            out[int(percent)] = float(ms)
+    except (OSError, ValueError):
+        return {}
+    return out
+
+
+def soak(server, paths: list, total: int, conns: int) -> dict:
+    """`total` requests cycling through `paths`, as two wrk runs: the first tenth, then the
+    rest. The server's RSS is read before, after the first tenth and at the end, each time
+    once wrk has exited and its connections are closed."""
+    first = max(total // 10, 1)
+    rss_start = server.rss_kib()
+    a = _soak_phase(server.port, paths, first, conns)
+    time.sleep(0.3)
+    rss_first = server.rss_kib()
+    b = _soak_phase(server.port, paths, total - first, conns)
+    time.sleep(0.3)
+    rss_end = server.rss_kib()
+    requests = a["requests"] + b["requests"]
+    seconds = (a["duration_us"] + b["duration_us"]) / 1e6
+    lat = b["latency_us"]
+    errors = [sum(r["errors"][k] for k in ("connect", "read", "write", "timeout")) for r in (a, b)]
+    return {
+        "requests": requests,
+        "rps": requests / seconds if seconds else 0.0,
+        "p50_ms": lat["p50"] / 1000,
+        "p99_ms": lat["p99"] / 1000,
+        "errors": sum(errors),
+        "non2xx": a["errors"]["status"] + b["errors"]["status"],
+        "first_requests": a["requests"],
+        "rss_start_kib": rss_start,
+        "rss_first_kib": rss_first,
+        "rss_end_kib": rss_end,
+        "rss_growth": rss_end / rss_first if rss_first else None,
+        "raw": [a, b],
+    }
+
+
+def _soak_phase(port: int, paths: list, limit: int, conns: int) -> dict:
+    """One wrk run that stops after `limit` responses (wrk/soak.lua); returns wrk's summary."""
+    # A cap on the run, in case the server stalls: below 1,000 req/s something is wrong.
+    cap = 60 + limit // 1000
+    argv = PIN + ["wrk", "-t1", f"-c{conns}", f"-d{cap}s", "--timeout", "5s",
+                  "-s", str(WRK_DIR / "soak.lua"), f"http://127.0.0.1:{port}/", "--",
+                  str(limit), *paths]
+    # taskset execs wrk, so this is wrk's PID; its stderr is small (socket errors, if any).
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    summary, done = None, False
+    try:
+        for line in proc.stdout:
+            if line.startswith("SOAK_DONE"):
+                done = True
+                proc.send_signal(signal.SIGINT)   # ends wrk's sleep: it joins and reports
+            elif line.startswith("WRK_JSON "):
+                summary = json.loads(line[len("WRK_JSON "):])
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if summary is None:
+        raise LoadError(f"wrk (soak) exited {proc.returncode} without a summary: "
+                        + proc.stderr.read().strip()[-300:])
+    if not done:
+        raise LoadError(f"soak: {summary['requests']:,} of {limit:,} requests answered in {cap} s")
+    return summary
 
 
 def fixedrate(url: str, rate: int, conns: int, seconds: int) -> dict:
@@ -130,6 +216,13 @@ def idle(server, conns: int, settle: float) -> dict:
         PIN + [str(TOOLS / "idleconns"), "-addr", f"127.0.0.1:{server.port}", "-n", str(conns)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        # Opening takes seconds; a server that stops answering new connections costs the
+        # opener 10 s per attempt, so give up on it rather than wait for every one.
+        limit = 60 + conns / 200
+        if not select.select([opener.stdout], [], [], limit)[0]:
+            opener.kill()
+            raise LoadError(f"idleconns had not opened {conns:,} connections after {limit:.0f} s: "
+                            "the server stopped answering new ones")
         line = opener.stdout.readline()
         if not line:
             raise LoadError("idleconns: " + opener.stderr.read().strip()[-300:])

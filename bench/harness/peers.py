@@ -16,8 +16,10 @@ ROUTES = {
     "favicon": ("/favicon.ico", 204, ""),
     "compute": ("/compute", 200, "332833500"),
     "async": ("/async?ms=0", 200, "waited 0"),
+    "async-nowait": ("/async-nowait", 200, "Hello, World!"),
 }
-ALL = frozenset(ROUTES)
+# The routes every full peer serves; `async-nowait` is Vireo for Python's alone.
+ALL = frozenset(ROUTES) - {"async-nowait"}
 ROOT_ONLY = frozenset({"plaintext"})
 
 RUST_BIN = BENCH / "peers" / "rust" / "target" / "release"
@@ -43,6 +45,12 @@ class Peer:
     keepalive: bool = True
     max_idle: int = 20000         # most idle connections to open against it
     idle_note: str = ""           # why max_idle is lower, if it is
+    paths: dict = field(default_factory=dict)   # route key -> (path, status, body) where it differs
+    quick: bool = True            # run by `--quick` when no --peers are named
+
+    def route(self, key: str) -> tuple:
+        """(path, expected status, expected body) of a route on this peer."""
+        return self.paths.get(key) or ROUTES[key]
 
     def command(self, port: int, tmp: Path) -> list:
         if self.prepare:
@@ -66,6 +74,22 @@ def _vireo(package: str, example: str) -> list:
 
 
 ONE_CORE_GO = {"GOMAXPROCS": "1"}
+VENV_BIN = VENV_PY.parent
+
+
+def _granian(interface: str, target: str) -> list:
+    # One worker process with one runtime thread, uvloop as uvicorn has it, HTTP/1 only.
+    # Granian serves at most `--backpressure` connections at once (default 1,024) and leaves
+    # the rest unanswered: lifted so the idle scenarios can open theirs; no load scenario
+    # comes near it.
+    return [VENV_BIN / "granian", "--interface", interface, "--host", "127.0.0.1",
+            "--port", "{port}", "--workers", "1", "--runtime-threads", "1", "--runtime-mode", "st",
+            "--loop", "uvloop", "--http", "1", "--no-ws", "--backpressure", "32768",
+            "--log-level", "warning", "--working-dir", PY_DIR, target]
+
+
+# The Python group: Vireo for Python and the Python servers it is set against.
+PYTHON_GROUP = ["vireo-python", "fastapi", "fastapi-async", "granian-rsgi", "granian-asgi", "robyn"]
 
 PEERS = [
     Peer("vireo", "Vireo's reference app (crates/vireo/examples/reference.rs), 1 worker",
@@ -101,8 +125,24 @@ PEERS = [
          "venv", [VENV_PY, PY_DIR / "http_server.py", "{port}"],
          routes=ALL - {"async"}, max_idle=5000,
          idle_note="one thread per connection; 20,000 threads would crowd the machine's pid_max"),
-    Peer("fastapi", "FastAPI on uvicorn (uvloop + httptools), 1 process",
+    Peer("vireo-python", "Vireo for Python's reference app (python/examples/reference.py), 1 worker",
+         "vireo-python", [VENV_PY, REPO / "python" / "examples" / "reference.py",
+                          "--addr", "127.0.0.1:{port}", "--workers", "1"],
+         routes=frozenset({"plaintext", "json", "users", "compute", "async", "async-nowait"}),
+         # Its /async awaits asyncio.sleep(0) and takes no ?ms=.
+         paths={"async": ("/async", 200, "Hello, World!")}),
+    Peer("fastapi", "FastAPI on uvicorn (uvloop + httptools), `def` handlers, 1 process",
          "venv", [VENV_PY, PY_DIR / "fastapi_app.py", "{port}"]),
+    Peer("fastapi-async", "FastAPI on uvicorn (uvloop + httptools), `async def` handlers, 1 process",
+         "venv", [VENV_PY, PY_DIR / "fastapi_app.py", "{port}"], env={"BENCH_FASTAPI_ASYNC": "1"},
+         quick=False),
+    Peer("granian-rsgi", "Granian, RSGI interface, a raw hello app (no framework), 1 worker",
+         "venv", _granian("rsgi", "granian_rsgi:app"), routes=ROOT_ONLY, quick=False),
+    Peer("granian-asgi", "Granian, ASGI interface, the fastapi peer's app (`def` handlers), 1 worker",
+         "venv", _granian("asgi", "fastapi_app:app"), quick=False),
+    Peer("robyn", "Robyn, 1 process, 1 worker",
+         "venv", [VENV_PY, PY_DIR / "robyn_app.py", "{port}", "--processes", "1", "--workers", "1",
+                  "--disable-openapi", "--log-level", "WARNING"], quick=False),
 ]
 
 BY_NAME = {p.name: p for p in PEERS}

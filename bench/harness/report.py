@@ -12,10 +12,23 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from . import targets
 from .peers import BY_NAME as PEERS_BY_NAME, PEERS
 from .scenarios import BY_ID, SATURATION_NOTE, for_mode
 
-REFERENCE = "vireo"   # ratios are against this peer
+OURS = ("vireo", "vireo-python")   # shown in bold
+
+
+def reference(peers) -> str:
+    """The peer the ratios are taken against: Vireo's reference app, or Vireo for Python's
+    when only that one ran (a run of the Python group)."""
+    peers = set(peers)
+    return "vireo-python" if "vireo" not in peers and "vireo-python" in peers else "vireo"
+
+
+def _called(peer: str) -> str:
+    """How the text names the reference peer."""
+    return {"vireo": "Vireo", "vireo-python": "Vireo for Python"}.get(peer, peer)
 
 # The results table at the top of the page: one row per peer, one column per
 # (scenario, figure). Columns whose scenario was not run are left out.
@@ -66,7 +79,8 @@ def summarize(runs: list) -> list:
     for (scenario, peer), ms in groups.items():
         row = {"scenario": scenario, "peer": peer, "runs": len(ms)}
         for key in ("rps", "p50_ms", "p90_ms", "p99_ms", "max_ms", "cpu_us_per_req",
-                    "kib_per_conn", "rss_before_kib", "rss_after_kib", "connections"):
+                    "kib_per_conn", "rss_before_kib", "rss_after_kib", "connections",
+                    "rss_start_kib", "rss_first_kib", "rss_end_kib", "rss_growth", "requests"):
             if any(key in m for m in ms):
                 row[key] = _median(m.get(key) for m in ms)
         for key in ("errors", "non2xx", "length_mismatch"):
@@ -78,7 +92,8 @@ def summarize(runs: list) -> list:
             row["ab_requests"] = min(m["requests"] + m["errors"] for m in ms)
         rows.append(row)
     # Ratios against the reference peer, in the same scenario.
-    ref = {r["scenario"]: r for r in rows if r["peer"] == REFERENCE}
+    ref_peer = reference(r["peer"] for r in rows)
+    ref = {r["scenario"]: r for r in rows if r["peer"] == ref_peer}
     for row in rows:
         base = ref.get(row["scenario"], {})
         for key, out in (("cpu_us_per_req", "cpu_vs_ref"), ("kib_per_conn", "kib_vs_ref")):
@@ -133,7 +148,7 @@ def _table(header: list, rows: list) -> list:
 
 
 def _name(peer: str) -> str:
-    return f"**{peer}**" if peer == REFERENCE else peer
+    return f"**{peer}**" if peer in OURS else peer
 
 
 def _when(meta: dict) -> str:
@@ -143,8 +158,8 @@ def _when(meta: dict) -> str:
     return f"{date} {time[:5].replace('-', ':')}".strip()
 
 
-def _lead_table(rows: list, records: list) -> list:
-    """Peers by row, the lead figures by column; CPU figures with their ratio to Vireo's.
+def _lead_table(rows: list, records: list, ref: str) -> list:
+    """Peers by row, the lead figures by column; CPU figures with their ratio to the reference's.
     A run of none of the lead scenarios shows the CPU (or memory) figure of each of its own."""
     by = {(r["scenario"], r["peer"]): r for r in rows}
     ran = {r["scenario"] for r in rows}
@@ -173,7 +188,7 @@ def _lead_table(rows: list, records: list) -> list:
                 row.append(_n(v, thousands=True))
             elif key == "cpu_us_per_req":
                 cell = _n(v, 2)
-                if v is not None and r.get("cpu_vs_ref") is not None and p != REFERENCE:
+                if v is not None and r.get("cpu_vs_ref") is not None and p != ref:
                     cell += f" ({_ratio(r['cpu_vs_ref'])})"
                 row.append(cell)
             else:
@@ -185,7 +200,8 @@ def _lead_table(rows: list, records: list) -> list:
     out += ["", "Medians over the runs; rows ordered by the first column of CPU time. "
             + ("; ".join(meaning) + ". " if meaning else "")
             + "A CPU figure in brackets is that server's CPU per "
-            "request divided by Vireo's in the same scenario (below 1× is cheaper than Vireo). "
+            f"request divided by {_called(ref)}'s in the same scenario (below 1× is cheaper than "
+            f"{_called(ref)}). "
             "Every scenario, with its full table, is under [Every scenario](#every-scenario)."]
     return out
 
@@ -199,7 +215,7 @@ def _charts(charts_dir: Path, page_dir: Path) -> list:
     return out
 
 
-def _method(meta: dict, records: list) -> list:
+def _method(meta: dict, records: list, ref: str, peers: list) -> list:
     wrk_s = meta.get("seconds")
     fixed = next((r["params"] for r in records if r["tool"] == "fixedrate"), None)
     lines = [
@@ -214,12 +230,16 @@ def _method(meta: dict, records: list) -> list:
         "- **CPU per request** is the on-CPU time of every thread of the server's process tree "
         "during the measured run (from `/proc/PID/task/TID/schedstat`, in nanoseconds; from "
         "`/proc/PID/stat`'s 10 ms ticks when a thread ended during the run), divided by the "
-        "requests the server completed. \"× vireo\" divides it by Vireo's figure in the same "
-        "scenario: below 1× is cheaper than Vireo.",
+        f"requests the server completed. \"vs {ref}\" divides it by {_called(ref)}'s figure in the "
+        f"same scenario: below 1× is cheaper than {_called(ref)}.",
         f"- **The client saturates.** {SATURATION_NOTE}",
         "- **vireo** is the reference app (`crates/vireo/examples/reference.rs`, one worker): "
         "the framework with its two app-wide middlewares on every route. **vireo-http** is the "
-        "engine alone (`crates/vireo-http/examples/engine_hello.rs`, one worker). **floor-c** answers "
+        "engine alone (`crates/vireo-http/examples/engine_hello.rs`, one worker). "
+        + ("**vireo-python** is Vireo for Python's reference app (`python/examples/reference.py`, "
+           "one worker, one app-wide middleware), built from the same checkout. "
+           if "vireo-python" in peers else "")
+        + "**floor-c** answers "
         "every request with a canned response and parses nothing: the cost of the kernel's "
         "socket calls alone.",
         "- **Idle memory** is read on a freshly started server: its RSS, then N connections "
@@ -227,6 +247,17 @@ def _method(meta: dict, records: list) -> list:
         "wait, its RSS again; KiB per connection = the growth / N. The kernel's socket "
         "buffers are not in RSS: this is the server's user-space cost.",
     ]
+    if any(r["tool"] == "soak" for r in records):
+        lines.append(
+            "- **Memory soak** runs on a freshly started server, with no warm-up: wrk (one "
+            "thread, `bench/wrk/soak.lua`) cycles its requests through the server's routes and "
+            "stops after a tenth of them, the server's RSS is read, then a second wrk run sends "
+            "the rest and the RSS is read again, each time after wrk has closed its connections.")
+    if meta.get("timeit_compute"):
+        lines.append(
+            "- **The handler's own time.** Before each run of vireo-python the runner times "
+            "its `/compute` handler with `timeit`, with the same Python on the server core; "
+            "the targets set it against what `/compute` costs beyond `/` under load.")
     return lines
 
 
@@ -237,7 +268,8 @@ CAVEATS = [
     "- **ab runs are short.** 10,000 requests are tens of milliseconds of server CPU, and the "
     "figure moves with ab's own pace (runs where ab drove fewer req/s cost every server more "
     "CPU per request). The wrk scenarios `compute` and `async` measure the same handlers as "
-    "`ab-compute` and `ab-async` over longer runs. ab reports latency in whole milliseconds.",
+    "`ab-compute` and `ab-async` over longer runs. ab's latency percentiles come from its "
+    "`-e` CSV file (microseconds; its printed report rounds to whole milliseconds).",
     "- **Pipelined latency** is not shown: wrk's latency histogram is not meaningful when it "
     "pipelines.",
     "- **Fixed rate.** wrk2 is not packaged in Debian; `bench/tools/fixedrate` stands in for "
@@ -254,7 +286,7 @@ CAVEATS = [
 ]
 
 
-def _scenario_detail(s: dict, srows: list, meta: dict) -> list:
+def _scenario_detail(s: dict, srows: list, meta: dict, ref: str) -> list:
     out = ["", f"### {s['id']}", "", s["about"] + ".", "", f"Load: {s['params']}.", ""]
     if not srows:
         out.append("No peer completed this scenario.")
@@ -263,7 +295,7 @@ def _scenario_detail(s: dict, srows: list, meta: dict) -> list:
         srows.sort(key=lambda r: r.get("kib_per_conn") or 0)
         out += _table(
             ["peer", "connections", "still open", "RSS before (MiB)", "RSS after (MiB)",
-             "KiB / connection", "vs vireo"],
+             "KiB / connection", f"vs {ref}"],
             [[_name(r["peer"]), _n(r.get("connections"), thousands=True),
               _n(r.get("alive"), thousands=True), _n(r["rss_before_kib"] / 1024, 1),
               _n(r["rss_after_kib"] / 1024, 1), _n(r.get("kib_per_conn"), 2),
@@ -276,11 +308,21 @@ def _scenario_detail(s: dict, srows: list, meta: dict) -> list:
             out += ["", "\"still open\" below \"connections\": the server closed idle "
                     "connections before the memory was read (an idle timeout), so its figure "
                     "is a lower bound."]
+    elif s["tool"] == "soak":
+        srows.sort(key=lambda r: r.get("rss_growth") or 0)
+        out += _table(
+            ["peer", "requests", "req/s", "p99 ms", "errors", "non-2xx", "CPU µs/req",
+             "RSS at start (MiB)", "RSS after the first tenth (MiB)", "RSS at the end (MiB)",
+             "end / first tenth"],
+            [[_name(r["peer"]), _n(r.get("requests"), thousands=True), _n(r["rps"], thousands=True), _n(r["p99_ms"]), r["errors"], r["non2xx"],
+              _n(r.get("cpu_us_per_req"), 2), _n(r["rss_start_kib"] / 1024, 1),
+              _n(r["rss_first_kib"] / 1024, 1), _n(r["rss_end_kib"] / 1024, 1),
+              _ratio(r.get("rss_growth"))] for r in srows])
     elif s["tool"] == "fixedrate":
         srows.sort(key=lambda r: r.get("p99_ms") or 0)
         out += _table(
             ["peer", "achieved req/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "errors",
-             "non-2xx", "CPU µs/req", "vs vireo"],
+             "non-2xx", "CPU µs/req", f"vs {ref}"],
             [[_name(r["peer"]), _n(r["rps"], thousands=True), _n(r["p50_ms"]),
               _n(r.get("p90_ms")), _n(r["p99_ms"]), _n(r.get("max_ms")), r["errors"],
               r["non2xx"], _n(r.get("cpu_us_per_req"), 2), _ratio(r.get("cpu_vs_ref"))]
@@ -288,7 +330,7 @@ def _scenario_detail(s: dict, srows: list, meta: dict) -> list:
     else:
         srows.sort(key=lambda r: -(r.get("rps") or 0))
         header = ["peer", "req/s", "p50 ms", "p99 ms", "errors", "non-2xx", "CPU µs/req",
-                  "vs vireo"]
+                  f"vs {ref}"]
         if s["tool"] == "ab":
             header.append("keep-alive reqs")
         table = []
@@ -314,6 +356,7 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
     the charts are linked relative to it."""
     scenarios = _complete(scenarios, {}, meta.get("quick", False))
     ids = [s["id"] for s in scenarios]
+    ref = reference(r["peer"] for r in rows)
     by_scenario = defaultdict(list)
     for r in rows:
         by_scenario[r["scenario"]].append(r)
@@ -322,18 +365,24 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
     command = " ".join(["bench/run"] + list(meta.get("argv") or []))
     peers = [p.name for p in PEERS if any(r["peer"] == p.name for r in rows)]
     peers += sorted({r["peer"] for r in rows} - set(peers))
-    full = (not meta.get("quick") and set(ids) >= set(BY_ID)
-            and set(peers) | {k["peer"] for k in skipped if k["scenario"] == "all"}
-            >= set(PEERS_BY_NAME))
+    # Full: no peer or scenario left out, judged by the command (the tables have grown since
+    # older runs were made) or by what ran.
+    argv = meta.get("argv") or []
+    unfiltered = "argv" in meta and not any(a.split("=")[0] in ("--peers", "--scenarios") for a in argv)
+    full = not meta.get("quick") and (unfiltered or (
+        set(ids) >= set(BY_ID)
+        and set(peers) | {k["peer"] for k in skipped if k["scenario"] == "all"} >= set(PEERS_BY_NAME)))
     what = "a full run, every peer in every scenario it serves" if full else \
         f"a run of {len(peers)} peer(s) in {len(ids)} scenario(s)"
 
     out = [
         "# Benchmarks",
         "",
-        "Vireo's reference app and its engine against the servers the published write-ups "
-        "compare (zap, tinyhttp, TechEmpower, TurboAPI), under the same loads, side by side in "
-        "one run on one machine, with a canned-response epoll loop in C as the floor. "
+        ("Vireo's reference app, its engine alone and Vireo for Python's reference app"
+         if "vireo-python" in peers else "Vireo's reference app and its engine")
+        + " against the servers the published write-ups compare (zap, tinyhttp, TechEmpower, "
+        "TurboAPI), under the same loads, side by side in one run on one machine, with a "
+        "canned-response epoll loop in C as the floor. "
         f"These are the figures of {what}, on {_when(meta)}"
         + (f" with Vireo at commit `{commit}`" if commit else "") + ". `bench/run` reproduces "
         "it (see `bench/README.md`) and writes this page from the run's `results.json`.",
@@ -345,10 +394,11 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
         out += ["", "**Interrupted: partial results.**"]
 
     out += ["", "## Results", ""]
-    lead = _lead_table(rows, scenarios)
+    lead = _lead_table(rows, scenarios, ref)
     out += lead + ([""] if lead else [])
     if charts_dir is not None and page_dir is not None:
         out += _charts(charts_dir, page_dir)
+    out += targets.markdown(rows, meta)
 
     out += ["## The machine and how to reproduce", ""]
     elapsed = meta.get("elapsed_s")
@@ -374,7 +424,7 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
         "### Method",
         "",
     ]
-    out += _method(meta, scenarios)
+    out += _method(meta, scenarios, ref, peers)
     out += ["", "### Caveats", ""] + CAVEATS
 
     out += ["", "## Peers", ""]
@@ -385,7 +435,7 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
 
     out += ["", "## Every scenario"]
     for s in scenarios:
-        out += _scenario_detail(s, by_scenario.get(s["id"], []), meta)
+        out += _scenario_detail(s, by_scenario.get(s["id"], []), meta, ref)
     if skipped:
         # One row per peer and reason; the routes a peer does not serve make one row.
         grouped = defaultdict(lambda: ([], []))

@@ -18,6 +18,7 @@ class Scenario:
     min_seconds: int = 0  # the shortest measured run, whatever --duration says
     keepalive: bool = False        # skip peers that close every connection
     quick: dict = field(default_factory=dict)   # overrides under --quick; {"skip": True} to leave out
+    peers: frozenset = None        # the only peers it is run against (None: every peer)
 
     def seconds(self, duration: int) -> int:
         """How long a measured run lasts when --duration asks for `duration`."""
@@ -32,6 +33,10 @@ class Scenario:
             return f"ab -k -n {self.requests} -c {self.conns}"
         if self.tool == "fixedrate":
             return f"{self.rate} req/s over {self.conns} keep-alive connections for {seconds}s"
+        if self.tool == "soak":
+            return (f"{self.requests:,} requests over {self.conns} connections (`wrk -t1 -c{self.conns}`), "
+                    f"round-robin over the routes; RSS read after the first {self.requests // 10:,} "
+                    "and at the end")
         return f"{self.conns} idle keep-alive connections"
 
 
@@ -59,6 +64,9 @@ SCENARIOS = [
     Scenario("async", "wrk", "async",
              "TurboAPI's async handler (`/async?ms=0`) under wrk, -c100, for a CPU-per-request "
              "figure finer than ab's"),
+    Scenario("async-nowait", "wrk", "async-nowait",
+             "Vireo for Python's `async def` handler that awaits nothing (`/async-nowait`), -c100: "
+             "the coroutine path's cost, set against plaintext-100's `def` handler"),
     Scenario("pipelined", "wrk", "plaintext",
              "TechEmpower's plaintext test: 16 requests pipelined per write, 256 connections",
              conns=256, pipeline=16, keepalive=True),
@@ -86,7 +94,17 @@ SCENARIOS = [
     Scenario("idle-20k", "idle", "plaintext",
              "memory per idle keep-alive connection, 20,000 connections",
              conns=20000, keepalive=True, quick={"skip": True}),
+    Scenario("memory-1m", "soak", "plaintext",
+             "memory under sustained load: Vireo for Python's RSS after a million requests "
+             "(`--soak-requests` sets the count) mixed over its routes (`/`, `/json`, `/users/42`, "
+             "`/compute`, `/async`, `/async-nowait`), against its RSS after the first tenth of "
+             "them, on a freshly started server",
+             requests=1_000_000, keepalive=True, quick={"requests": 50_000},
+             peers=frozenset({"vireo-python"})),
 ]
+
+# The routes a soak run mixes, where the peer serves them.
+SOAK_ROUTES = ["plaintext", "json", "users", "compute", "async", "async-nowait"]
 
 BY_ID = {s.id: s for s in SCENARIOS}
 

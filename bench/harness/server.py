@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .peers import ROUTES, Peer
+from .peers import Peer
 
 SERVER_CORE = "1"   # servers run here; load generators on core 0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -188,7 +188,7 @@ class Server:
     def check(self, route: str) -> str | None:
         """GET the route once and compare status and body with what every peer
         must answer. Returns a description of the mismatch, or None."""
-        path, status, body = ROUTES[route]
+        path, status, body = self.peer.route(route)
         try:
             conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
             conn.request("GET", path)

@@ -1,13 +1,35 @@
-"""FastAPI peer, served by uvicorn (one process; uvicorn uses uvloop and httptools
-because they are installed). Run: python fastapi_app.py PORT."""
+"""FastAPI peer. Run: python fastapi_app.py PORT (uvicorn, one process; uvicorn uses uvloop and
+httptools because they are installed). The granian-asgi peer serves the same `app` with Granian.
+
+Handlers are plain `def` functions, as most FastAPI apps write them (FastAPI runs each in its
+thread pool); with BENCH_FASTAPI_ASYNC=1 in the environment they are `async def` instead, run
+on the event loop. `/async` awaits a timer either way."""
 import asyncio
+import functools
 import os
 import sys
 
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse, Response
 
+ASYNC = os.environ.get("BENCH_FASTAPI_ASYNC") == "1"
+
 app = FastAPI()
+
+
+def route(path, **kwargs):
+    """app.get(path), registering the handler as written (`def`) or, in the async variant, as an
+    `async def` that calls it: FastAPI reads the parameters through functools.wraps."""
+    def register(handler):
+        if ASYNC:
+            @functools.wraps(handler)
+            async def endpoint(*args, **kw):
+                return handler(*args, **kw)
+            app.get(path, **kwargs)(endpoint)
+        else:
+            app.get(path, **kwargs)(handler)
+        return handler
+    return register
 
 
 # The two app-wide middlewares each store a value on the request (request.state).
@@ -23,30 +45,30 @@ async def second(request: Request, call_next):
     return await call_next(request)
 
 
-@app.get("/", response_class=PlainTextResponse)
-async def hello():
+@route("/", response_class=PlainTextResponse)
+def hello():
     return "Hello, World!"
 
 
-@app.get("/json")
-async def json_():
+@route("/json")
+def json_():
     return {"message": "Hello, World!"}
 
 
-@app.get("/users/{id}", response_class=PlainTextResponse)
-async def user(id: str, request: Request):
+@route("/users/{id}", response_class=PlainTextResponse)
+def user(id: int, request: Request):
     if not (getattr(request.state, "one", False) and getattr(request.state, "two", False)):
         return Response(status_code=500)
     return f"User: {id}"
 
 
-@app.get("/favicon.ico")
-async def favicon():
+@route("/favicon.ico")
+def favicon():
     return Response(status_code=204)
 
 
-@app.get("/compute", response_class=PlainTextResponse)
-async def compute():
+@route("/compute", response_class=PlainTextResponse)
+def compute():
     return str(sum(i * i for i in range(1000)))
 
 
