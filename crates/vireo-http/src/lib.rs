@@ -72,7 +72,7 @@ pub use proto::{BodyKind, ProtoError, RequestHead};
 pub use request::Request;
 pub use response::{Body, BodyStream, BoxError, ContentType, Response};
 pub use server::{
-    release_when_quiet, ListenAddr, RunningServer, Server, ShutdownHandle,
+    release_when_quiet, ListenAddr, RunningServer, Server, ServerStats, ShutdownHandle,
     DEFAULT_MAX_BLOCKING_THREADS,
 };
 pub use service::{service_fn, spawn_blocking, Service, ServiceFn};

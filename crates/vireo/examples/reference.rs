@@ -19,6 +19,8 @@
 //! | `GET /async?ms=N` | an async handler: awaits a timer of N ms |
 //! | `GET /stream?chunks=N` | N chunks `chunk K\n`, each written as it is made |
 //! | `GET /panic` | panics: the client gets a 500, the server goes on |
+//! | `GET /healthz` | `ok` while the process serves |
+//! | `GET /readyz` | `ready`, and 503 from the moment a graceful shutdown begins |
 
 use std::time::Duration;
 use vireo::http::{header, HeaderValue, StatusCode};
@@ -48,6 +50,8 @@ struct Message {
 
 fn app() -> App {
     let mut app = App::new();
+    app.get("/healthz", vireo::health::liveness);
+    app.get("/readyz", vireo::health::readiness);
     app.r#use(|mut req: Request, next: Next| {
         req.set(First("first"));
         next.run(req)

@@ -136,7 +136,7 @@ impl App {
     /// # ; Ok::<(), std::io::Error>(())
     /// ```
     pub fn serve(mut self, server: Server) -> std::io::Result<()> {
-        self.state(crate::health::Serving(server.shutdown_handle()));
+        self.state(crate::health::Serving::of(&server));
         let service = self.into_service();
         let limits = service.0.limits.clone();
         server.limits(limits).handle_signals(true).serve(service)
@@ -145,7 +145,7 @@ impl App {
     /// Serve on `server` in the background, on its own threads, until shut down through the
     /// returned [`RunningServer`] (signals are left alone: for tests and embedding).
     pub fn spawn(mut self, server: Server) -> std::io::Result<RunningServer> {
-        self.state(crate::health::Serving(server.shutdown_handle()));
+        self.state(crate::health::Serving::of(&server));
         let service = self.into_service();
         let limits = service.0.limits.clone();
         server.limits(limits).spawn(service)

@@ -15,8 +15,21 @@ use crate::Request;
 use vireo_http::http::StatusCode;
 use vireo_http::ShutdownHandle;
 
-/// The shutdown handle of the server an app is served on, kept in the app's state.
-pub(crate) struct Serving(pub(crate) ShutdownHandle);
+/// What an app knows of the server it is served on, kept in the app's state.
+pub(crate) struct Serving {
+    pub(crate) shutdown: ShutdownHandle,
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) stats: vireo_http::ServerStats,
+}
+
+impl Serving {
+    pub(crate) fn of(server: &vireo_http::Server) -> Self {
+        Serving {
+            shutdown: server.shutdown_handle(),
+            stats: server.stats(),
+        }
+    }
+}
 
 /// `200 ok` while the process can serve at all: a liveness probe.
 pub fn liveness(_req: Request) -> (StatusCode, &'static str) {
@@ -30,7 +43,7 @@ pub fn liveness(_req: Request) -> (StatusCode, &'static str) {
 /// client) is always ready.
 pub fn readiness(req: Request) -> (StatusCode, &'static str) {
     match req.state::<Serving>() {
-        Ok(Serving(handle)) if handle.is_requested() => {
+        Ok(serving) if serving.shutdown.is_requested() => {
             (StatusCode::SERVICE_UNAVAILABLE, "shutting down")
         }
         _ => (StatusCode::OK, "ready"),

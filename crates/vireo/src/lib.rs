@@ -49,6 +49,8 @@ mod error;
 mod extensions;
 mod handler;
 pub mod health;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 pub mod middleware;
 mod request;
 mod response;
@@ -82,7 +84,9 @@ pub use static_files::{serve_dir, ServeDir};
 pub use streaming::{stream_body, stream_iter, Event, Sse};
 #[cfg(feature = "test-util")]
 pub use test_client::{serve_ephemeral, TestClient, TestRequest, TestResponse};
-pub use vireo_http::{http, Body, Limits, Response, RunningServer, Server, ShutdownHandle};
+pub use vireo_http::{
+    http, Body, Limits, Response, RunningServer, Server, ServerStats, ShutdownHandle,
+};
 
 /// Serving HTTPS: certificates, SNI, reloading (the `tls` feature). See [`Server::tls`].
 #[cfg(feature = "tls")]

@@ -59,11 +59,46 @@ struct Parts {
     headers: OnceLock<HeaderMap>,
     extensions: Extensions,
     state: Option<Arc<http::Extensions>>,
+    /// Where the router writes the route template it matched, when middleware asked for it.
+    route_slot: Option<Arc<RouteSlot>>,
     /// [`NO_PEER`] when there is none. Not an `Option`, so the address is copied straight from
     /// the connection into the pooled parts.
     remote_addr: SocketAddr,
     /// The connection is encrypted (TLS).
     secure: bool,
+}
+
+/// Where the router writes the template of the route it matched (`/users/:id`), for middleware
+/// that labels requests by route after the rest of the chain has run.
+#[derive(Debug, Default)]
+pub(crate) struct RouteSlot(std::sync::Mutex<Option<Arc<str>>>);
+
+impl RouteSlot {
+    /// The matched route's template; `None` if no route matched.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn get(&self) -> Option<Arc<str>> {
+        self.lock().clone()
+    }
+
+    /// Empty the slot, for another request.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn clear(&mut self) {
+        self.lock().take();
+    }
+
+    fn set(&self, route: &Arc<str>) {
+        let mut slot = self.lock();
+        if slot.is_none() {
+            *slot = Some(route.clone());
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Arc<str>>> {
+        // Nothing can panic while the lock is held.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 }
 
 /// The peer address of a request that came from no connection (the test client): `0.0.0.0:0`,
@@ -111,6 +146,9 @@ impl Drop for Request {
             parts.headers = OnceLock::new();
         }
         parts.extensions.clear();
+        if parts.route_slot.is_some() {
+            parts.route_slot = None;
+        }
         // The app's state stays with pooled parts: the next request on this thread is almost
         // always for the same app, and then takes it without touching the shared count.
         if !vireo_http::on_worker_thread() {
@@ -187,6 +225,7 @@ impl Request {
                 headers: OnceLock::new(),
                 extensions: Extensions::default(),
                 state: Some(state.clone()),
+                route_slot: None,
                 remote_addr: *remote_addr,
                 secure,
             }),
@@ -235,6 +274,20 @@ impl Request {
             parts.head = Some(head);
         }
         parts.headers = OnceLock::from(headers);
+    }
+
+    /// Have the router write the template of the route it matches into `slot`.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn observe_route(&mut self, slot: Arc<RouteSlot>) {
+        self.p_mut().route_slot = Some(slot);
+    }
+
+    /// Tell an observer (see [`Request::observe_route`]) the route this request matched.
+    #[inline]
+    pub(crate) fn record_route(&self, route: &Arc<str>) {
+        if let Some(slot) = &self.p().route_slot {
+            slot.set(route);
+        }
     }
 
     /// How much of the path the router this request was routed through is mounted at.

@@ -193,6 +193,7 @@ impl Router {
             let target = Target {
                 chain: chains.add(layers, End::Endpoint(def.endpoint)),
                 prefix_len: prefix.len(),
+                route: Arc::from(path.as_str()),
                 location: def.location,
             };
             routes.insert(def.method, &path, target);
@@ -207,6 +208,8 @@ impl Router {
 struct Target {
     chain: Chain,
     prefix_len: usize,
+    /// The route's full path template, prefixes included, as metrics label it.
+    route: Arc<str>,
     location: &'static Location<'static>,
 }
 
@@ -323,6 +326,7 @@ impl Routes {
         match methods.select(req.method()) {
             Some(target) => {
                 req.set_prefix_len(target.prefix_len);
+                req.record_route(&target.route);
                 target.chain.run(req, root)
             }
             None => self.no_method(methods, req.method()),

@@ -35,6 +35,10 @@ impl Balancer {
     }
 
     /// Connections worker `worker` has open, counting those handed to it and not yet served.
+    pub(crate) fn workers(&self) -> usize {
+        self.open.len()
+    }
+
     pub(crate) fn open(&self, worker: usize) -> usize {
         self.open[worker].load(Ordering::Relaxed)
     }

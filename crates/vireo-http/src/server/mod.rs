@@ -9,6 +9,7 @@ mod idle;
 pub(crate) mod io;
 mod listener;
 mod shutdown;
+mod stats;
 #[cfg(feature = "tls")]
 mod tls_accept;
 mod trim;
@@ -17,6 +18,7 @@ mod write_buffers;
 
 pub use listener::ListenAddr;
 pub use shutdown::ShutdownHandle;
+pub use stats::ServerStats;
 pub use trim::release_when_quiet;
 
 use crate::service::Service;
@@ -64,6 +66,7 @@ pub struct Server {
     tune_allocator: bool,
     handle_signals: bool,
     handle: ShutdownHandle,
+    stats: ServerStats,
     on_ready: Option<Box<dyn FnOnce(ListenAddr) + Send>>,
     #[cfg(feature = "tls")]
     tls: Option<crate::tls::TlsHandle>,
@@ -149,6 +152,7 @@ impl Server {
             tune_allocator: false,
             handle_signals: false,
             handle: ShutdownHandle::default(),
+            stats: ServerStats::default(),
             on_ready: None,
             #[cfg(feature = "tls")]
             tls: None,
@@ -319,6 +323,11 @@ impl Server {
         self.handle.clone()
     }
 
+    /// Live figures of this server once it serves (connections open per worker), for metrics.
+    pub fn stats(&self) -> ServerStats {
+        self.stats.clone()
+    }
+
     /// Call `ready` with the listening address once the server is serving: its workers are
     /// accepting and, if enabled, SIGTERM and SIGINT already mean a graceful shutdown. A
     /// program that announces its address should do it here, so that whoever waits for the
@@ -370,6 +379,7 @@ impl Server {
         drop(self.listener);
         let service = Arc::new(service);
         let (balancer, mailboxes) = balance::Balancer::new(self.workers);
+        self.stats.attach(balancer.clone());
         let mut threads = Vec::with_capacity(self.workers);
         for (id, ((runtime, listener), mailbox)) in prepared.into_iter().zip(mailboxes).enumerate()
         {
