@@ -19,18 +19,24 @@
 //! | `GET /async?ms=N` | an async handler: awaits a timer of N ms |
 //! | `GET /stream?chunks=N` | N chunks `chunk K\n`, each written as it is made |
 //! | `GET /panic` | panics: the client gets a 500, the server goes on |
+//! | `POST /upload` | `multipart/form-data`, streamed (up to 1 GiB): each part's name, file name, size and SHA-256 as JSON |
 //! | `GET /healthz` | `ok` while the process serves |
 //! | `GET /readyz` | `ready`, and 503 from the moment a graceful shutdown begins |
 
 use std::time::Duration;
 use vireo::http::{header, HeaderValue, StatusCode};
+use vireo::middleware::body_limit;
 use vireo::{
-    blocking, stream_iter, App, Error, IntoResponse, Json, Next, Request, Response, Server,
+    blocking, stream_iter, streaming_body, App, Error, IntoResponse, Json, Multipart, Next,
+    Request, Response, Server,
 };
 
 /// The most a client may ask `/sleep` or `/async` to wait, so a request cannot hold a thread
 /// or a connection for long.
 const MAX_WAIT_MS: u64 = 10_000;
+
+/// The most `/upload` accepts in all, a limit raised for that route alone.
+const MAX_UPLOAD: u64 = 1 << 30;
 
 /// The most chunks `/stream` sends.
 const MAX_CHUNKS: usize = 100_000;
@@ -50,6 +56,8 @@ struct Message {
 
 fn app() -> App {
     let mut app = App::new();
+    app.post("/upload", streaming_body(upload))
+        .with(body_limit(MAX_UPLOAD));
     app.get("/healthz", vireo::health::liveness);
     app.get("/readyz", vireo::health::readiness);
     app.r#use(|mut req: Request, next: Next| {
@@ -89,6 +97,37 @@ fn users(req: Request) -> Result<String, Error> {
     };
     debug_assert_eq!((*first, *second), ("first", 2));
     Ok(format!("User: {}", req.param("id").unwrap_or_default()))
+}
+
+/// What `/upload` reports of one part.
+#[derive(serde::Serialize)]
+struct PartSummary {
+    name: Option<String>,
+    filename: Option<String>,
+    size: u64,
+    sha256: String,
+}
+
+/// Hash each part of a multipart upload as it streams in, never holding a part whole.
+async fn upload(mut req: Request) -> Result<Json<Vec<PartSummary>>, Error> {
+    use sha2::Digest;
+    let mut form = Multipart::from_request(&mut req)?;
+    let mut parts = Vec::new();
+    while let Some(mut part) = form.next_part().await? {
+        let mut hasher = sha2::Sha256::new();
+        let mut size = 0;
+        while let Some(chunk) = part.chunk().await? {
+            size += chunk.len() as u64;
+            hasher.update(&chunk);
+        }
+        parts.push(PartSummary {
+            name: part.name().map(str::to_owned),
+            filename: part.file_name().map(str::to_owned),
+            size,
+            sha256: format!("{:x}", hasher.finalize()),
+        });
+    }
+    Ok(Json(parts))
 }
 
 fn echo(req: Request) -> Result<Response, Error> {

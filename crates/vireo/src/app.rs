@@ -3,7 +3,7 @@
 use crate::error::{Error, ErrorMarker};
 use crate::handler::Served;
 use crate::middleware::{local_root, Chains, End, Program};
-use crate::request::{BodyRequest, BodySource, Request};
+use crate::request::{BodyReply, BodyRequest, BodySource, Request};
 use crate::response::IntoResponse;
 use crate::router::Router;
 use std::future::Future;
@@ -271,7 +271,24 @@ impl AppService {
         let serve_body = async {
             if let Ok(BodyRequest { limit, reply }) = asked.await {
                 body.set_limit(limit);
-                let _ = reply.send(body.to_bytes().await);
+                match reply {
+                    BodyReply::Whole(reply) => {
+                        let _ = reply.send(body.to_bytes().await);
+                    }
+                    // Each chunk waits for the handler to take the last: a slow reader holds
+                    // back the client, and the body is never all in memory.
+                    BodyReply::Chunks(chunks) => loop {
+                        let item = match body.chunk().await {
+                            Ok(Some(chunk)) => Ok(chunk),
+                            Ok(None) => break,
+                            Err(error) => Err(error),
+                        };
+                        let failed = item.is_err();
+                        if chunks.send(item).await.is_err() || failed {
+                            break;
+                        }
+                    },
+                }
             }
             std::future::pending::<()>().await
         };

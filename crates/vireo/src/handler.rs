@@ -241,6 +241,64 @@ where
     }
 }
 
+/// A handler that reads the body itself: see [`streaming_body`].
+#[derive(Debug, Clone)]
+pub struct StreamingBody<F>(Arc<F>);
+
+/// Mark an async handler as reading the request body itself, as a stream
+/// ([`Request::body_stream`], or [`crate::Multipart`]), instead of having it read whole before
+/// it runs: for uploads larger than memory. The body limit still applies as bytes arrive; raise
+/// it for the route with [`crate::middleware::body_limit`].
+///
+/// ```
+/// use vireo::{App, Request, streaming_body, middleware::body_limit};
+/// let mut app = App::new();
+/// app.post("/upload", streaming_body(|mut req: Request| async move {
+///     let mut body = req.body_stream();
+///     let mut size = 0;
+///     while let Some(chunk) = body.next_chunk().await {
+///         size += chunk?.len(); // write it to disk here
+///     }
+///     Ok::<_, vireo::Error>(format!("{size} bytes"))
+/// }))
+/// .with(body_limit(1 << 30));
+/// ```
+pub fn streaming_body<F, Fut>(handler: F) -> StreamingBody<F>
+where
+    F: Fn(Request) -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: IntoResponse,
+{
+    StreamingBody(Arc::new(handler))
+}
+
+impl<F, Fut> Endpoint for StreamingBody<F>
+where
+    F: Fn(Request) -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: IntoResponse,
+{
+    fn call(&self, req: Request) -> Reply {
+        let future = (self.0)(req);
+        Reply::pending(async move { future.await.into_response() })
+    }
+}
+
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct IsStreaming;
+
+impl<F, Fut> Handler<(IsStreaming, Fut)> for StreamingBody<F>
+where
+    F: Fn(Request) -> Fut + Send + Sync + 'static,
+    Fut: Future + 'static,
+    Fut::Output: IntoResponse,
+{
+    fn into_endpoint(self) -> Arc<dyn Endpoint> {
+        Arc::new(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Reply, Served};

@@ -52,6 +52,8 @@ pub mod health;
 #[cfg(feature = "metrics")]
 pub mod metrics;
 pub mod middleware;
+#[cfg(feature = "multipart")]
+mod multipart;
 mod request;
 mod response;
 mod router;
@@ -73,9 +75,11 @@ pub use cookies::Key;
 pub use cookies::{Cookie, SameSite};
 pub use error::{Error, Rejection};
 pub use extensions::Extensions;
-pub use handler::{blocking, Blocking, Handler, Reply};
+pub use handler::{blocking, streaming_body, Blocking, Handler, Reply, StreamingBody};
 pub use middleware::{Middleware, Next};
-pub use request::Request;
+#[cfg(feature = "multipart")]
+pub use multipart::{Multipart, MultipartLimits, Part};
+pub use request::{BodyStream, Request};
 #[cfg(feature = "json")]
 pub use response::Json;
 pub use response::{Html, IntoResponse, Redirect, ResponseExt};

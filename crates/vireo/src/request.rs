@@ -19,7 +19,15 @@ use vireo_http::{BodyError, Head};
 /// A request for the body, sent from the handler's side to the connection that holds it.
 pub(crate) struct BodyRequest {
     pub(crate) limit: u64,
-    pub(crate) reply: oneshot::Sender<Result<Bytes, BodyError>>,
+    pub(crate) reply: BodyReply,
+}
+
+/// How the connection hands the body over.
+pub(crate) enum BodyReply {
+    /// Read whole, then sent at once.
+    Whole(oneshot::Sender<Result<Bytes, BodyError>>),
+    /// Sent chunk by chunk as it is read, each when the last has been taken.
+    Chunks(tokio::sync::mpsc::Sender<Result<Bytes, BodyError>>),
 }
 
 /// Where the body is.
@@ -162,6 +170,73 @@ impl Drop for Request {
                 pool.push(parts);
             }
         });
+    }
+}
+
+/// The client-facing error for a body that could not be read: 413 over the limit, else 400.
+fn body_error(error: BodyError) -> Error {
+    match error {
+        BodyError::TooLarge { .. } => Error::from(Rejection::BodyTooLarge),
+        error => Error::rejection(Rejection::BodyUnreadable, Some(error.to_string())),
+    }
+}
+
+/// A request body as a stream of chunks: [`Request::body_stream`]. A `Stream` of
+/// `Result<Bytes, Error>`, or read with [`BodyStream::next_chunk`].
+pub struct BodyStream {
+    state: StreamState,
+}
+
+enum StreamState {
+    Done,
+    One(Result<Bytes, Error>),
+    Chunks(tokio::sync::mpsc::Receiver<Result<Bytes, BodyError>>),
+}
+
+impl std::fmt::Debug for BodyStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BodyStream").finish_non_exhaustive()
+    }
+}
+
+impl BodyStream {
+    /// The next chunk; `None` once the body has ended (or failed).
+    pub async fn next_chunk(&mut self) -> Option<Result<Bytes, Error>> {
+        std::future::poll_fn(|cx| std::pin::Pin::new(&mut *self).poll_next_chunk(cx)).await
+    }
+
+    fn poll_next_chunk(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<Bytes, Error>>> {
+        use std::task::Poll;
+        match std::mem::replace(&mut self.state, StreamState::Done) {
+            StreamState::Done => Poll::Ready(None),
+            StreamState::One(item) => Poll::Ready(Some(item)),
+            StreamState::Chunks(mut receiver) => match receiver.poll_recv(cx) {
+                Poll::Pending => {
+                    self.state = StreamState::Chunks(receiver);
+                    Poll::Pending
+                }
+                Poll::Ready(None) => Poll::Ready(None),
+                Poll::Ready(Some(Ok(chunk))) => {
+                    self.state = StreamState::Chunks(receiver);
+                    Poll::Ready(Some(Ok(chunk)))
+                }
+                Poll::Ready(Some(Err(error))) => Poll::Ready(Some(Err(body_error(error)))),
+            },
+        }
+    }
+}
+
+impl futures_core::Stream for BodyStream {
+    type Item = Result<Bytes, Error>;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.get_mut().poll_next_chunk(cx)
     }
 }
 
@@ -551,21 +626,62 @@ impl Request {
             }
             BodySource::Pending(channel) => {
                 let (reply, result) = oneshot::channel();
-                let _ = channel.send(BodyRequest { limit, reply });
+                let _ = channel.send(BodyRequest {
+                    limit,
+                    reply: BodyReply::Whole(reply),
+                });
                 self.p_mut().body = match result.await {
                     Ok(Ok(bytes)) => BodySource::Ready(bytes),
-                    Ok(Err(BodyError::TooLarge { .. })) => {
-                        BodySource::Failed(Error::from(Rejection::BodyTooLarge))
-                    }
-                    Ok(Err(error)) => BodySource::Failed(Error::rejection(
-                        Rejection::BodyUnreadable,
-                        Some(error.to_string()),
-                    )),
+                    Ok(Err(error)) => BodySource::Failed(body_error(error)),
                     Err(_) => BodySource::Failed(Error::from(Rejection::BodyUnreadable)),
                 };
             }
         }
         self.body()
+    }
+
+    /// The body as a stream of chunks, read from the connection as they are taken, within the
+    /// body limit (a chunk that goes over it is an error, 413): for bodies too large to hold in
+    /// memory. The body is read by the handler this way only in a [`crate::streaming_body`]
+    /// handler (any other has read it whole before it runs, and then the stream yields it as
+    /// one chunk). Taking the stream leaves the request without a body.
+    ///
+    /// ```
+    /// use vireo::{App, Request, streaming_body};
+    /// let mut app = App::new();
+    /// app.post("/count", streaming_body(|mut req: Request| async move {
+    ///     let mut body = req.body_stream();
+    ///     let mut total = 0;
+    ///     while let Some(chunk) = body.next_chunk().await {
+    ///         total += chunk?.len();
+    ///     }
+    ///     Ok::<_, vireo::Error>(total.to_string())
+    /// }));
+    /// let client = vireo::TestClient::new(app);
+    /// assert_eq!(client.post("/count").body("12345").send().text(), "5");
+    /// ```
+    pub fn body_stream(&mut self) -> BodyStream {
+        let limit = self.p().body_limit;
+        let state = match std::mem::replace(&mut self.p_mut().body, BodySource::Empty) {
+            BodySource::Empty => StreamState::Done,
+            BodySource::Ready(bytes) if bytes.len() as u64 > limit => {
+                StreamState::One(Err(Error::from(Rejection::BodyTooLarge)))
+            }
+            BodySource::Ready(bytes) => StreamState::One(Ok(bytes)),
+            BodySource::Failed(error) => StreamState::One(Err(error)),
+            BodySource::Pending(_) if matches!(self.head_ref().body_kind(), BodyKind::Length(n) if n > limit) => {
+                StreamState::One(Err(Error::from(Rejection::BodyTooLarge)))
+            }
+            BodySource::Pending(channel) => {
+                let (chunks, receiver) = tokio::sync::mpsc::channel(1);
+                let _ = channel.send(BodyRequest {
+                    limit,
+                    reply: BodyReply::Chunks(chunks),
+                });
+                StreamState::Chunks(receiver)
+            }
+        };
+        BodyStream { state }
     }
 
     /// Whether the body is here and within the limit, so the handler can run without waiting.
