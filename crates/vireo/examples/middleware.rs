@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 use vireo::http::StatusCode;
-use vireo::middleware::{compression, cors, logger, request_id, timeout};
+use vireo::middleware::{compression, cors, logger, request_id, timeout, trace};
 use vireo::{App, Next, Request, Router};
 
 /// Answers 401 early unless the request carries the right token.
@@ -35,6 +35,7 @@ fn main() -> std::io::Result<()> {
     let mut app = App::new();
     app.r#use(logger());
     app.r#use(request_id());
+    app.r#use(trace());
     app.r#use(cors());
     app.r#use(compression());
     app.r#use(|req: Request, next: Next| async move {
@@ -52,34 +53,9 @@ fn main() -> std::io::Result<()> {
 }
 
 /// Print `tracing` events (the logger middleware's lines) to stderr.
+/// Log to stderr through `tracing-subscriber`, at the level `RUST_LOG` asks for (`info` if unset).
 fn tracing_subscriber_init() {
-    struct Stderr;
-    impl tracing::Subscriber for Stderr {
-        fn enabled(&self, meta: &tracing::Metadata<'_>) -> bool {
-            *meta.level() <= tracing::Level::INFO
-        }
-        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-            tracing::span::Id::from_u64(1)
-        }
-        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-        fn event(&self, event: &tracing::Event<'_>) {
-            struct Line(String);
-            impl tracing::field::Visit for Line {
-                fn record_debug(
-                    &mut self,
-                    field: &tracing::field::Field,
-                    value: &dyn std::fmt::Debug,
-                ) {
-                    self.0.push_str(&format!(" {}={value:?}", field.name()));
-                }
-            }
-            let mut line = Line(event.metadata().level().to_string());
-            event.record(&mut line);
-            eprintln!("{}", line.0);
-        }
-        fn enter(&self, _: &tracing::span::Id) {}
-        fn exit(&self, _: &tracing::span::Id) {}
-    }
-    let _ = tracing::subscriber::set_global_default(Stderr);
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).init();
 }

@@ -6,8 +6,8 @@
 //!
 //! `GET /` answers `Hello, World!` with an `x-served-by: vireo` response header, set by tower-http's
 //! `SetResponseHeaderLayer`, or with `--native` by the equivalent Vireo middleware, so the two
-//! paths can be measured against each other. `RUST_LOG`-style logs of each request come from
-//! tower-http's `TraceLayer` when a `tracing` subscriber is installed.
+//! paths can be measured against each other. Logs go to stderr at the level `RUST_LOG` sets
+//! (`warn` by default).
 
 use vireo::http::{HeaderName, HeaderValue};
 use vireo::{App, Next, Request, Server};
@@ -36,6 +36,9 @@ fn app(native: bool) -> App {
 }
 
 fn main() -> std::io::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt().with_env_filter(filter).init();
     let mut addr = String::from("127.0.0.1:8080");
     let mut workers = None;
     let mut native = false;

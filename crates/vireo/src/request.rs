@@ -83,7 +83,6 @@ pub(crate) struct RouteSlot(std::sync::Mutex<Option<Arc<str>>>);
 
 impl RouteSlot {
     /// The matched route's template; `None` if no route matched.
-    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
     pub(crate) fn get(&self) -> Option<Arc<str>> {
         self.lock().clone()
     }
@@ -352,7 +351,6 @@ impl Request {
     }
 
     /// Have the router write the template of the route it matches into `slot`.
-    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
     pub(crate) fn observe_route(&mut self, slot: Arc<RouteSlot>) {
         self.p_mut().route_slot = Some(slot);
     }

@@ -15,7 +15,7 @@
 //! });
 //! ```
 //!
-//! Built in: [`logger`], [`cors`], [`compression`], [`request_id`], [`timeout`],
+//! Built in: [`logger`], [`trace`] (a `tracing` span per request), [`cors`], [`compression`], [`request_id`], [`timeout`],
 //! [`body_limit`] and [`client_addr`] (the real client address behind proxies).
 
 mod body_limit;
@@ -26,6 +26,7 @@ mod cors;
 mod logger;
 mod request_id;
 mod timeout;
+mod trace;
 
 pub use body_limit::{body_limit, BodyLimit};
 pub use client_addr::{client_addr, ClientAddr, ClientAddrLayer};
@@ -35,6 +36,7 @@ pub use cors::{cors, Cors};
 pub use logger::{logger, Logger};
 pub use request_id::{request_id, RequestId, RequestIdLayer};
 pub use timeout::{timeout, Timeout};
+pub use trace::{trace, Trace};
 
 use crate::handler::{Endpoint, Reply};
 use crate::response::IntoResponse;
