@@ -33,7 +33,7 @@ class RefServer:
     """A running reference server on 127.0.0.1 and a free port."""
 
     def __init__(self, workers: int | None = None, preexec_fn=None, binary: str | None = None,
-                 port: int = 0):
+                 port: int = 0, extra_args: list[str] | None = None):
         self.binary = binary or reference_bin()
         if not os.access(self.binary, os.X_OK):
             raise FileNotFoundError(
@@ -43,6 +43,7 @@ class RefServer:
         args = [self.binary, "--addr", f"127.0.0.1:{port}"]
         if workers:
             args += ["--workers", str(workers)]
+        args += extra_args or []
         # stderr goes to a file, so a failure can show what the server said.
         self.stderr = tempfile.TemporaryFile()
         env = {k: v for k, v in os.environ.items() if k != "RUST_BACKTRACE"}

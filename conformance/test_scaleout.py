@@ -1,5 +1,6 @@
 """Scale-out (docs/DEPLOYMENT.md): two reference instances behind nginx under load; one is
-restarted gracefully, then the other; no request fails."""
+restarted gracefully, then the other; no request fails. Each instance has a drain delay, and
+its /readyz turns to 503 as soon as SIGTERM arrives, while it still serves, before it drains."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from refserver import RefServer
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 CLIENTS = 8
+DRAIN_DELAY_MS = 1500
 NGINX_CONF = """
 worker_processes 1;
 pid {tmp}/nginx.pid;
@@ -113,9 +115,25 @@ class Load:
 
 
 @pytest.mark.skipif(not Path(NGINX).exists(), reason="nginx is not installed")
+def get_status(port: int, path: str) -> int | None:
+    """The status of one GET straight to an instance; None if it cannot be reached."""
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("GET", path)
+        status = conn.getresponse().status
+        conn.close()
+        return status
+    except OSError:
+        return None
+
+
+def start(port: int) -> RefServer:
+    return RefServer(workers=1, port=port, extra_args=["--drain-delay-ms", str(DRAIN_DELAY_MS)])
+
+
 def test_rolling_graceful_restart_behind_nginx_loses_nothing():
     ports = {"a": free_port(), "b": free_port()}
-    instances = {name: RefServer(workers=1, port=port) for name, port in ports.items()}
+    instances = {name: start(port) for name, port in ports.items()}
     tmp = tempfile.TemporaryDirectory()
     proxy_port = free_port()
     conf = Path(tmp.name) / "nginx.conf"
@@ -128,9 +146,15 @@ def test_rolling_graceful_restart_behind_nginx_loses_nothing():
             time.sleep(1.0)
             for name in ("a", "b"):
                 old = instances[name]
-                code = old.stop(timeout=35)
+                assert get_status(ports[name], "/readyz") == 200
+                old.terminate()
+                time.sleep(0.2)
+                # Readiness has flipped, and the instance still serves: the drain is yet to come.
+                assert get_status(ports[name], "/readyz") == 503
+                assert get_status(ports[name], "/") == 200
+                code = old.wait(35)
                 assert code == 0, f"instance {name} did not shut down cleanly ({code})"
-                instances[name] = RefServer(workers=1, port=ports[name])
+                instances[name] = start(ports[name])
                 time.sleep(1.0)
         assert load.sent > 1000, f"too little load to mean anything: {load.sent}"
         assert not load.failures, f"{len(load.failures)} of {load.sent} failed: {load.failures[:5]}"

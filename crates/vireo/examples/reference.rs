@@ -2,10 +2,11 @@
 //!
 //! ```text
 //! cargo run --release -p vireo --example reference -- --addr 127.0.0.1:8080 [--workers N]
-//!     [--unix PATH] [--tls-cert CHAIN.pem --tls-key KEY.pem]
+//!     [--unix PATH] [--tls-cert CHAIN.pem --tls-key KEY.pem] [--drain-delay-ms N]
 //! ```
 //!
-//! With `--tls-cert` and `--tls-key` it serves HTTPS (ALPN `http/1.1`).
+//! With `--tls-cert` and `--tls-key` it serves HTTPS (ALPN `http/1.1`). `--drain-delay-ms` keeps it
+//! serving that long after SIGTERM with `/readyz` at 503, before it drains.
 //!
 //! | route | answer |
 //! |---|---|
@@ -198,12 +199,17 @@ fn main() -> std::io::Result<()> {
     let mut addr = String::from("127.0.0.1:8080");
     let mut workers = None;
     let mut unix = None;
+    let mut drain_delay = Duration::ZERO;
     let (mut tls_cert, mut tls_key) = (None, None);
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         match (flag.as_str(), args.next()) {
             ("--addr", Some(value)) => addr = value,
             ("--unix", Some(path)) => unix = Some(path),
+            ("--drain-delay-ms", Some(value)) => match value.parse::<u64>() {
+                Ok(ms) => drain_delay = Duration::from_millis(ms),
+                _ => usage("--drain-delay-ms takes a whole number of milliseconds"),
+            },
             ("--tls-cert", Some(path)) => tls_cert = Some(path),
             ("--tls-key", Some(path)) => tls_key = Some(path),
             ("--workers", Some(value)) => match value.parse::<usize>() {
@@ -227,14 +233,16 @@ fn main() -> std::io::Result<()> {
         (None, None) => {}
         _ => usage("--tls-cert and --tls-key go together"),
     }
-    let server = server.on_ready(|addr| println!("listening on {addr}"));
+    let server = server
+        .drain_delay(drain_delay)
+        .on_ready(|addr| println!("listening on {addr}"));
     app().serve(server)
 }
 
 fn usage(problem: &str) -> ! {
     eprintln!(
         "{problem}\nusage: reference [--addr HOST:PORT | --unix PATH] [--workers N] \
-         [--tls-cert CHAIN.pem --tls-key KEY.pem]"
+         [--tls-cert CHAIN.pem --tls-key KEY.pem] [--drain-delay-ms N]"
     );
     std::process::exit(2);
 }

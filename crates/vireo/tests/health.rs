@@ -63,3 +63,25 @@ fn an_app_without_a_server_is_ready() {
     assert_eq!(client.get("/readyz").send().text(), "ready");
     assert_eq!(client.get("/healthz").send().text(), "ok");
 }
+
+#[test]
+fn connections_arriving_during_the_drain_delay_do_not_extend_it() {
+    let server = Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .drain_delay(Duration::from_millis(500));
+    let handle = server.shutdown_handle();
+    let mut running = app().spawn(server).unwrap();
+    let addr = running.addr();
+    handle.shutdown();
+    let started = std::time::Instant::now();
+    // Keep connecting while the server serves; it must stop accepting once the delay is over.
+    while status(addr, "/") == Some(200) {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "still accepting long after the drain delay"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    running.join().unwrap();
+}

@@ -17,11 +17,14 @@ struct Inner {
     notify: Notify,
     /// How long the server goes on serving after a shutdown is requested, in milliseconds.
     drain_delay_ms: AtomicU64,
+    /// When the shutdown was first requested.
+    requested_at: std::sync::OnceLock<std::time::Instant>,
 }
 
 impl ShutdownHandle {
     /// Start a graceful shutdown. Calling it again does nothing more.
     pub fn shutdown(&self) {
+        self.0.requested_at.get_or_init(std::time::Instant::now);
         self.0.requested.store(true, Ordering::SeqCst);
         self.0.notify.notify_waiters();
     }
@@ -41,9 +44,11 @@ impl ShutdownHandle {
     /// accepting and start draining.
     pub(crate) async fn wait_to_drain(&self) {
         self.wait().await;
-        let delay = self.0.drain_delay_ms.load(Ordering::SeqCst);
-        if delay > 0 {
-            tokio::time::sleep(Duration::from_millis(delay)).await;
+        let delay = Duration::from_millis(self.0.drain_delay_ms.load(Ordering::SeqCst));
+        if let (false, Some(requested_at)) = (delay.is_zero(), self.0.requested_at.get()) {
+            // A deadline from the request, not a delay from now: this is awaited afresh each
+            // time the accept loop goes round.
+            tokio::time::sleep_until((*requested_at + delay).into()).await;
         }
     }
 
