@@ -64,6 +64,7 @@ mod test_client;
 #[cfg(feature = "tower")]
 pub mod tower;
 mod tree;
+pub mod ws;
 
 pub use app::{App, AppService};
 pub use bytes::Bytes;
