@@ -58,9 +58,15 @@ fn bytes_pipelined_after_the_head_reach_the_upgraded_stream_then_the_socket() {
         .unwrap();
     let got = read_until(&mut client, b"EARLY BYTES;");
     let text = String::from_utf8_lossy(&got);
-    assert!(text.starts_with("HTTP/1.1 101 Switching Protocols\r\n"), "{text}");
+    assert!(
+        text.starts_with("HTTP/1.1 101 Switching Protocols\r\n"),
+        "{text}"
+    );
     assert!(text.contains("upgrade: shout\r\n"), "{text}");
-    assert!(text.contains("connection: upgrade\r\n\r\nEARLY BYTES;"), "{text}");
+    assert!(
+        text.contains("connection: upgrade\r\n\r\nEARLY BYTES;"),
+        "{text}"
+    );
     // After the hand-off the socket carries the new protocol, not HTTP.
     client.write_all(b"GET / HTTP/1.1\r\n\r\n").unwrap();
     let got = read_until(&mut client, b"GET / HTTP/1.1\r\n\r\n");
@@ -112,7 +118,11 @@ fn shutdown_tells_the_upgraded_connection_and_waits_for_it() {
         .write_all(b"GET / HTTP/1.1\r\nhost: x\r\nupgrade: x\r\nconnection: upgrade\r\n\r\n")
         .unwrap();
     let head = read_until(&mut client, b"ready;");
-    assert!(head.ends_with(b"\r\n\r\nready;"), "{}", String::from_utf8_lossy(&head));
+    assert!(
+        head.ends_with(b"\r\n\r\nready;"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
     let stopping = std::thread::spawn(move || server.shutdown());
     let mut rest = Vec::new();
     client.read_to_end(&mut rest).unwrap();

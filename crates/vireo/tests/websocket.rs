@@ -25,10 +25,8 @@ async fn connect(addr: SocketAddr, path: &str) -> Client {
 /// Echo text and binary; everything else is handled by `recv` itself.
 async fn echo(mut ws: WebSocket, _req: Request) {
     while let Some(Ok(message)) = ws.recv().await {
-        if message.is_text() || message.is_binary() {
-            if ws.send(message).await.is_err() {
-                return;
-            }
+        if (message.is_text() || message.is_binary()) && ws.send(message).await.is_err() {
+            return;
         }
     }
 }
@@ -36,11 +34,14 @@ async fn echo(mut ws: WebSocket, _req: Request) {
 fn echo_server(config: WsConfig) -> RunningServer {
     let mut app = App::new();
     app.ws_with("/echo", config, echo);
-    app.ws("/hello/:name", |mut ws: WebSocket, req: Request| async move {
-        let name = req.param("name").unwrap().into_owned();
-        let _ = ws.send(Message::text(format!("hello {name}"))).await;
-        let _ = ws.close(CloseCode::Normal, "done").await;
-    });
+    app.ws(
+        "/hello/:name",
+        |mut ws: WebSocket, req: Request| async move {
+            let name = req.param("name").unwrap().into_owned();
+            let _ = ws.send(Message::text(format!("hello {name}"))).await;
+            let _ = ws.close(CloseCode::Normal, "done").await;
+        },
+    );
     serve_ephemeral(app).unwrap()
 }
 
@@ -88,7 +89,10 @@ async fn route_parameters_reach_the_handler_and_it_can_close() {
 async fn a_ping_is_answered_with_a_pong() {
     let server = echo_server(WsConfig::default());
     let mut client = connect(server.addr(), "/echo").await;
-    client.send(Message::Ping(b"are you there".to_vec().into())).await.unwrap();
+    client
+        .send(Message::Ping(b"are you there".to_vec().into()))
+        .await
+        .unwrap();
     match client.next().await.unwrap().unwrap() {
         Message::Pong(payload) => assert_eq!(&payload[..], b"are you there"),
         other => panic!("expected a pong, got {other:?}"),
@@ -112,7 +116,11 @@ async fn the_close_handshake_completes() {
 
 #[tokio::test]
 async fn a_message_over_the_limit_closes_with_1009() {
-    let server = echo_server(WsConfig::default().max_message_size(1024).max_frame_size(1024));
+    let server = echo_server(
+        WsConfig::default()
+            .max_message_size(1024)
+            .max_frame_size(1024),
+    );
     let mut client = connect(server.addr(), "/echo").await;
     client.send(Message::text("small")).await.unwrap();
     assert_eq!(next_data(&mut client).await, Message::text("small"));
@@ -160,17 +168,22 @@ async fn a_bad_handshake_is_refused() {
 async fn a_subprotocol_the_client_offers_is_selected() {
     let mut app = App::new();
     let config = WsConfig::default().protocol("chat.v2").protocol("chat.v1");
-    app.ws_with("/p", config, |mut ws: WebSocket, _req: Request| async move {
-        let chosen = ws.protocol().unwrap_or("none").to_owned();
-        let _ = ws.send(Message::text(chosen)).await;
-        while let Some(Ok(_)) = ws.recv().await {}
-    });
+    app.ws_with(
+        "/p",
+        config,
+        |mut ws: WebSocket, _req: Request| async move {
+            let chosen = ws.protocol().unwrap_or("none").to_owned();
+            let _ = ws.send(Message::text(chosen)).await;
+            while let Some(Ok(_)) = ws.recv().await {}
+        },
+    );
     let server = serve_ephemeral(app).unwrap();
     let addr = server.addr();
     let mut request = format!("ws://{addr}/p").into_client_request().unwrap();
-    request
-        .headers_mut()
-        .insert("sec-websocket-protocol", "chat.v1, chat.v2".parse().unwrap());
+    request.headers_mut().insert(
+        "sec-websocket-protocol",
+        "chat.v1, chat.v2".parse().unwrap(),
+    );
     let tcp = TcpStream::connect(addr).await.unwrap();
     let (mut client, response) = tokio_tungstenite::client_async(request, tcp).await.unwrap();
     assert_eq!(response.headers()["sec-websocket-protocol"], "chat.v2");

@@ -10,13 +10,17 @@ use vireo::{serve_ephemeral, App, Request, RunningServer};
 
 fn echo_server() -> RunningServer {
     let mut app = App::new();
-    app.ws_with("/echo", WsConfig::default(), |mut ws: WebSocket, _req: Request| async move {
-        while let Some(Ok(message)) = ws.recv().await {
-            if (message.is_text() || message.is_binary()) && ws.send(message).await.is_err() {
-                return;
+    app.ws_with(
+        "/echo",
+        WsConfig::default(),
+        |mut ws: WebSocket, _req: Request| async move {
+            while let Some(Ok(message)) = ws.recv().await {
+                if (message.is_text() || message.is_binary()) && ws.send(message).await.is_err() {
+                    return;
+                }
             }
-        }
-    });
+        },
+    );
     serve_ephemeral(app).unwrap()
 }
 
@@ -91,7 +95,11 @@ async fn fragments_are_reassembled_and_a_ping_between_them_answered() {
 #[tokio::test]
 async fn invalid_utf8_in_text_closes_with_1007() {
     let server = echo_server();
-    let frames = exchange(server.addr(), &[frame(true, 0, 0x1, &[0xce, 0xba, 0xff], true)]).await;
+    let frames = exchange(
+        server.addr(),
+        &[frame(true, 0, 0x1, &[0xce, 0xba, 0xff], true)],
+    )
+    .await;
     assert_eq!(close_code(frames.last().unwrap()), 1007);
 }
 

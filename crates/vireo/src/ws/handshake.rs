@@ -21,8 +21,10 @@ fn lists(req: &Request, name: &str, token: &str) -> bool {
 fn refuse(status: StatusCode, reason: &'static str) -> Response {
     let mut res = Response::new(status, reason);
     if status == StatusCode::UPGRADE_REQUIRED {
-        res.headers_mut()
-            .insert(header::SEC_WEBSOCKET_VERSION, HeaderValue::from_static("13"));
+        res.headers_mut().insert(
+            header::SEC_WEBSOCKET_VERSION,
+            HeaderValue::from_static("13"),
+        );
         res.headers_mut()
             .insert(header::UPGRADE, HeaderValue::from_static("websocket"));
     }
@@ -54,10 +56,17 @@ where
     // The key is 16 random bytes in base64: 24 characters.
     let key = match req.header("sec-websocket-key").map(str::trim) {
         Some(key) if key.len() == 24 => key.to_owned(),
-        _ => return refuse(StatusCode::BAD_REQUEST, "missing or malformed Sec-WebSocket-Key"),
+        _ => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "missing or malformed Sec-WebSocket-Key",
+            )
+        }
     };
     let protocol = select_protocol(&req, &config.protocols);
-    let chosen = protocol.as_deref().and_then(|p| HeaderValue::from_str(p).ok());
+    let chosen = protocol
+        .as_deref()
+        .and_then(|p| HeaderValue::from_str(p).ok());
     let ws_config = config.clone();
     let mut res = Response::upgrade(move |io| async move {
         let ws = WebSocket::new(io, ws_config, protocol).await;
