@@ -129,3 +129,35 @@ fn shutdown_tells_the_upgraded_connection_and_waits_for_it() {
     assert_eq!(rest, b"bye");
     stopping.join().unwrap().unwrap();
 }
+
+#[test]
+fn a_panic_in_the_upgraded_connection_closes_only_that_connection() {
+    let server = Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .spawn(service_fn(|req| {
+            if req.head().path() == "/panic" {
+                return Response::upgrade(|_io| async move { panic!("the new protocol failed") });
+            }
+            Response::text("still serving")
+        }))
+        .unwrap();
+    let mut client = TcpStream::connect(server.addr()).unwrap();
+    client
+        .write_all(b"GET /panic HTTP/1.1\r\nhost: x\r\nupgrade: x\r\nconnection: upgrade\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    client.read_to_end(&mut got).unwrap();
+    assert!(got.starts_with(b"HTTP/1.1 101 "));
+    let mut other = TcpStream::connect(server.addr()).unwrap();
+    other
+        .write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    other.read_to_end(&mut got).unwrap();
+    assert!(
+        got.ends_with(b"still serving"),
+        "{}",
+        String::from_utf8_lossy(&got)
+    );
+}

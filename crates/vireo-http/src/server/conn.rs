@@ -96,7 +96,14 @@ pub(crate) fn serve_connection<T: Transport, S: Service>(
                 // The worker's guard (`worker`) lives until the new protocol is done, so the
                 // connection still counts as open for graceful shutdown.
                 let io = Upgraded::new(Box::new(stream), handoff.unread, worker.draining.clone());
-                (handoff.on_upgrade)(io).await;
+                let upgraded = CatchUnwind {
+                    inner: (handoff.on_upgrade)(io),
+                };
+                if let Err(panic) = upgraded.await {
+                    // As for a service: the panic ends this connection, not the worker.
+                    let message = panic_message(&panic);
+                    tracing::error!(panic = message, "an upgraded connection panicked; closing");
+                }
             }
             End::Idle | End::Quietly => {}
         }
@@ -318,12 +325,16 @@ async fn write_out(stream: &dyn Transport, out: &mut Vec<u8>, stall: std::time::
     }
 }
 
-fn panic_response(panic: Box<dyn std::any::Any + Send>) -> Response {
-    let message = panic
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
+    panic
         .downcast_ref::<&str>()
         .copied()
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a non-string payload");
+        .unwrap_or("a non-string payload")
+}
+
+fn panic_response(panic: Box<dyn std::any::Any + Send>) -> Response {
+    let message = panic_message(&panic);
     tracing::error!(panic = message, "a service panicked; answering 500");
     Response::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
 }

@@ -6,6 +6,11 @@
 //! `tokio::task::spawn_local`, and broadcast through a channel (such as
 //! `tokio::sync::broadcast`) that each connection's handler listens to.
 //!
+//! Pings are answered, the idle ping sent and the close handshake finished while
+//! [`WebSocket::recv`] (or [`WsReceiver::recv`]) is awaited: keep a receive loop running, even
+//! on a connection that only sends. A handler that returns drops the connection; call
+//! [`WebSocket::close`] first for a clean close.
+//!
 //! Limits (see [`WsConfig`]): message and frame size (a larger one closes with `1009`), an idle
 //! timeout after which the server pings and closes if no pong comes back, and a deadline for
 //! the client to answer a close. Compression (permessage-deflate) is not offered: `tungstenite`
