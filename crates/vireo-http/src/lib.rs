@@ -63,6 +63,7 @@ mod service;
 #[cfg(feature = "tls")]
 pub mod tls;
 pub mod transport;
+pub mod upgrade;
 
 pub use body::{BodyError, RequestBody};
 pub use head::Head;

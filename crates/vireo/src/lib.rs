@@ -35,6 +35,8 @@
 //!   typed extensions; app state.
 //! - **Middleware** ([`middleware`]): functions of the request and [`Next`]; built in: logging,
 //!   CORS, compression, request id, timeout, body limit.
+//! - **WebSockets** ([`ws`], [`Router::ws`]): the handshake checked, messages with limits, an
+//!   idle ping, the close handshake, split halves for broadcasting.
 //! - **Errors** ([`Error`], [`Rejection`]): every failure is a response with a precise status;
 //!   [`App::on_error`] reshapes them all.
 //! - **Testing** ([`TestClient`], blocking in plain tests and awaited in async ones;
@@ -64,6 +66,7 @@ mod test_client;
 #[cfg(feature = "tower")]
 pub mod tower;
 mod tree;
+pub mod ws;
 
 pub use app::{App, AppService};
 pub use bytes::Bytes;

@@ -107,6 +107,47 @@ impl Router {
         options => Method::OPTIONS;
     }
 
+    /// Accept WebSockets at `path` (a `GET` route) with the default [`WsConfig`](crate::ws::WsConfig):
+    /// the handshake is checked (`400` or `426` when it is not a WebSocket handshake), and
+    /// `handler` runs with the connection and the request (route parameters included).
+    ///
+    /// ```no_run
+    /// use vireo::ws::{Message, WebSocket};
+    /// let mut app = vireo::App::new();
+    /// app.ws("/echo", |mut ws: WebSocket, _req: vireo::Request| async move {
+    ///     while let Some(Ok(message)) = ws.recv().await {
+    ///         if message.is_text() || message.is_binary() {
+    ///             let _ = ws.send(message).await;
+    ///         }
+    ///     }
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn ws<F, Fut>(&mut self, path: &str, handler: F) -> RouteRef<'_>
+    where
+        F: Fn(crate::ws::WebSocket, Request) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ()> + 'static,
+    {
+        self.ws_with(path, crate::ws::WsConfig::default(), handler)
+    }
+
+    /// [`Router::ws`] with its own limits and subprotocols.
+    #[track_caller]
+    pub fn ws_with<F, Fut>(
+        &mut self,
+        path: &str,
+        config: crate::ws::WsConfig,
+        handler: F,
+    ) -> RouteRef<'_>
+    where
+        F: Fn(crate::ws::WebSocket, Request) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = ()> + 'static,
+    {
+        let handler = Arc::new(handler);
+        let route = move |req: Request| crate::ws::accept(req, &config, handler.clone());
+        self.add(Some(Method::GET), path, route.into_endpoint())
+    }
+
     /// Answer every method at `path` (methods with their own route there go to it).
     #[track_caller]
     pub fn all<M>(&mut self, path: &str, handler: impl Handler<M>) -> RouteRef<'_> {

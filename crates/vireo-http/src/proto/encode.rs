@@ -28,6 +28,9 @@ pub enum Connection {
     KeepAlive,
     /// `Connection: close`: this is the last response on the connection.
     Close,
+    /// `Connection: upgrade`: a `101 Switching Protocols` hands the connection to another
+    /// protocol.
+    Upgrade,
 }
 
 /// A response's own header fields, as the encoder takes them.
@@ -149,6 +152,7 @@ fn end_head(out: &mut Vec<u8>, connection: Connection) {
         Connection::Default => out.extend_from_slice(b"\r\n"),
         Connection::KeepAlive => out.extend_from_slice(b"connection: keep-alive\r\n\r\n"),
         Connection::Close => out.extend_from_slice(b"connection: close\r\n\r\n"),
+        Connection::Upgrade => out.extend_from_slice(b"connection: upgrade\r\n\r\n"),
     }
 }
 

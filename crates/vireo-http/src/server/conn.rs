@@ -17,6 +17,7 @@ use crate::request::{Peer, Request};
 use crate::response::{Body, BodyStream, Response};
 use crate::service::Service;
 use crate::transport::Transport;
+use crate::upgrade::{OnUpgrade, Upgraded};
 use http::{Method, StatusCode, Version};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -40,6 +41,15 @@ enum End {
     Quietly,
     /// Close after a final response, lingering so the client reads it.
     Linger,
+    /// A `101 Switching Protocols` is written: hand the connection to the new protocol.
+    Upgrade(Box<Handoff>),
+}
+
+/// What an upgraded connection is handed: the function that takes it over and the bytes read
+/// past the request head.
+struct Handoff {
+    on_upgrade: crate::upgrade::UpgradeFn,
+    unread: Vec<u8>,
 }
 
 /// What waiting for the next request head gave.
@@ -80,8 +90,22 @@ pub(crate) fn serve_connection<T: Transport, S: Service>(
             }
         };
         worker.idle.unregister(idle_slot);
-        if let End::Linger = end {
-            Box::pin(linger_close(&stream)).await;
+        match end {
+            End::Linger => Box::pin(linger_close(&stream)).await,
+            End::Upgrade(handoff) => {
+                // The worker's guard (`worker`) lives until the new protocol is done, so the
+                // connection still counts as open for graceful shutdown.
+                let io = Upgraded::new(Box::new(stream), handoff.unread, worker.draining.clone());
+                let upgraded = CatchUnwind {
+                    inner: (handoff.on_upgrade)(io),
+                };
+                if let Err(panic) = upgraded.await {
+                    // As for a service: the panic ends this connection, not the worker.
+                    let message = panic_message(&panic);
+                    tracing::error!(panic = message, "an upgraded connection panicked; closing");
+                }
+            }
+            End::Idle | End::Quietly => {}
         }
     }
 }
@@ -191,6 +215,14 @@ impl<S: Service> Conn<'_, S> {
             if !close && !state.body_done() && !Box::pin(drain_body(self.stream, state)).await {
                 close = true;
             }
+            // The one check an ordinary response pays for upgrades.
+            if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+                if let Some(on_upgrade) = response.extensions().get::<OnUpgrade>() {
+                    let on_upgrade = on_upgrade.take();
+                    return Box::pin(switch_protocols(self, response, on_upgrade, reply, close))
+                        .await;
+                }
+            }
             let (close, rest) = encode_response(&mut self.out, response, reply, close);
             // Large and streamed bodies are written from a boxed future: they are rare, and the
             // future for them would otherwise make every connection's state larger.
@@ -293,12 +325,16 @@ async fn write_out(stream: &dyn Transport, out: &mut Vec<u8>, stall: std::time::
     }
 }
 
-fn panic_response(panic: Box<dyn std::any::Any + Send>) -> Response {
-    let message = panic
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
+    panic
         .downcast_ref::<&str>()
         .copied()
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a non-string payload");
+        .unwrap_or("a non-string payload")
+}
+
+fn panic_response(panic: Box<dyn std::any::Any + Send>) -> Response {
+    let message = panic_message(&panic);
     tracing::error!(panic = message, "a service panicked; answering 500");
     Response::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
 }
@@ -495,6 +531,54 @@ async fn write_sized_stream(
         return Err(());
     }
     Ok(())
+}
+
+/// Write the `101` of an upgrade and end HTTP/1.1 on this connection. An upgrade that cannot
+/// happen (an HTTP/1.0 request, `Connection: close`, a server shutting down, a function already
+/// used) is answered with an error instead, and the connection closes.
+async fn switch_protocols<S: Service>(
+    conn: &mut Conn<'_, S>,
+    response: Response,
+    on_upgrade: Option<crate::upgrade::UpgradeFn>,
+    reply: ReplyTo,
+    close: bool,
+) -> End {
+    let stall = conn.worker.limits.keep_alive_timeout;
+    let on_upgrade = match on_upgrade {
+        Some(f) if !close && reply.version == Version::HTTP_11 => f,
+        _ => {
+            let status = if conn.worker.is_shutting_down() {
+                StatusCode::SERVICE_UNAVAILABLE
+            } else {
+                StatusCode::BAD_REQUEST
+            };
+            let refusal = Response::new(status, status.canonical_reason().unwrap_or("Error"));
+            let (_, rest) = encode_response(&mut conn.out, refusal, reply, true);
+            debug_assert!(matches!(rest, Rest::Nothing));
+            return match write_out(conn.stream, &mut conn.out, stall).await {
+                true => End::Linger,
+                false => End::Quietly,
+            };
+        }
+    };
+    date::with_current(|date| {
+        encode_head(
+            &mut conn.out,
+            StatusCode::SWITCHING_PROTOCOLS,
+            HeadFields::Map(response.headers()),
+            Framing::NoBody,
+            Connection::Upgrade,
+            date,
+        )
+    });
+    drop(response);
+    if !write_out(conn.stream, &mut conn.out, stall).await {
+        return End::Quietly;
+    }
+    End::Upgrade(Box::new(Handoff {
+        on_upgrade,
+        unread: conn.read.buf.data().to_vec(),
+    }))
 }
 
 /// Answer a request the protocol layer refused, then close.

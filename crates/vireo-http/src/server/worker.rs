@@ -38,6 +38,8 @@ pub(crate) struct Worker<S> {
     pub(crate) service: Arc<S>,
     pub(crate) limits: Limits,
     shutting_down: Cell<bool>,
+    /// Tells upgraded connections that shutdown started.
+    pub(crate) draining: Rc<crate::upgrade::Draining>,
     pub(crate) idle: IdleRegistry,
     coarse_now: Cell<Instant>,
     /// This worker's index in `balancer`, which counts its open connections.
@@ -64,6 +66,7 @@ impl<S: Service> Worker<S> {
             service,
             limits,
             shutting_down: Cell::new(false),
+            draining: Rc::default(),
             idle: IdleRegistry::default(),
             coarse_now: Cell::new(Instant::now()),
             id,
@@ -264,6 +267,7 @@ impl<S: Service> Worker<S> {
     /// Close idle connections, let the others finish, and wait up to `timeout` for all to end.
     pub(crate) async fn drain(&self, timeout: Duration) {
         self.shutting_down.set(true);
+        self.draining.start();
         self.idle.expire(None);
         let all_closed = async {
             loop {
