@@ -20,6 +20,7 @@
 //! | `GET /async?ms=N` | an async handler: awaits a timer of N ms |
 //! | `GET /stream?chunks=N` | N chunks `chunk K\n`, each written as it is made |
 //! | `GET /panic` | panics: the client gets a 500, the server goes on |
+//! | `GET /ws` | a WebSocket echo: text and binary messages sent back; pings and closes answered |
 //! | `POST /upload` | `multipart/form-data`, streamed (up to 1 GiB): each part's name, file name, size and SHA-256 as JSON |
 //! | `GET /healthz` | `ok` while the process serves |
 //! | `GET /readyz` | `ready`, and 503 from the moment a graceful shutdown begins |
@@ -59,6 +60,7 @@ fn app() -> App {
     let mut app = App::new();
     app.post("/upload", streaming_body(upload))
         .with(body_limit(MAX_UPLOAD));
+    app.ws("/ws", echo_socket);
     app.get("/healthz", vireo::health::liveness);
     app.get("/readyz", vireo::health::readiness);
     app.r#use(|mut req: Request, next: Next| {
@@ -98,6 +100,15 @@ fn users(req: Request) -> Result<String, Error> {
     };
     debug_assert_eq!((*first, *second), ("first", 2));
     Ok(format!("User: {}", req.param("id").unwrap_or_default()))
+}
+
+/// Send every text or binary message back; the socket answers pings and closes itself.
+async fn echo_socket(mut ws: vireo::ws::WebSocket, _req: Request) {
+    while let Some(Ok(message)) = ws.recv().await {
+        if (message.is_text() || message.is_binary()) && ws.send(message).await.is_err() {
+            break;
+        }
+    }
 }
 
 /// What `/upload` reports of one part.
