@@ -75,5 +75,9 @@ where
         secure: true,
         ..peer
     };
+    #[cfg(feature = "http2")]
+    if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+        return super::h2::serve_h2(stream, peer, worker).await;
+    }
     serve_connection(IoTransport::new(stream), peer, worker).await;
 }
