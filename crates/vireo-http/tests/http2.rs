@@ -328,3 +328,24 @@ fn rapid_reset_leaves_the_server_responsive_and_cancels_the_reset_streams() {
         }
     });
 }
+
+#[test]
+fn a_connection_without_streams_is_closed_with_goaway_after_the_keep_alive_timeout() {
+    let server = serve(Limits {
+        keep_alive_timeout: Duration::from_secs(1),
+        ..Limits::default()
+    });
+    run(async {
+        let tcp = TcpStream::connect(server.addr()).await.unwrap();
+        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+        let driver = tokio::spawn(conn);
+        let (status, _) = exchange(&mut client.clone(), request(Method::GET, "/one"), None).await;
+        assert_eq!(status, StatusCode::OK);
+        // Idle from here: the server ends the connection cleanly, with GOAWAY.
+        driver
+            .await
+            .unwrap()
+            .expect("closed with GOAWAY, not an error");
+        assert!(client.ready().await.is_err(), "no new streams after GOAWAY");
+    });
+}

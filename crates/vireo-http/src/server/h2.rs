@@ -34,8 +34,10 @@ use tokio::net::TcpStream;
 /// The client connection preface that starts every HTTP/2 connection (RFC 9113 §3.4).
 const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-/// Pause between two peeks at a preface that has arrived only in part.
+/// First pause between two peeks at a preface that has arrived only in part; it doubles up to
+/// [`PEEK_RETRY_MAX`], so a client that stops half way costs few wake-ups.
 const PEEK_RETRY: Duration = Duration::from_millis(1);
+const PEEK_RETRY_MAX: Duration = Duration::from_millis(64);
 
 /// Serve a plain TCP connection: HTTP/2 if it opens with the preface, HTTP/1.1 otherwise.
 pub(crate) async fn serve_plain<S: Service>(
@@ -43,6 +45,14 @@ pub(crate) async fn serve_plain<S: Service>(
     peer: Peer,
     worker: OpenConnection<S>,
 ) {
+    // Wait for the first bytes as an idle HTTP/1.1 connection does: the keep-alive timeout and
+    // a shutdown close a connection that sends nothing.
+    let slot = worker.idle.register(worker.coarse_now());
+    let readable = worker.wait_readable(&stream, slot).await;
+    worker.idle.unregister(slot);
+    if !readable {
+        return;
+    }
     match starts_with_preface(&stream, worker.limits.head_timeout).await {
         Some(true) => serve_h2(stream, peer, worker).await,
         Some(false) => serve_connection(stream, peer, worker).await,
@@ -56,6 +66,7 @@ pub(crate) async fn serve_plain<S: Service>(
 async fn starts_with_preface(stream: &TcpStream, timeout: Duration) -> Option<bool> {
     let peek = async {
         let mut buf = [0u8; PREFACE.len()];
+        let mut pause = PEEK_RETRY;
         loop {
             let n = stream.peek(&mut buf).await.ok()?;
             if n == 0 {
@@ -67,7 +78,8 @@ async fn starts_with_preface(stream: &TcpStream, timeout: Duration) -> Option<bo
             if n == PREFACE.len() {
                 return Some(true);
             }
-            tokio::time::sleep(PEEK_RETRY).await;
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(PEEK_RETRY_MAX);
         }
     };
     tokio::time::timeout(timeout, peek).await.ok().flatten()
