@@ -144,6 +144,18 @@ fn streamed_and_large_responses_arrive_whole() {
 }
 
 #[test]
+fn a_panicking_service_costs_one_500_and_the_connection_goes_on() {
+    let server = serve(Limits::default());
+    run(async {
+        let mut client = h2c(server.addr()).await;
+        let (status, _) = exchange(&mut client, request(Method::GET, "/panic"), None).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        let (status, body) = exchange(&mut client, request(Method::GET, "/after"), None).await;
+        assert_eq!((status, &body[..]), (StatusCode::OK, &b"GET /after"[..]));
+    });
+}
+
+#[test]
 fn concurrent_streams_share_one_connection() {
     let server = serve(Limits::default());
     run(async {

@@ -50,8 +50,9 @@ fn an_app_answers_over_h2c_as_over_http_1_1() {
     });
     app.get("/users/:id", |req: Request| {
         format!(
-            "user {} host={} {} a={} b={}",
+            "user {} {:?} host={} {} a={} b={}",
             req.param("id").unwrap_or_default(),
+            req.head().version(),
             req.header("host").unwrap_or_default(),
             req.get::<&str>().copied().unwrap_or_default(),
             req.cookie("a").unwrap_or_default(),
@@ -86,7 +87,10 @@ fn an_app_answers_over_h2c_as_over_http_1_1() {
         get.headers_mut().append("cookie", "b=2".parse().unwrap());
         let (status, body) = exchange(&client, get, None).await;
         assert_eq!(status, StatusCode::OK);
-        assert_eq!(body, "user 42 host=example.test middleware ran a=1 b=2");
+        assert_eq!(
+            body,
+            "user 42 HTTP/2.0 host=example.test middleware ran a=1 b=2"
+        );
 
         let post = request(Method::POST, "/echo");
         let (status, body) = exchange(&client, post, Some(b"over h2")).await;

@@ -133,6 +133,12 @@ impl RequestHead {
         self.body
     }
 
+    /// Mark a head rebuilt from an HTTP/2 stream as HTTP/2.
+    #[cfg(feature = "http2")]
+    pub(crate) fn set_http2(&mut self) {
+        self.version = http::Version::HTTP_2;
+    }
+
     /// Mark the body as of unknown length: an HTTP/2 stream with DATA and no `Content-Length`.
     #[cfg(feature = "http2")]
     pub(crate) fn set_unsized_body(&mut self) {

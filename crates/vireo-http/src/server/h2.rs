@@ -174,6 +174,7 @@ async fn serve_stream<S: Service>(
             return;
         }
     };
+    head.set_http2();
     let end_of_request = recv.is_end_stream();
     let body = H2Body {
         recv: RefCell::new(recv),
