@@ -361,3 +361,28 @@ fn a_connection_without_streams_is_closed_with_goaway_after_the_keep_alive_timeo
         assert!(client.ready().await.is_err(), "no new streams after GOAWAY");
     });
 }
+
+#[test]
+fn a_client_that_takes_no_response_bytes_has_its_stream_reset_after_the_keep_alive_timeout() {
+    let server = serve(Limits {
+        keep_alive_timeout: Duration::from_secs(1),
+        ..Limits::default()
+    });
+    run(async {
+        let client = h2c(server.addr()).await;
+        let mut ready = client.ready().await.unwrap();
+        // A response larger than the client's window, which the client never reads.
+        let (response, mut send) = ready
+            .send_request(request(Method::POST, "/echo"), false)
+            .unwrap();
+        send.send_data(Bytes::from(vec![b'w'; 300_000]), true)
+            .unwrap();
+        let response = response.await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let reason = std::future::poll_fn(|cx| send.poll_reset(cx))
+            .await
+            .unwrap();
+        assert_eq!(reason, Reason::INTERNAL_ERROR);
+        drop(response);
+    });
+}

@@ -170,7 +170,7 @@ async fn serve_stream<S: Service>(
         Err(error) => {
             tracing::debug!(remote = ?peer.addr, %error, "refused an HTTP/2 request");
             let response = Response::new(error.status(), error.to_string());
-            send_response(&mut respond, response, is_head).await;
+            send_response(&mut respond, response, is_head, limits.keep_alive_timeout).await;
             return;
         }
     };
@@ -208,7 +208,7 @@ async fn serve_stream<S: Service>(
         }
     };
     give_read_state(state);
-    send_response(&mut respond, response, is_head).await;
+    send_response(&mut respond, response, is_head, limits.keep_alive_timeout).await;
     // Dropping the stream's halves after a response that ended before the request body did
     // makes h2 send RST_STREAM(NO_ERROR) after the response, so the client stops sending.
 }
@@ -267,7 +267,14 @@ fn is_connection_specific(name: &HeaderName) -> bool {
 
 /// Send the response's head and body. A body that fails, or a sized stream whose length is
 /// wrong, resets the stream, so the client sees the body is incomplete.
-async fn send_response(respond: &mut SendResponse<Bytes>, mut response: Response, is_head: bool) {
+/// `stall`: how long the client may keep the flow-control window shut before the stream is
+/// reset, as HTTP/1.1 disconnects a client that takes no bytes for the keep-alive timeout.
+async fn send_response(
+    respond: &mut SendResponse<Bytes>,
+    mut response: Response,
+    is_head: bool,
+    stall: Duration,
+) {
     let status = response.status();
     let body = response.take_body();
     let mut head = http::Response::new(());
@@ -303,12 +310,10 @@ async fn send_response(respond: &mut SendResponse<Bytes>, mut response: Response
     }
     let sent: Result<(), crate::response::BoxError> = match body {
         Body::Empty => Ok(()),
-        Body::Static(bytes) => send_all(&mut send, Bytes::from_static(bytes), true)
-            .await
-            .map_err(Into::into),
-        Body::Bytes(bytes) => send_all(&mut send, bytes, true).await.map_err(Into::into),
-        Body::Stream(stream) => send_stream(&mut send, stream, None).await,
-        Body::SizedStream(len, stream) => send_stream(&mut send, stream, Some(len)).await,
+        Body::Static(bytes) => send_all(&mut send, Bytes::from_static(bytes), true, stall).await,
+        Body::Bytes(bytes) => send_all(&mut send, bytes, true, stall).await,
+        Body::Stream(stream) => send_stream(&mut send, stream, None, stall).await,
+        Body::SizedStream(len, stream) => send_stream(&mut send, stream, Some(len), stall).await,
     };
     if let Err(error) = sent {
         tracing::debug!(%error, "an HTTP/2 response body failed; resetting the stream");
@@ -316,23 +321,29 @@ async fn send_response(respond: &mut SendResponse<Bytes>, mut response: Response
     }
 }
 
-/// Send `data` as the client's flow control allows; `end` ends the stream with it.
+/// Send `data` as the client's flow control allows; `end` ends the stream with it. Fails if
+/// the window stays shut for `stall`.
 async fn send_all(
     send: &mut SendStream<Bytes>,
     mut data: Bytes,
     end: bool,
-) -> Result<(), h2::Error> {
+    stall: Duration,
+) -> Result<(), crate::response::BoxError> {
     if data.is_empty() {
         return match end {
-            true => send.send_data(data, true),
+            true => Ok(send.send_data(data, true)?),
             false => Ok(()),
         };
     }
     while !data.is_empty() {
         send.reserve_capacity(data.len());
-        let room = match poll_fn(|cx| send.poll_capacity(cx)).await {
-            Some(room) => room?,
-            None => return Err(h2::Error::from(Reason::STREAM_CLOSED)),
+        let room = poll_fn(|cx| send.poll_capacity(cx));
+        let room = match tokio::time::timeout(stall, room).await {
+            Ok(Some(room)) => room?,
+            Ok(None) => return Err(h2::Error::from(Reason::STREAM_CLOSED).into()),
+            Err(_) => {
+                return Err("the client took no response bytes for the keep-alive timeout".into())
+            }
         };
         if room == 0 {
             continue;
@@ -348,6 +359,7 @@ async fn send_stream(
     send: &mut SendStream<Bytes>,
     stream: BodyStream,
     expected: Option<u64>,
+    stall: Duration,
 ) -> Result<(), crate::response::BoxError> {
     let mut stream = stream;
     let mut total = 0u64;
@@ -357,7 +369,7 @@ async fn send_stream(
         if expected.is_some_and(|len| total > len) {
             return Err("a sized body stream yielded more than its length".into());
         }
-        send_all(send, chunk, false).await?;
+        send_all(send, chunk, false, stall).await?;
     }
     if expected.is_some_and(|len| total != len) {
         return Err("a sized body stream ended before its length".into());
