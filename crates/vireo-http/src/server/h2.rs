@@ -54,7 +54,8 @@ pub(crate) async fn serve_plain<S: Service>(
         return;
     }
     match starts_with_preface(&stream, worker.limits.head_timeout).await {
-        Some(true) => serve_h2(stream, peer, worker).await,
+        // Boxed: an HTTP/1.1 connection's future, what an idle connection costs, stays its size.
+        Some(true) => Box::pin(serve_h2(stream, peer, worker)).await,
         Some(false) => serve_connection(stream, peer, worker).await,
         None => {}
     }
