@@ -386,3 +386,22 @@ fn a_client_that_takes_no_response_bytes_has_its_stream_reset_after_the_keep_ali
         drop(response);
     });
 }
+
+#[test]
+fn a_preface_that_arrives_in_pieces_is_still_http2() {
+    use std::io::{Read, Write};
+    let server = serve(Limits::default());
+    let mut tcp = connect(&server);
+    tcp.write_all(b"PRI * HTTP/2.0\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    tcp.write_all(b"\r\nSM\r\n\r\n").unwrap();
+    // An empty SETTINGS frame: length 0, type 4, no flags, stream 0.
+    tcp.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).unwrap();
+    let mut frame_head = [0u8; 9];
+    tcp.read_exact(&mut frame_head).unwrap();
+    assert_eq!(
+        frame_head[3], 4,
+        "the server's SETTINGS, not an HTTP/1.1 answer: {frame_head:?}"
+    );
+    assert_eq!(&frame_head[5..], &[0, 0, 0, 0], "on stream 0");
+}
