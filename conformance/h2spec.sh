@@ -48,7 +48,7 @@ run() { # run NAME H2SPEC-ARGS...: h2spec's summary line, and its failures
     local name=$1; shift
     "$H2SPEC" -h 127.0.0.1 "$@" > "$WORK/$name.out" 2>&1 || status=1
     echo "== h2spec over $name: $(grep -E '^[0-9]+ tests, ' "$WORK/$name.out" | tail -1)"
-    sed -n '/^Failures:/,$p' "$WORK/$name.out" | grep -E '^\s+(×|[0-9.]+ )|^ *[0-9]' | head -40
+    sed -n '/^Failures:/,$p' "$WORK/$name.out" | grep -E '^\s+(×|[0-9.]+ )|^ *[0-9]' | grep -v ' tests, ' | head -40
 }
 run h2c -p "$H2C_PORT"
 run tls -p "$TLS_PORT" -t -k
