@@ -50,7 +50,9 @@ check "ALPN http/1.1 negotiated" sh -c "$(declare -f s_client); ADDR=$ADDR; s_cl
 check "TLS 1.3 by default" sh -c "$(declare -f s_client); ADDR=$ADDR; s_client | grep -qE 'Protocol *: TLSv1.3|TLSv1.3, Cipher'"
 check "TLS 1.2 accepted" sh -c "$(declare -f s_client); ADDR=$ADDR; s_client -tls1_2 | grep -qE 'Protocol *: TLSv1.2|TLSv1.2, Cipher'"
 check "TLS 1.1 refused" sh -c "$(declare -f s_client); ADDR=$ADDR; s_client -tls1_1 -cipher 'DEFAULT:@SECLEVEL=0' | grep -q 'Cipher is (NONE)'"
-check "h2 alone refused (HTTP/2 not spoken)" sh -c "$(declare -f s_client); ADDR=$ADDR; s_client -alpn h2 | grep -qiE 'no application protocol|alert'"
+# The examples build with the `http2` feature, so h2 is offered first.
+check "ALPN h2 negotiated" sh -c "$(declare -f s_client); ADDR=$ADDR; s_client -alpn h2,http/1.1 | grep -q 'ALPN protocol: h2'"
+check "an unknown protocol alone refused" sh -c "$(declare -f s_client); ADDR=$ADDR; s_client -alpn h3 | grep -qiE 'no application protocol|alert'"
 # RFC 5746's extension is the safe state; a client-initiated renegotiation is never performed
 # (rustls ignores it), which testssl's renegotiation check below confirms.
 check "TLS 1.2: secure renegotiation (RFC 5746) only" sh -c "$(declare -f s_client); ADDR=$ADDR; s_client -tls1_2 | grep -q 'Secure Renegotiation IS supported'"

@@ -22,6 +22,10 @@
 //!   precise 4xx/5xx and the connection closes; a panicking service costs one 500.
 //! - **Graceful shutdown** ([`ShutdownHandle`], SIGTERM/SIGINT): stop accepting, close idle
 //!   connections, finish requests in progress, return.
+//! - **HTTP/2** (the `http2` feature, with the `h2` crate): h2 over TLS when ALPN picks it, and
+//!   h2c with prior knowledge on the same TCP port as HTTP/1.1, told apart once per connection
+//!   by the preface. Each stream is a [`Request`] to the same [`Service`], so a service answers
+//!   both versions unchanged; HTTP/2's own limits are in the table below.
 //!
 //! ## Example
 //!

@@ -53,6 +53,18 @@ pub const DEFAULT_TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// slow or half-open clients hold a bounded amount of handshake state. Ignored without TLS.
 pub const DEFAULT_MAX_TLS_HANDSHAKES_PER_WORKER: usize = 1024;
 
+/// HTTP/2 streams a client may have open at once on one connection (the `http2` feature). 100
+/// is the minimum RFC 9113 recommends and what common servers advertise.
+pub const DEFAULT_H2_MAX_CONCURRENT_STREAMS: u32 = 100;
+
+/// HTTP/2 streams a client may open and reset before the server has accepted them: past it
+/// the connection is closed with `ENHANCE_YOUR_CALM`. The defence against rapid reset.
+pub const H2_MAX_PENDING_ACCEPT_RESET_STREAMS: usize = 20;
+
+/// HTTP/2 streams the server may reset for the client's protocol errors on one connection:
+/// past it the connection is closed with `ENHANCE_YOUR_CALM`.
+pub const H2_MAX_LOCAL_ERROR_RESET_STREAMS: usize = 1024;
+
 /// How long a graceful shutdown waits for in-flight requests before dropping them. A setting of
 /// the server, not a [`Limits`] field: see [`crate::Server::shutdown_timeout`].
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -94,6 +106,8 @@ pub struct Limits {
     pub tls_handshake_timeout: Duration,
     /// See [`DEFAULT_MAX_TLS_HANDSHAKES_PER_WORKER`].
     pub max_tls_handshakes_per_worker: usize,
+    /// See [`DEFAULT_H2_MAX_CONCURRENT_STREAMS`].
+    pub h2_max_concurrent_streams: u32,
 }
 
 impl Default for Limits {
@@ -111,6 +125,7 @@ impl Default for Limits {
             max_pipeline_batch: DEFAULT_MAX_PIPELINE_BATCH,
             tls_handshake_timeout: DEFAULT_TLS_HANDSHAKE_TIMEOUT,
             max_tls_handshakes_per_worker: DEFAULT_MAX_TLS_HANDSHAKES_PER_WORKER,
+            h2_max_concurrent_streams: DEFAULT_H2_MAX_CONCURRENT_STREAMS,
         }
     }
 }

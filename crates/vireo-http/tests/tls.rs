@@ -210,12 +210,17 @@ fn a_plain_server_says_the_request_is_not_secure() {
 }
 
 #[test]
-fn alpn_picks_http_1_1_and_refuses_a_client_that_wants_only_h2() {
+fn alpn_prefers_h2_and_refuses_a_client_with_no_protocol_in_common() {
     let cert = make_cert(&["localhost"]);
     let server = serve(TlsConfig::from_cert(tls_cert(&cert)), Limits::default());
     run(async {
+        // The tests build with the `http2` feature, so `h2` is offered first.
         let both = client(rustls::DEFAULT_VERSIONS, &[b"h2", b"http/1.1"]);
-        let mut stream = connect(&both, server.addr(), "localhost").await.unwrap();
+        let stream = connect(&both, server.addr(), "localhost").await.unwrap();
+        assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+
+        let http1 = client(rustls::DEFAULT_VERSIONS, &[b"http/1.1"]);
+        let mut stream = connect(&http1, server.addr(), "localhost").await.unwrap();
         assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
         assert_eq!(get(&mut stream).await, "https");
 
@@ -224,8 +229,8 @@ fn alpn_picks_http_1_1_and_refuses_a_client_that_wants_only_h2() {
         assert_eq!(stream.get_ref().1.alpn_protocol(), None);
         assert_eq!(get(&mut stream).await, "https", "ALPN is optional");
 
-        let h2_only = client(rustls::DEFAULT_VERSIONS, &[b"h2"]);
-        let refused = connect(&h2_only, server.addr(), "localhost").await;
+        let h3_only = client(rustls::DEFAULT_VERSIONS, &[b"h3"]);
+        let refused = connect(&h3_only, server.addr(), "localhost").await;
         assert!(refused.is_err(), "no protocol in common");
     });
 }
@@ -451,8 +456,13 @@ fn configuration_errors_are_typed_and_name_the_file_and_the_problem() {
         .rustls_config())
     .clone();
     h2.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    assert!(
+        TlsConfig::from_rustls(Arc::new(h2.clone())).is_ok(),
+        "h2 with `http2`"
+    );
+    h2.alpn_protocols = vec![b"h3".to_vec(), b"http/1.1".to_vec()];
     let error = TlsConfig::from_rustls(Arc::new(h2)).unwrap_err();
-    assert!(matches!(&error, TlsError::UnsupportedAlpn { protocol } if protocol == "h2"));
+    assert!(matches!(&error, TlsError::UnsupportedAlpn { protocol } if protocol == "h3"));
 
     let io_error: io::Error = TlsConfig::from_pem_files(&cert, &other_key)
         .unwrap_err()

@@ -104,6 +104,9 @@ pub(crate) enum BodyProgress {
     Chunked(ChunkedDecoder),
     /// Reading failed; the connection must close.
     Failed,
+    /// The body runs to the end of its transport: an HTTP/2 stream without `Content-Length`.
+    #[cfg(feature = "http2")]
+    UntilEnd,
 }
 
 /// Whether a `100 Continue` is owed to the client.
@@ -190,6 +193,11 @@ impl ReadState {
                 }
                 Ok(Some((0, take as usize)))
             }
+            #[cfg(feature = "http2")]
+            BodyProgress::UntilEnd => match available.len() {
+                0 => Ok(None),
+                len => Ok(Some((0, len))),
+            },
             BodyProgress::Chunked(decoder) => {
                 let mut skipped = 0;
                 loop {

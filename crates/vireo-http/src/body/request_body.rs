@@ -154,6 +154,11 @@ impl<'c> RequestBody<'c> {
             self.send_continue().await?;
             let spare = self.read.buf.spare(0);
             match io::read_with_timeout(self.stream, spare, self.read.stall_timeout).await {
+                #[cfg(feature = "http2")]
+                Ok(Some(0)) if matches!(self.read.body, BodyProgress::UntilEnd) => {
+                    self.read.body = BodyProgress::Done;
+                    return Ok(false);
+                }
                 Ok(Some(0)) => return Err(BodyError::Incomplete),
                 Ok(Some(n)) => self.read.buf.filled(n),
                 Ok(None) => return Err(BodyError::TimedOut),

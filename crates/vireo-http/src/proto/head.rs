@@ -21,7 +21,8 @@ pub enum BodyKind {
     Empty,
     /// `Content-Length: n`.
     Length(u64),
-    /// `Transfer-Encoding: chunked`.
+    /// `Transfer-Encoding: chunked`; or, over HTTP/2, a body without `Content-Length`: in both
+    /// the length is known only at the end.
     Chunked,
 }
 
@@ -130,6 +131,18 @@ impl RequestHead {
     /// How the body is framed.
     pub fn body_kind(&self) -> BodyKind {
         self.body
+    }
+
+    /// Mark a head rebuilt from an HTTP/2 stream as HTTP/2.
+    #[cfg(feature = "http2")]
+    pub(crate) fn set_http2(&mut self) {
+        self.version = http::Version::HTTP_2;
+    }
+
+    /// Mark the body as of unknown length: an HTTP/2 stream with DATA and no `Content-Length`.
+    #[cfg(feature = "http2")]
+    pub(crate) fn set_unsized_body(&mut self) {
+        self.body = BodyKind::Chunked;
     }
 
     /// Whether the client asked to keep the connection open after this request.

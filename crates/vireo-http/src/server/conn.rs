@@ -333,7 +333,7 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
         .unwrap_or("a non-string payload")
 }
 
-fn panic_response(panic: Box<dyn std::any::Any + Send>) -> Response {
+pub(super) fn panic_response(panic: Box<dyn std::any::Any + Send>) -> Response {
     let message = panic_message(&panic);
     tracing::error!(panic = message, "a service panicked; answering 500");
     Response::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
@@ -341,9 +341,9 @@ fn panic_response(panic: Box<dyn std::any::Any + Send>) -> Response {
 
 pin_project_lite::pin_project! {
     /// A future that turns a panic while it is polled into an error.
-    struct CatchUnwind<F> {
+    pub(super) struct CatchUnwind<F> {
         #[pin]
-        inner: F,
+        pub(super) inner: F,
     }
 }
 

@@ -5,6 +5,8 @@ mod balance;
 mod conn;
 mod date;
 mod future_pool;
+#[cfg(feature = "http2")]
+mod h2;
 mod idle;
 pub(crate) mod io;
 mod listener;

@@ -75,5 +75,10 @@ where
         secure: true,
         ..peer
     };
+    #[cfg(feature = "http2")]
+    if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+        // Boxed, so an HTTP/1.1 connection's future does not grow to the size of an h2 one.
+        return Box::pin(super::h2::serve_h2(stream, peer, worker)).await;
+    }
     serve_connection(IoTransport::new(stream), peer, worker).await;
 }

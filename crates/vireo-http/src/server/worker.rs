@@ -140,6 +140,11 @@ impl<S: Service> Worker<S> {
                     tokio::task::spawn_local(serve_tls(stream, peer, guard));
                     return;
                 }
+                #[cfg(feature = "http2")]
+                {
+                    tokio::task::spawn_local(super::h2::serve_plain(stream, peer, guard));
+                }
+                #[cfg(not(feature = "http2"))]
                 tokio::task::spawn_local(serve_connection(stream, peer, guard));
             }
             Accepted::Unix(stream) => {
@@ -292,6 +297,14 @@ impl<S: Service> Worker<S> {
 /// Keeps a worker's count of open connections right, however the connection ends. Counted
 /// from the accept, before the connection's task first runs, so the cap holds within a burst.
 pub(crate) struct OpenConnection<S>(Rc<Worker<S>>);
+
+impl<S> OpenConnection<S> {
+    /// The worker, for tasks of this connection that the guard itself does not go to.
+    #[cfg(feature = "http2")]
+    pub(crate) fn worker(&self) -> Rc<Worker<S>> {
+        self.0.clone()
+    }
+}
 
 impl<S> std::ops::Deref for OpenConnection<S> {
     type Target = Worker<S>;

@@ -52,12 +52,13 @@ impl TlsConfig {
 
     /// A rustls configuration made elsewhere, served as it is (client authentication, other
     /// versions or suites, a custom certificate resolver). Its ALPN list may be empty or name
-    /// only `http/1.1` and `http/1.0`: the engine speaks nothing else.
+    /// only `http/1.1` and `http/1.0`, and `h2` with the `http2` feature: the engine speaks
+    /// nothing else.
     pub fn from_rustls(config: Arc<ServerConfig>) -> Result<TlsConfig, TlsError> {
         if let Some(other) = config
             .alpn_protocols
             .iter()
-            .find(|p| p.as_slice() != b"http/1.1" && p.as_slice() != b"http/1.0")
+            .find(|p| !super::ALPN_PROTOCOLS.contains(&p.as_slice()) && p.as_slice() != b"http/1.0")
         {
             return Err(TlsError::UnsupportedAlpn {
                 protocol: String::from_utf8_lossy(other).into_owned(),

@@ -110,7 +110,7 @@ impl fmt::Display for TlsError {
             TlsError::NoCertificates => f.write_str("a TLS configuration needs a certificate"),
             TlsError::UnsupportedAlpn { protocol } => write!(
                 f,
-                "ALPN protocol {protocol:?} is not supported: the engine speaks http/1.1"
+                "ALPN protocol {protocol:?} is not supported: the engine speaks http/1.1 (and h2 with the http2 feature)"
             ),
             TlsError::Rustls(error) => write!(f, "rustls: {error}"),
         }

@@ -47,7 +47,11 @@ pub use handle::TlsHandle;
 /// rustls itself, for [`TlsConfig::from_rustls`] and [`TlsConfig::rustls_config`].
 pub use tokio_rustls::rustls;
 
-/// The application protocols offered by ALPN, most preferred first. The engine speaks only
-/// HTTP/1.1; once it speaks HTTP/2, `b"h2"` goes first here and the connection picks its
-/// protocol from the one negotiated.
+/// The application protocols offered by ALPN, most preferred first; the connection is served
+/// with the one negotiated.
+#[cfg(not(feature = "http2"))]
 pub(crate) const ALPN_PROTOCOLS: &[&[u8]] = &[b"http/1.1"];
+/// The application protocols offered by ALPN, most preferred first; the connection is served
+/// with the one negotiated.
+#[cfg(feature = "http2")]
+pub(crate) const ALPN_PROTOCOLS: &[&[u8]] = &[b"h2", b"http/1.1"];

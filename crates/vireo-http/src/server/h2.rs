@@ -1,0 +1,441 @@
+//! HTTP/2 connections (the `http2` feature): h2 over TLS when ALPN picks `h2`, and h2c with
+//! prior knowledge on a plain TCP port, told apart from HTTP/1.1 by the connection preface.
+//!
+//! Each stream is served by the same [`Service`] as an HTTP/1.1 request: its head is rebuilt as
+//! an HTTP/1.1 head and parsed with the same limits, its body is read through the same
+//! [`RequestBody`] over an adapter on h2's receive stream, and the response is sent with h2's
+//! flow control.
+
+use super::conn::{panic_response, serve_connection, CatchUnwind};
+use super::date;
+use super::worker::{OpenConnection, Worker};
+use crate::body::{give_read_state, take_read_state, BodyProgress, RequestBody};
+use crate::head::Head;
+use crate::limits::{H2_MAX_LOCAL_ERROR_RESET_STREAMS, H2_MAX_PENDING_ACCEPT_RESET_STREAMS};
+use crate::proto::status_allows_body;
+use crate::request::{Peer, Request};
+use crate::response::{Body, BodyStream, Response};
+use crate::service::Service;
+use crate::transport::Transport;
+use bytes::Bytes;
+use h2::server::SendResponse;
+use h2::{Reason, RecvStream, SendStream};
+use http::{header, HeaderName, Method};
+use std::cell::RefCell;
+use std::future::poll_fn;
+use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+
+/// The client connection preface that starts every HTTP/2 connection (RFC 9113 §3.4).
+const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// First pause between two peeks at a preface that has arrived only in part; it doubles up to
+/// [`PEEK_RETRY_MAX`], so a client that stops half way costs few wake-ups.
+const PEEK_RETRY: Duration = Duration::from_millis(1);
+const PEEK_RETRY_MAX: Duration = Duration::from_millis(64);
+
+/// Serve a plain TCP connection: HTTP/2 if it opens with the preface, HTTP/1.1 otherwise.
+pub(crate) async fn serve_plain<S: Service>(
+    stream: TcpStream,
+    peer: Peer,
+    worker: OpenConnection<S>,
+) {
+    // Wait for the first bytes as an idle HTTP/1.1 connection does: the keep-alive timeout and
+    // a shutdown close a connection that sends nothing.
+    let slot = worker.idle.register(worker.coarse_now());
+    let readable = worker.wait_readable(&stream, slot).await;
+    worker.idle.unregister(slot);
+    if !readable {
+        return;
+    }
+    match starts_with_preface(&stream, worker.limits.head_timeout).await {
+        // Boxed: an HTTP/1.1 connection's future, what an idle connection costs, stays its size.
+        Some(true) => Box::pin(serve_h2(stream, peer, worker)).await,
+        Some(false) => serve_connection(stream, peer, worker).await,
+        None => {}
+    }
+}
+
+/// Whether the connection's first bytes are the HTTP/2 preface, looked at without reading
+/// them. A first byte other than `P` decides at once. `None` if the connection closed or the
+/// preface did not arrive within `timeout`.
+async fn starts_with_preface(stream: &TcpStream, timeout: Duration) -> Option<bool> {
+    let peek = async {
+        let mut buf = [0u8; PREFACE.len()];
+        let mut pause = PEEK_RETRY;
+        loop {
+            let n = stream.peek(&mut buf).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            if buf[..n] != PREFACE[..n] {
+                return Some(false);
+            }
+            if n == PREFACE.len() {
+                return Some(true);
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(PEEK_RETRY_MAX);
+        }
+    };
+    tokio::time::timeout(timeout, peek).await.ok().flatten()
+}
+
+/// Serve an HTTP/2 connection until it closes: every stream on its own task, the connection
+/// closed with GOAWAY when the server shuts down or the connection stays without streams for
+/// the keep-alive timeout.
+pub(crate) async fn serve_h2<T, S>(io: T, peer: Peer, worker: OpenConnection<S>)
+where
+    T: AsyncRead + AsyncWrite + Unpin + 'static,
+    S: Service,
+{
+    let limits = &worker.limits;
+    let mut builder = h2::server::Builder::new();
+    builder
+        .max_concurrent_streams(limits.h2_max_concurrent_streams)
+        .max_header_list_size(u32::try_from(limits.max_head_size).unwrap_or(u32::MAX))
+        .max_pending_accept_reset_streams(H2_MAX_PENDING_ACCEPT_RESET_STREAMS)
+        .max_local_error_reset_streams(Some(H2_MAX_LOCAL_ERROR_RESET_STREAMS));
+    let handshake = tokio::time::timeout(limits.head_timeout, builder.handshake::<_, Bytes>(io));
+    let mut conn = match handshake.await {
+        Ok(Ok(conn)) => conn,
+        Ok(Err(error)) => {
+            tracing::debug!(remote = ?peer.addr, %error, "HTTP/2 handshake failed");
+            return;
+        }
+        Err(_) => return,
+    };
+    let peer = Rc::new(peer);
+    let shared = worker.worker();
+    let slot = worker.idle.register(worker.coarse_now());
+    let mut closing = false;
+    loop {
+        let next = poll_fn(|cx| {
+            if let Poll::Ready(accepted) = conn.poll_accept(cx) {
+                return Poll::Ready(Some(accepted));
+            }
+            if !closing && worker.idle.wait(slot, cx.waker()) {
+                return Poll::Ready(None);
+            }
+            Poll::Pending
+        })
+        .await;
+        match next {
+            Some(Some(Ok((request, respond)))) => {
+                worker.idle.touch(slot, worker.coarse_now());
+                tokio::task::spawn_local(serve_stream(
+                    request,
+                    respond,
+                    shared.clone(),
+                    peer.clone(),
+                ));
+            }
+            Some(Some(Err(error))) => {
+                tracing::debug!(remote = ?peer.addr, %error, "HTTP/2 connection failed");
+                break;
+            }
+            Some(None) => break,
+            None => {
+                worker.idle.resume(slot);
+                if worker.is_shutting_down() || !conn.has_streams() {
+                    // GOAWAY; the open streams finish, within the server's shutdown timeout.
+                    conn.graceful_shutdown();
+                    closing = true;
+                } else {
+                    worker.idle.touch(slot, worker.coarse_now());
+                }
+            }
+        }
+    }
+    worker.idle.unregister(slot);
+    let _ = poll_fn(|cx| conn.poll_closed(cx)).await;
+}
+
+/// Answer one stream with the service.
+async fn serve_stream<S: Service>(
+    request: http::Request<RecvStream>,
+    mut respond: SendResponse<Bytes>,
+    worker: Rc<Worker<S>>,
+    peer: Rc<Peer>,
+) {
+    let limits = &worker.limits;
+    let (parts, recv) = request.into_parts();
+    let is_head = parts.method == Method::HEAD;
+    let mut head = match Head::parse(&encode_head(&parts), limits) {
+        Ok((head, _)) => head,
+        Err(error) => {
+            tracing::debug!(remote = ?peer.addr, %error, "refused an HTTP/2 request");
+            let response = Response::new(error.status(), error.to_string());
+            send_response(&mut respond, response, is_head, limits.keep_alive_timeout).await;
+            return;
+        }
+    };
+    head.set_http2();
+    let end_of_request = recv.is_end_stream();
+    let body = H2Body {
+        recv: RefCell::new(recv),
+        pending: RefCell::new(Bytes::new()),
+    };
+    let mut state = take_read_state();
+    state.start_body(head.body_kind(), false, limits);
+    if matches!(state.body, BodyProgress::Done) && !end_of_request {
+        // DATA follows without `Content-Length`: the body runs to the end of the stream.
+        head.set_unsized_body();
+        state.body = BodyProgress::UntilEnd;
+    }
+    let request = Request::new(head, RequestBody::new(&body, &mut state), &peer);
+    let answer = async {
+        match catch_unwind(AssertUnwindSafe(|| worker.service.call(request))) {
+            Err(panic) => panic_response(panic),
+            Ok(future) => match (CatchUnwind { inner: future }).await {
+                Ok(response) => response,
+                Err(panic) => panic_response(panic),
+            },
+        }
+    };
+    // A stream the client resets is not worth finishing: the service's future is dropped, so
+    // opening and resetting streams in a loop costs the server no work past the reset.
+    let reset = poll_fn(|cx| respond.poll_reset(cx));
+    let response = tokio::select! {
+        response = answer => response,
+        _ = reset => {
+            give_read_state(state);
+            return;
+        }
+    };
+    give_read_state(state);
+    send_response(&mut respond, response, is_head, limits.keep_alive_timeout).await;
+    // Dropping the stream's halves after a response that ended before the request body did
+    // makes h2 send RST_STREAM(NO_ERROR) after the response, so the client stops sending.
+}
+
+/// The request's head in HTTP/1.1 form, for the engine's parser: `:authority` becomes `Host`,
+/// and `Cookie` fields, which HTTP/2 may split, are joined into one.
+fn encode_head(parts: &http::request::Parts) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(parts.method.as_str().as_bytes());
+    out.push(b' ');
+    let target = match parts.uri.path_and_query() {
+        Some(path) => path.as_str(),
+        None => parts.uri.authority().map_or("/", |a| a.as_str()),
+    };
+    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    if let Some(authority) = parts.uri.authority() {
+        if !parts.headers.contains_key(header::HOST) {
+            push_field(&mut out, b"host", authority.as_str().as_bytes());
+        }
+    }
+    let mut cookies = parts.headers.get_all(header::COOKIE).iter();
+    if let Some(first) = cookies.next() {
+        out.extend_from_slice(b"cookie: ");
+        out.extend_from_slice(first.as_bytes());
+        for more in cookies {
+            out.extend_from_slice(b"; ");
+            out.extend_from_slice(more.as_bytes());
+        }
+        out.extend_from_slice(b"\r\n");
+    }
+    for (name, value) in &parts.headers {
+        if name != header::COOKIE {
+            push_field(&mut out, name.as_str().as_bytes(), value.as_bytes());
+        }
+    }
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+fn push_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Header fields HTTP/2 forbids (RFC 9113 §8.2.2): dropped from responses.
+fn is_connection_specific(name: &HeaderName) -> bool {
+    name == header::CONNECTION
+        || name == header::TRANSFER_ENCODING
+        || name == header::UPGRADE
+        || name.as_str() == "keep-alive"
+        || name.as_str() == "proxy-connection"
+}
+
+/// Send the response's head and body. A body that fails, or a sized stream whose length is
+/// wrong, resets the stream, so the client sees the body is incomplete.
+/// `stall`: how long the client may keep the flow-control window shut before the stream is
+/// reset, as HTTP/1.1 disconnects a client that takes no bytes for the keep-alive timeout.
+async fn send_response(
+    respond: &mut SendResponse<Bytes>,
+    mut response: Response,
+    is_head: bool,
+    stall: Duration,
+) {
+    let status = response.status();
+    let body = response.take_body();
+    let mut head = http::Response::new(());
+    *head.status_mut() = status;
+    let headers = head.headers_mut();
+    for (name, value) in response.headers() {
+        if !is_connection_specific(name) {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+    let allows_body = status_allows_body(status);
+    if allows_body && !headers.contains_key(header::CONTENT_LENGTH) {
+        if let Some(len) = body.len() {
+            headers.insert(header::CONTENT_LENGTH, len.into());
+        }
+    }
+    if !headers.contains_key(header::DATE) {
+        let value = date::with_current(|d| http::HeaderValue::from_bytes(d));
+        if let Ok(value) = value {
+            headers.insert(header::DATE, value);
+        }
+    }
+    let no_body = is_head || !allows_body || body.is_empty();
+    let mut send = match respond.send_response(head, no_body) {
+        Ok(send) => send,
+        Err(error) => {
+            tracing::debug!(%error, "could not send an HTTP/2 response");
+            return;
+        }
+    };
+    if no_body {
+        return;
+    }
+    let sent: Result<(), crate::response::BoxError> = match body {
+        Body::Empty => Ok(()),
+        Body::Static(bytes) => send_all(&mut send, Bytes::from_static(bytes), true, stall).await,
+        Body::Bytes(bytes) => send_all(&mut send, bytes, true, stall).await,
+        Body::Stream(stream) => send_stream(&mut send, stream, None, stall).await,
+        Body::SizedStream(len, stream) => send_stream(&mut send, stream, Some(len), stall).await,
+    };
+    if let Err(error) = sent {
+        tracing::debug!(%error, "an HTTP/2 response body failed; resetting the stream");
+        send.send_reset(Reason::INTERNAL_ERROR);
+    }
+}
+
+/// Send `data` as the client's flow control allows; `end` ends the stream with it. Fails if
+/// the window stays shut for `stall`.
+async fn send_all(
+    send: &mut SendStream<Bytes>,
+    mut data: Bytes,
+    end: bool,
+    stall: Duration,
+) -> Result<(), crate::response::BoxError> {
+    if data.is_empty() {
+        return match end {
+            true => Ok(send.send_data(data, true)?),
+            false => Ok(()),
+        };
+    }
+    while !data.is_empty() {
+        send.reserve_capacity(data.len());
+        let room = poll_fn(|cx| send.poll_capacity(cx));
+        let room = match tokio::time::timeout(stall, room).await {
+            Ok(Some(room)) => room?,
+            Ok(None) => return Err(h2::Error::from(Reason::STREAM_CLOSED).into()),
+            Err(_) => {
+                return Err("the client took no response bytes for the keep-alive timeout".into())
+            }
+        };
+        if room == 0 {
+            continue;
+        }
+        let chunk = data.split_to(room.min(data.len()));
+        send.send_data(chunk, end && data.is_empty())?;
+    }
+    Ok(())
+}
+
+/// Send a streamed body chunk by chunk; with `expected`, it must add up to that many bytes.
+async fn send_stream(
+    send: &mut SendStream<Bytes>,
+    stream: BodyStream,
+    expected: Option<u64>,
+    stall: Duration,
+) -> Result<(), crate::response::BoxError> {
+    let mut stream = stream;
+    let mut total = 0u64;
+    while let Some(chunk) = poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+        let chunk = chunk?;
+        total += chunk.len() as u64;
+        if expected.is_some_and(|len| total > len) {
+            return Err("a sized body stream yielded more than its length".into());
+        }
+        send_all(send, chunk, false, stall).await?;
+    }
+    if expected.is_some_and(|len| total != len) {
+        return Err("a sized body stream ended before its length".into());
+    }
+    send.send_data(Bytes::new(), true)?;
+    Ok(())
+}
+
+/// A stream's request body, read through the engine's body reader as if from a transport:
+/// the bytes of h2's DATA frames, with the flow-control window released as they are taken.
+struct H2Body {
+    recv: RefCell<RecvStream>,
+    /// Received and not yet taken.
+    pending: RefCell<Bytes>,
+}
+
+impl H2Body {
+    /// Make sure `pending` holds data, or say why not: `Ok(false)` at the end of the body.
+    fn poll_fill(&self, cx: &mut Context<'_>) -> Poll<io::Result<bool>> {
+        if !self.pending.borrow().is_empty() {
+            return Poll::Ready(Ok(true));
+        }
+        let mut recv = self.recv.borrow_mut();
+        loop {
+            return match recv.poll_data(cx) {
+                Poll::Ready(Some(Ok(data))) if data.is_empty() => continue,
+                Poll::Ready(Some(Ok(data))) => {
+                    *self.pending.borrow_mut() = data;
+                    Poll::Ready(Ok(true))
+                }
+                Poll::Ready(Some(Err(error))) => Poll::Ready(Err(io::Error::other(error))),
+                Poll::Ready(None) => Poll::Ready(Ok(false)),
+                Poll::Pending => Poll::Pending,
+            };
+        }
+    }
+}
+
+impl Transport for H2Body {
+    fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.poll_fill(cx).map_ok(|_| ())
+    }
+
+    fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        match self.poll_fill(cx) {
+            Poll::Ready(Ok(true)) => {}
+            Poll::Ready(Ok(false)) => return Poll::Ready(Ok(0)),
+            Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+            Poll::Pending => return Poll::Pending,
+        }
+        let mut pending = self.pending.borrow_mut();
+        let n = pending.len().min(buf.len());
+        buf[..n].copy_from_slice(&pending.split_to(n));
+        // Consumed: the client may send this much more.
+        let _ = self.recv.borrow_mut().flow_control().release_capacity(n);
+        Poll::Ready(Ok(n))
+    }
+
+    /// Only an interim `100 Continue` is written to a body's transport; HTTP/2 requests are
+    /// parsed without `Expect`, so nothing is, and this takes bytes without sending them.
+    fn poll_write(&self, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_shutdown(&self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
