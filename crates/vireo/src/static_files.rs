@@ -36,14 +36,47 @@ const CHUNK: usize = 64 * 1024;
 /// ```
 pub fn serve_dir(root: impl Into<PathBuf>) -> ServeDir {
     ServeDir {
-        root: Arc::new(root.into()),
+        options: Arc::new(Options {
+            root: root.into(),
+            cache_control: None,
+            precompressed: false,
+        }),
     }
 }
 
 /// See [`serve_dir`].
 #[derive(Debug, Clone)]
 pub struct ServeDir {
-    root: Arc<PathBuf>,
+    options: Arc<Options>,
+}
+
+#[derive(Debug, Clone)]
+struct Options {
+    root: PathBuf,
+    cache_control: Option<HeaderValue>,
+    precompressed: bool,
+}
+
+impl ServeDir {
+    /// Send this `Cache-Control` with every file, e.g. `"public, max-age=3600"` (default: none,
+    /// so caches revalidate with the `ETag` and `Last-Modified` sent).
+    ///
+    /// # Panics
+    /// If `value` is not a valid header value.
+    pub fn cache_control(mut self, value: &str) -> Self {
+        let value = HeaderValue::from_str(value)
+            .unwrap_or_else(|_| panic!("`{value}` is not a valid Cache-Control value"));
+        Arc::make_mut(&mut self.options).cache_control = Some(value);
+        self
+    }
+
+    /// Serve a file's precompressed sibling (`app.js.br`, then `app.js.gz`) when the client
+    /// accepts that encoding and the sibling exists, with `Content-Encoding` and
+    /// `Vary: Accept-Encoding` (default: off).
+    pub fn precompressed(mut self) -> Self {
+        Arc::make_mut(&mut self.options).precompressed = true;
+        self
+    }
 }
 
 impl Handler<IsAsync> for ServeDir {
@@ -54,9 +87,9 @@ impl Handler<IsAsync> for ServeDir {
 
 impl Endpoint for ServeDir {
     fn call(&self, req: Request) -> Reply {
-        let root = self.root.clone();
+        let options = self.options.clone();
         Reply::pending(async move {
-            match serve(&root, &req).await {
+            match serve(&options, &req).await {
                 Ok(response) => response,
                 Err(error) => error.into_response(),
             }
@@ -90,7 +123,8 @@ fn not_found() -> Error {
     Error::not_found("Not Found")
 }
 
-async fn serve(root: &Path, req: &Request) -> Result<Response, Error> {
+async fn serve(options: &Options, req: &Request) -> Result<Response, Error> {
+    let root = options.root.as_path();
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return Err(Error::new(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -109,23 +143,41 @@ async fn serve(root: &Path, req: &Request) -> Result<Response, Error> {
     }
     let mut meta = tokio::fs::metadata(&path).await.map_err(|_| not_found())?;
     if meta.is_dir() {
+        if !req.original_path().ends_with('/') {
+            // Relative links in the directory's index resolve against the directory only when
+            // its URL ends in a slash.
+            return Ok(redirect_to_directory(req));
+        }
         path.push("index.html");
         meta = tokio::fs::metadata(&path).await.map_err(|_| not_found())?;
     }
     if !meta.is_file() {
         return Err(not_found());
     }
+    let content_type = content_type(&path);
+    let mut encoding = None;
+    if options.precompressed {
+        if let Some((sibling, sibling_meta, name)) = precompressed_sibling(req, &path).await {
+            (path, meta, encoding) = (sibling, sibling_meta, Some(name));
+        }
+    }
     let len = meta.len();
     let modified = meta.modified().unwrap_or(UNIX_EPOCH);
-    let etag = entity_tag(len, modified);
+    let etag = entity_tag(len, modified, encoding);
     let last_modified = httpdate::fmt_http_date(modified);
 
     let mut res = Response::new(StatusCode::OK, Body::Empty);
     let headers = res.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(content_type(&path)),
-    );
+    headers.insert(header::CONTENT_TYPE, content_type);
+    if let Some(encoding) = encoding {
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
+    }
+    if options.precompressed {
+        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    if let Some(cache_control) = &options.cache_control {
+        headers.insert(header::CACHE_CONTROL, cache_control.clone());
+    }
     headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     if let Ok(value) = HeaderValue::from_str(&etag) {
         headers.insert(header::ETAG, value);
@@ -193,13 +245,68 @@ async fn read_body(path: &Path, start: u64, count: u64) -> std::io::Result<Body>
 
 /// A weak validator from the size and modification time: cheap, and changes whenever the file
 /// is rewritten.
-fn entity_tag(len: u64, modified: SystemTime) -> String {
+fn entity_tag(len: u64, modified: SystemTime, encoding: Option<&str>) -> String {
     let since = modified.duration_since(UNIX_EPOCH).unwrap_or_default();
+    // Each encoding of a file is its own representation, with its own tag.
+    let suffix = encoding.map_or(String::new(), |e| format!("-{e}"));
     format!(
-        "W/\"{len:x}-{:x}-{:x}\"",
+        "W/\"{len:x}-{:x}-{:x}{suffix}\"",
         since.as_secs(),
         since.subsec_nanos()
     )
+}
+
+/// `301` to the directory's URL with its slash, query kept.
+fn redirect_to_directory(req: &Request) -> Response {
+    let mut location = format!("{}/", req.original_path());
+    if let Some(query) = req.query_string() {
+        location.push('?');
+        location.push_str(query);
+    }
+    let mut res = Response::new(StatusCode::MOVED_PERMANENTLY, Body::Empty);
+    if let Ok(value) = HeaderValue::from_str(&location) {
+        res.headers_mut().insert(header::LOCATION, value);
+    }
+    res
+}
+
+/// The precompressed sibling of `path` the client accepts, best first (`br`, then `gzip`), if
+/// one exists: its path, metadata and encoding name.
+async fn precompressed_sibling(
+    req: &Request,
+    path: &Path,
+) -> Option<(PathBuf, std::fs::Metadata, &'static str)> {
+    let accepted = req.header("accept-encoding").unwrap_or("");
+    for (encoding, extension) in [("br", "br"), ("gzip", "gz")] {
+        if !accepts(accepted, encoding) {
+            continue;
+        }
+        let mut name = path.as_os_str().to_owned();
+        name.push(".");
+        name.push(extension);
+        let sibling = PathBuf::from(name);
+        if let Ok(meta) = tokio::fs::metadata(&sibling).await {
+            if meta.is_file() {
+                return Some((sibling, meta, encoding));
+            }
+        }
+    }
+    None
+}
+
+/// Whether an `Accept-Encoding` value accepts `encoding` (named, or by `*`, with a q above 0).
+fn accepts(accept_encoding: &str, encoding: &str) -> bool {
+    accept_encoding.split(',').any(|item| {
+        let mut parts = item.split(';');
+        let name = parts.next().unwrap_or("").trim();
+        let refused = parts.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .and_then(|q| q.trim().parse::<f32>().ok())
+                .is_some_and(|q| q <= 0.0)
+        });
+        (name.eq_ignore_ascii_case(encoding) || name == "*") && !refused
+    })
 }
 
 /// RFC 9110 §13.1.2 and §13.1.3: `If-None-Match` wins over `If-Modified-Since`.
@@ -270,42 +377,17 @@ fn parse_range(value: &str, len: u64) -> RangeRequest {
     }
 }
 
-/// The content type for a file name's extension.
-fn content_type(path: &Path) -> &'static str {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase)
-        .unwrap_or_default();
-    match ext.as_str() {
-        "html" | "htm" => "text/html; charset=utf-8",
-        "css" => "text/css; charset=utf-8",
-        "js" | "mjs" => "text/javascript; charset=utf-8",
-        "json" => "application/json",
-        "txt" => "text/plain; charset=utf-8",
-        "md" => "text/markdown; charset=utf-8",
-        "csv" => "text/csv; charset=utf-8",
-        "xml" => "application/xml",
-        "svg" => "image/svg+xml",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "avif" => "image/avif",
-        "ico" => "image/x-icon",
-        "woff" => "font/woff",
-        "woff2" => "font/woff2",
-        "ttf" => "font/ttf",
-        "pdf" => "application/pdf",
-        "wasm" => "application/wasm",
-        "zip" => "application/zip",
-        "gz" => "application/gzip",
-        "mp4" => "video/mp4",
-        "webm" => "video/webm",
-        "mp3" => "audio/mpeg",
-        "ogg" => "audio/ogg",
-        _ => "application/octet-stream",
-    }
+/// The content type for a file name's extension, from `mime_guess`; text in UTF-8.
+fn content_type(path: &Path) -> HeaderValue {
+    let mime = mime_guess::from_path(path).first_or_octet_stream();
+    let textual =
+        mime.type_() == mime_guess::mime::TEXT || mime.subtype() == mime_guess::mime::JAVASCRIPT;
+    let value = if textual && mime.get_param(mime_guess::mime::CHARSET).is_none() {
+        format!("{mime}; charset=utf-8")
+    } else {
+        mime.to_string()
+    };
+    HeaderValue::from_str(&value).unwrap_or(HeaderValue::from_static("application/octet-stream"))
 }
 
 /// A file read in chunks, each read on Tokio's blocking pool as the client takes the last.

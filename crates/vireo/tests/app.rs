@@ -731,6 +731,62 @@ fn streaming_and_sse() {
 }
 
 #[test]
+fn static_files_precompressed_siblings_and_cache_control() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("app.js"), "plain").unwrap();
+    std::fs::write(dir.path().join("app.js.gz"), "gzipped").unwrap();
+    std::fs::write(dir.path().join("app.js.br"), "brotli").unwrap();
+    std::fs::write(dir.path().join("only.txt"), "text").unwrap();
+    std::fs::write(dir.path().join("pic.webp"), "img").unwrap();
+    let root = dir.path().to_owned();
+    let c = client(move |app| {
+        app.get(
+            "/s/*path",
+            vireo::serve_dir(root)
+                .precompressed()
+                .cache_control("public, max-age=60"),
+        );
+    });
+    let br = c
+        .get("/s/app.js")
+        .header("accept-encoding", "gzip, br")
+        .send();
+    assert_eq!(br.text(), "brotli");
+    assert_eq!(br.header("content-encoding"), Some("br"));
+    assert_eq!(
+        br.header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    assert_eq!(br.header("vary"), Some("accept-encoding"));
+    assert_eq!(br.header("cache-control"), Some("public, max-age=60"));
+    let gz = c
+        .get("/s/app.js")
+        .header("accept-encoding", "br;q=0, gzip")
+        .send();
+    assert_eq!(gz.text(), "gzipped");
+    assert_eq!(gz.header("content-encoding"), Some("gzip"));
+    assert_ne!(
+        br.header("etag"),
+        gz.header("etag"),
+        "each encoding has its own tag"
+    );
+    let plain = c.get("/s/app.js").send();
+    assert_eq!(plain.text(), "plain");
+    assert_eq!(plain.header("content-encoding"), None);
+    let no_sibling = c
+        .get("/s/only.txt")
+        .header("accept-encoding", "gzip")
+        .send();
+    assert_eq!(no_sibling.text(), "text");
+    assert_eq!(no_sibling.header("content-encoding"), None);
+    // Content types come from mime_guess, which knows far more than a short table.
+    assert_eq!(
+        c.get("/s/pic.webp").send().header("content-type"),
+        Some("image/webp")
+    );
+}
+
+#[test]
 fn static_files_with_validators_ranges_index_and_no_traversal() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("docs")).unwrap();
@@ -763,7 +819,14 @@ fn static_files_with_validators_ranges_index_and_no_traversal() {
             .status(),
         304
     );
-    assert_eq!(c.get("/s/docs").send().text(), "<h1>docs</h1>");
+    let bare = c.get("/s/docs?x=1").send();
+    assert_eq!(
+        bare.status(),
+        301,
+        "a directory without its slash is redirected"
+    );
+    assert_eq!(bare.header("location"), Some("/s/docs/?x=1"));
+    assert_eq!(c.get("/s/docs/").send().text(), "<h1>docs</h1>");
     assert_eq!(c.get("/s/big.bin").send().bytes().as_ref(), &big[..]);
     let part = c.get("/s/big.bin").header("range", "bytes=100-199").send();
     assert_eq!(part.status(), StatusCode::PARTIAL_CONTENT);
