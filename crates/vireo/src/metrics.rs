@@ -33,6 +33,7 @@ use crate::handler::Reply;
 use crate::health::Serving;
 use crate::middleware::{Middleware, Next};
 use crate::request::RouteSlot;
+use crate::router::STANDARD_METHODS;
 use crate::Request;
 use http::{HeaderValue, Method, StatusCode};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -390,29 +391,8 @@ impl Hasher for AddressHasher {
 
 /// The method as a label: one of RFC 9110's, or `OTHER`, so a client cannot make series.
 fn method_label(method: &Method) -> &'static str {
-    const STANDARD: [Method; 9] = [
-        Method::GET,
-        Method::HEAD,
-        Method::POST,
-        Method::PUT,
-        Method::DELETE,
-        Method::CONNECT,
-        Method::OPTIONS,
-        Method::TRACE,
-        Method::PATCH,
-    ];
-    STANDARD
+    STANDARD_METHODS
         .iter()
         .find(|m| *m == method)
-        .map_or("OTHER", |m| match *m {
-            Method::GET => "GET",
-            Method::HEAD => "HEAD",
-            Method::POST => "POST",
-            Method::PUT => "PUT",
-            Method::DELETE => "DELETE",
-            Method::CONNECT => "CONNECT",
-            Method::OPTIONS => "OPTIONS",
-            Method::TRACE => "TRACE",
-            _ => "PATCH",
-        })
+        .map_or("OTHER", Method::as_str)
 }

@@ -286,20 +286,22 @@ pub(crate) struct Routes {
     allow_all: Option<HeaderValue>,
 }
 
-/// Whether the method is one of RFC 9110's, which every server knows even where no route has it.
+/// The methods RFC 9110 defines, which every server knows even where no route has them.
+pub(crate) static STANDARD_METHODS: [Method; 9] = [
+    Method::GET,
+    Method::HEAD,
+    Method::POST,
+    Method::PUT,
+    Method::DELETE,
+    Method::CONNECT,
+    Method::OPTIONS,
+    Method::TRACE,
+    Method::PATCH,
+];
+
+/// Whether the method is one of RFC 9110's.
 fn is_standard(method: &Method) -> bool {
-    [
-        Method::GET,
-        Method::HEAD,
-        Method::POST,
-        Method::PUT,
-        Method::DELETE,
-        Method::CONNECT,
-        Method::OPTIONS,
-        Method::TRACE,
-        Method::PATCH,
-    ]
-    .contains(method)
+    STANDARD_METHODS.contains(method)
 }
 
 /// The `Allow` field for these methods; `HEAD` is allowed wherever `GET` is, and `OPTIONS`
