@@ -40,6 +40,10 @@ const PEEK_RETRY: Duration = Duration::from_millis(1);
 const PEEK_RETRY_MAX: Duration = Duration::from_millis(64);
 
 /// Serve a plain TCP connection: HTTP/2 if it opens with the preface, HTTP/1.1 otherwise.
+///
+/// Once the protocol is known the connection moves to a task of its own, so an HTTP/1.1
+/// connection costs what it costs without the `http2` feature: this task's detection state is
+/// freed, and no extra layer of future is polled per request.
 pub(crate) async fn serve_plain<S: Service>(
     stream: TcpStream,
     peer: Peer,
@@ -53,37 +57,73 @@ pub(crate) async fn serve_plain<S: Service>(
     if !readable {
         return;
     }
-    match starts_with_preface(&stream, worker.limits.head_timeout).await {
-        // Boxed: an HTTP/1.1 connection's future, what an idle connection costs, stays its size.
-        Some(true) => Box::pin(serve_h2(stream, peer, worker)).await,
-        Some(false) => serve_connection(stream, peer, worker).await,
+    let is_h2 = match peek_preface(&stream).await {
+        Preface::Absent => Some(false),
+        Preface::Present => Some(true),
+        Preface::Closed => None,
+        // Rare: only a client that sends part of the preface first gets here, so the timed
+        // wait is boxed to keep this task small.
+        Preface::Partial => Box::pin(wait_for_preface(&stream, worker.limits.head_timeout)).await,
+    };
+    match is_h2 {
+        Some(true) => {
+            tokio::task::spawn_local(serve_h2(stream, peer, worker));
+        }
+        Some(false) => {
+            tokio::task::spawn_local(serve_connection(stream, peer, worker));
+        }
         None => {}
     }
 }
 
-/// Whether the connection's first bytes are the HTTP/2 preface, looked at without reading
-/// them. A first byte other than `P` decides at once. `None` if the connection closed or the
-/// preface did not arrive within `timeout`.
-async fn starts_with_preface(stream: &TcpStream, timeout: Duration) -> Option<bool> {
-    let peek = async {
-        let mut buf = [0u8; PREFACE.len()];
+/// What a connection's first bytes say about the HTTP/2 preface.
+enum Preface {
+    /// They differ from the preface: HTTP/1.1.
+    Absent,
+    /// The whole preface has arrived.
+    Present,
+    /// What has arrived matches the preface so far.
+    Partial,
+    /// The connection closed or failed.
+    Closed,
+}
+
+/// Look at the connection's first bytes without reading them. A first byte other than `P`
+/// decides at once.
+async fn peek_preface(stream: &TcpStream) -> Preface {
+    let mut buf = [0u8; PREFACE.len()];
+    let Ok(n) = stream.peek(&mut buf).await else {
+        return Preface::Closed;
+    };
+    if n == 0 {
+        Preface::Closed
+    } else if buf[..n] != PREFACE[..n] {
+        Preface::Absent
+    } else if n == PREFACE.len() {
+        Preface::Present
+    } else {
+        Preface::Partial
+    }
+}
+
+/// Wait, peeking with growing pauses, until the preface has arrived or the bytes turn out to
+/// be something else. `None` if the connection closed or the preface did not arrive within
+/// `timeout`.
+async fn wait_for_preface(stream: &TcpStream, timeout: Duration) -> Option<bool> {
+    let wait = async {
         let mut pause = PEEK_RETRY;
         loop {
-            let n = stream.peek(&mut buf).await.ok()?;
-            if n == 0 {
-                return None;
-            }
-            if buf[..n] != PREFACE[..n] {
-                return Some(false);
-            }
-            if n == PREFACE.len() {
-                return Some(true);
-            }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(PEEK_RETRY_MAX);
+            match peek_preface(stream).await {
+                Preface::Absent => return Some(false),
+                Preface::Present => return Some(true),
+                Preface::Closed => return None,
+                Preface::Partial => {}
+            }
         }
     };
-    tokio::time::timeout(timeout, peek).await.ok().flatten()
+    tokio::time::timeout(timeout, wait).await.ok().flatten()
 }
 
 /// Serve an HTTP/2 connection until it closes: every stream on its own task, the connection

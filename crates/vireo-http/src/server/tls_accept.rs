@@ -39,7 +39,7 @@ impl TlsAccept {
     }
 }
 
-/// Do the TLS handshake on an accepted connection, then serve it; close it if the handshake
+/// Do the TLS handshake on an accepted connection, then serve it on a task of its own; close it if the handshake
 /// fails or does not finish within the handshake timeout (counted from the accept, so time
 /// spent waiting for a free handshake slot is included).
 pub(crate) async fn serve_tls<T, S>(stream: T, peer: Peer, worker: OpenConnection<S>)
@@ -75,10 +75,12 @@ where
         secure: true,
         ..peer
     };
+    // The connection moves to a task of its own, so the handshake's state is freed rather
+    // than kept inside every connection's future.
     #[cfg(feature = "http2")]
     if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
-        // Boxed, so an HTTP/1.1 connection's future does not grow to the size of an h2 one.
-        return Box::pin(super::h2::serve_h2(stream, peer, worker)).await;
+        tokio::task::spawn_local(super::h2::serve_h2(stream, peer, worker));
+        return;
     }
-    serve_connection(IoTransport::new(stream), peer, worker).await;
+    tokio::task::spawn_local(serve_connection(IoTransport::new(stream), peer, worker));
 }

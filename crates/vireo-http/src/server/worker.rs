@@ -15,6 +15,7 @@ use crate::service::Service;
 use crate::transport::Transport;
 use crate::Limits;
 use std::cell::Cell;
+use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::Poll;
@@ -172,8 +173,14 @@ impl<S: Service> Worker<S> {
     /// Wait until an idle connection (with slot `slot` in the idle registry) has bytes to
     /// read. `false` if it should close instead: the keep-alive timeout passed, the server is
     /// shutting down, or the socket failed.
-    pub(crate) async fn wait_readable<T: Transport>(&self, stream: &T, slot: usize) -> bool {
-        std::future::poll_fn(|cx| {
+    // A plain fn returning the poll_fn, not an async fn: an async fn would hold its arguments
+    // twice, and this future is part of every idle connection's.
+    pub(crate) fn wait_readable<'a, T: Transport>(
+        &'a self,
+        stream: &'a T,
+        slot: usize,
+    ) -> impl Future<Output = bool> + 'a {
+        std::future::poll_fn(move |cx| {
             if let Poll::Ready(ready) = stream.poll_read_ready(cx) {
                 self.idle.resume(slot);
                 self.quiet_trim.mark_active();
@@ -184,7 +191,6 @@ impl<S: Service> Worker<S> {
             }
             Poll::Pending
         })
-        .await
     }
 
     /// A time no earlier than now, read without a clock call: the ticker's last reading plus
