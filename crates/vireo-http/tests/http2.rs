@@ -5,7 +5,8 @@
 mod common;
 
 use bytes::Bytes;
-use common::{connect, serve, Reader};
+use common::tls::{self_signed, trusting};
+use common::{connect, run, serve, Reader};
 use h2::client::SendRequest;
 use h2::{Reason, RecvStream};
 use http::{Method, Request, StatusCode};
@@ -15,18 +16,6 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use vireo_http::tls::{TlsCert, TlsConfig};
 use vireo_http::{service_fn, Limits, Server};
-
-fn run<F: std::future::Future<Output = ()>>(test: F) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), test)
-            .await
-            .expect("the test finished");
-    });
-}
 
 /// An h2c connection with prior knowledge; its driver runs on the test's runtime.
 async fn h2c(addr: std::net::SocketAddr) -> SendRequest<Bytes> {
@@ -213,13 +202,8 @@ fn http_1_1_is_still_served_on_the_same_port() {
 
 #[test]
 fn h2_over_tls_is_picked_by_alpn() {
-    use tokio_rustls::rustls::{self, pki_types::ServerName, ClientConfig, RootCertStore};
-    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
-    let cert = TlsCert::from_pem(
-        made.cert.pem().as_bytes(),
-        made.signing_key.serialize_pem().as_bytes(),
-    )
-    .unwrap();
+    let made = self_signed(&["localhost"]);
+    let cert = TlsCert::from_pem(made.chain_pem.as_bytes(), made.key_pem.as_bytes()).unwrap();
     let server = Server::bind("127.0.0.1:0")
         .unwrap()
         .workers(1)
@@ -230,18 +214,8 @@ fn h2_over_tls_is_picked_by_alpn() {
         }))
         .unwrap();
     run(async {
-        let mut roots = RootCertStore::empty();
-        roots.add(made.cert.der().clone()).unwrap();
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let mut config = ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .unwrap()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        let tcp = TcpStream::connect(server.addr()).await.unwrap();
-        let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
-            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        let connector = trusting(&made, &[b"h2", b"http/1.1"]);
+        let tls = common::tls::connect(&connector, server.addr(), "localhost")
             .await
             .unwrap();
         assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));

@@ -1,38 +1,23 @@
 //! Serving HTTPS: requests over TLS 1.3 and 1.2, ALPN, certificates chosen by SNI, reloading,
 //! the handshake timeout and cap, typed configuration errors, and plain HTTP sent to the TLS port.
 
+mod common;
+
+use common::run;
+use common::tls::{accepting_any, connect, self_signed, served_cert, SelfSigned};
 use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
-use tokio_rustls::rustls::client::danger::{
-    HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier,
-};
-use tokio_rustls::rustls::crypto::{
-    verify_tls12_signature, verify_tls13_signature, CryptoProvider,
-};
-use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use tokio_rustls::rustls::{self, ClientConfig, DigitallySignedStruct, SignatureScheme};
+use tokio_rustls::rustls;
 use tokio_rustls::TlsConnector;
 use vireo_http::tls::{PemSource, TlsCert, TlsConfig, TlsError};
 use vireo_http::{service_fn, Limits, Request, Response, RunningServer, Server};
 
-/// A self-signed certificate for `names`: (chain PEM, key PEM, certificate DER).
-fn make_cert(names: &[&str]) -> (String, String, Vec<u8>) {
-    let names = names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-    let made = rcgen::generate_simple_self_signed(names).unwrap();
-    (
-        made.cert.pem(),
-        made.signing_key.serialize_pem(),
-        made.cert.der().to_vec(),
-    )
-}
-
-fn tls_cert(pem: &(String, String, Vec<u8>)) -> TlsCert {
-    TlsCert::from_pem(pem.0.as_bytes(), pem.1.as_bytes()).unwrap()
+fn tls_cert(cert: &SelfSigned) -> TlsCert {
+    TlsCert::from_pem(cert.chain_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap()
 }
 
 fn scheme(req: Request<'_>) -> Response {
@@ -49,84 +34,12 @@ fn serve(config: TlsConfig, limits: Limits) -> RunningServer {
         .unwrap()
 }
 
-/// Accepts any certificate (the tests look at which one was served), but checks the
-/// handshake's signatures as a real client would.
-#[derive(Debug)]
-struct AnyCert(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AnyCert {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
 fn client(versions: &[&'static rustls::SupportedProtocolVersion], alpn: &[&[u8]]) -> TlsConnector {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let mut config = ClientConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(versions)
-        .unwrap()
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))
-        .with_no_client_auth();
-    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-    TlsConnector::from(Arc::new(config))
+    accepting_any(versions, alpn)
 }
 
 fn default_client() -> TlsConnector {
-    client(rustls::DEFAULT_VERSIONS, &[b"http/1.1"])
-}
-
-async fn connect(
-    connector: &TlsConnector,
-    addr: SocketAddr,
-    name: &str,
-) -> io::Result<TlsStream<TcpStream>> {
-    let tcp = TcpStream::connect(addr).await?;
-    let name = ServerName::try_from(name.to_owned()).unwrap();
-    connector.connect(name, tcp).await
-}
-
-fn served_cert(stream: &TlsStream<TcpStream>) -> Vec<u8> {
-    stream.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+    accepting_any(rustls::DEFAULT_VERSIONS, &[b"http/1.1"])
 }
 
 /// One keep-alive request; the response's body.
@@ -157,22 +70,9 @@ async fn get(stream: &mut TlsStream<TcpStream>) -> String {
     }
 }
 
-/// Run a test's client side on a runtime of its own, bounded so that a hang fails the test.
-fn run<F: std::future::Future<Output = ()>>(test: F) {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(60), test)
-            .await
-            .expect("the test finished");
-    });
-}
-
 #[test]
 fn answers_over_tls_1_3_and_1_2_and_says_the_request_is_secure() {
-    let cert = make_cert(&["localhost"]);
+    let cert = self_signed(&["localhost"]);
     let server = serve(TlsConfig::from_cert(tls_cert(&cert)), Limits::default());
     run(async {
         for (version, expected) in [
@@ -184,7 +84,7 @@ fn answers_over_tls_1_3_and_1_2_and_says_the_request_is_secure() {
                 .await
                 .unwrap();
             assert_eq!(stream.get_ref().1.protocol_version(), Some(expected));
-            assert_eq!(served_cert(&stream), cert.2);
+            assert_eq!(served_cert(&stream), cert.der);
             assert_eq!(get(&mut stream).await, "https");
             assert_eq!(get(&mut stream).await, "https", "kept alive");
         }
@@ -211,7 +111,7 @@ fn a_plain_server_says_the_request_is_not_secure() {
 
 #[test]
 fn alpn_prefers_h2_and_refuses_a_client_with_no_protocol_in_common() {
-    let cert = make_cert(&["localhost"]);
+    let cert = self_signed(&["localhost"]);
     let server = serve(TlsConfig::from_cert(tls_cert(&cert)), Limits::default());
     run(async {
         // The tests build with the `http2` feature, so `h2` is offered first.
@@ -237,9 +137,9 @@ fn alpn_prefers_h2_and_refuses_a_client_with_no_protocol_in_common() {
 
 #[test]
 fn sni_picks_the_certificate_for_the_name_asked_for() {
-    let a = make_cert(&["a.example"]);
-    let b = make_cert(&["x.b.example"]);
-    let fallback = make_cert(&["localhost"]);
+    let a = self_signed(&["a.example"]);
+    let b = self_signed(&["x.b.example"]);
+    let fallback = self_signed(&["localhost"]);
     let config = TlsConfig::builder()
         .sni("a.example", tls_cert(&a))
         .sni("*.b.example", tls_cert(&b))
@@ -250,12 +150,12 @@ fn sni_picks_the_certificate_for_the_name_asked_for() {
     run(async {
         let connector = default_client();
         for (name, expected) in [
-            ("a.example", &a.2),
-            ("A.EXAMPLE", &a.2),
-            ("x.b.example", &b.2),
-            ("c.example", &fallback.2),
+            ("a.example", &a.der),
+            ("A.EXAMPLE", &a.der),
+            ("x.b.example", &b.der),
+            ("c.example", &fallback.der),
             // An IP address is not sent as SNI.
-            ("127.0.0.1", &fallback.2),
+            ("127.0.0.1", &fallback.der),
         ] {
             let mut stream = connect(&connector, server.addr(), name).await.unwrap();
             assert_eq!(&served_cert(&stream), expected, "for {name}");
@@ -266,7 +166,7 @@ fn sni_picks_the_certificate_for_the_name_asked_for() {
 
 #[test]
 fn without_a_default_a_name_without_a_certificate_fails_the_handshake() {
-    let a = make_cert(&["a.example"]);
+    let a = self_signed(&["a.example"]);
     let config = TlsConfig::builder()
         .sni("a.example", tls_cert(&a))
         .build()
@@ -285,8 +185,8 @@ fn without_a_default_a_name_without_a_certificate_fails_the_handshake() {
 
 #[test]
 fn reload_serves_new_connections_the_new_certificate_and_keeps_open_ones() {
-    let old = make_cert(&["localhost"]);
-    let new = make_cert(&["localhost"]);
+    let old = self_signed(&["localhost"]);
+    let new = self_signed(&["localhost"]);
     let server = Server::bind("127.0.0.1:0")
         .unwrap()
         .workers(2)
@@ -298,7 +198,7 @@ fn reload_serves_new_connections_the_new_certificate_and_keeps_open_ones() {
         let mut kept = connect(&connector, server.addr(), "localhost")
             .await
             .unwrap();
-        assert_eq!(served_cert(&kept), old.2);
+        assert_eq!(served_cert(&kept), old.der);
         assert_eq!(get(&mut kept).await, "https");
 
         handle.reload(TlsConfig::from_cert(tls_cert(&new)));
@@ -306,11 +206,11 @@ fn reload_serves_new_connections_the_new_certificate_and_keeps_open_ones() {
             let mut fresh = connect(&connector, server.addr(), "localhost")
                 .await
                 .unwrap();
-            assert_eq!(served_cert(&fresh), new.2);
+            assert_eq!(served_cert(&fresh), new.der);
             assert_eq!(get(&mut fresh).await, "https");
         }
         assert_eq!(get(&mut kept).await, "https", "the open connection goes on");
-        assert_eq!(served_cert(&kept), old.2);
+        assert_eq!(served_cert(&kept), old.der);
     });
 }
 
@@ -322,7 +222,7 @@ async fn read_until_closed(tcp: &mut TcpStream) -> io::Result<Vec<u8>> {
 
 #[test]
 fn a_silent_client_is_closed_after_the_handshake_timeout() {
-    let cert = make_cert(&["localhost"]);
+    let cert = self_signed(&["localhost"]);
     let limits = Limits {
         tls_handshake_timeout: Duration::from_millis(200),
         ..Limits::default()
@@ -342,7 +242,7 @@ fn a_silent_client_is_closed_after_the_handshake_timeout() {
 
 #[test]
 fn handshakes_beyond_the_cap_wait_for_one_to_end() {
-    let cert = make_cert(&["localhost"]);
+    let cert = self_signed(&["localhost"]);
     let limits = Limits {
         max_tls_handshakes_per_worker: 1,
         ..Limits::default()
@@ -365,7 +265,7 @@ fn handshakes_beyond_the_cap_wait_for_one_to_end() {
 
 #[test]
 fn plain_http_to_the_tls_port_is_closed_and_the_server_goes_on() {
-    let cert = make_cert(&["localhost"]);
+    let cert = self_signed(&["localhost"]);
     let server = serve(TlsConfig::from_cert(tls_cert(&cert)), Limits::default());
     run(async {
         let mut plain = TcpStream::connect(server.addr()).await.unwrap();
@@ -387,8 +287,12 @@ fn plain_http_to_the_tls_port_is_closed_and_the_server_goes_on() {
 #[test]
 fn configuration_errors_are_typed_and_name_the_file_and_the_problem() {
     let dir = tempfile::tempdir().unwrap();
-    let (cert_pem, key_pem, _) = make_cert(&["localhost"]);
-    let (_, other_key_pem, _) = make_cert(&["localhost"]);
+    let SelfSigned {
+        chain_pem: cert_pem,
+        key_pem,
+        ..
+    } = self_signed(&["localhost"]);
+    let other_key_pem = self_signed(&["localhost"]).key_pem;
     let cert = dir.path().join("chain.pem");
     let key = dir.path().join("key.pem");
     let other_key = dir.path().join("other-key.pem");
@@ -441,7 +345,10 @@ fn configuration_errors_are_typed_and_name_the_file_and_the_problem() {
     ));
 
     let error = TlsConfig::builder()
-        .sni("not a name", tls_cert(&(cert_pem, key_pem, Vec::new())))
+        .sni(
+            "not a name",
+            TlsCert::from_pem(cert_pem.as_bytes(), key_pem.as_bytes()).unwrap(),
+        )
         .build()
         .unwrap_err();
     assert!(matches!(&error, TlsError::InvalidServerName { name } if name == "not a name"));

@@ -1,51 +1,13 @@
 //! SIGHUP reloads the TLS configuration from its files. In a test binary of its own: the signal
 //! goes to the whole process.
 
-use std::sync::Arc;
+mod common;
+
+use common::tls::{accepting_any, served_cert};
 use std::time::Duration;
-use tokio_rustls::rustls::client::danger::{
-    HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier,
-};
-use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use tokio_rustls::rustls::{self, ClientConfig, DigitallySignedStruct, SignatureScheme};
+use tokio_rustls::rustls;
 use vireo_http::tls::TlsConfig;
 use vireo_http::{service_fn, Response, Server};
-
-/// Accepts any certificate: the test looks at which one was served.
-#[derive(Debug)]
-struct AnyCert(Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for AnyCert {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(m, c, d, &self.0.signature_verification_algorithms)
-    }
-    fn verify_tls13_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(m, c, d, &self.0.signature_verification_algorithms)
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
 
 fn write_cert(dir: &std::path::Path) -> Vec<u8> {
     let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
@@ -72,24 +34,17 @@ fn sighup_reloads_the_certificate_files() {
         .unwrap();
     ready_rx.recv().unwrap();
 
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let config = ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let connector = accepting_any(rustls::DEFAULT_VERSIONS, &[]);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let served = || {
         runtime.block_on(async {
-            let tcp = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
-            let name = ServerName::try_from("localhost").unwrap();
-            let stream = connector.connect(name, tcp).await.unwrap();
-            stream.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+            let stream = common::tls::connect(&connector, server.addr(), "localhost")
+                .await
+                .unwrap();
+            served_cert(&stream)
         })
     };
     assert_eq!(served(), first);

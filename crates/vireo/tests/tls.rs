@@ -1,20 +1,17 @@
 //! An app served over TLS answers as over plain TCP, and its requests know they are secure.
 
-use std::sync::Arc;
+#[path = "../../vireo-http/tests/common/tls.rs"]
+mod tls_support;
+
+use tls_support::{self_signed, trusting};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio_rustls::rustls::pki_types::ServerName;
-use tokio_rustls::rustls::{ClientConfig, RootCertStore};
 use vireo::tls::TlsConfig;
 use vireo::{App, Next, Request, Server};
 
 #[test]
 fn an_app_answers_over_tls_and_sees_a_secure_request() {
-    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
-    let tls = TlsConfig::from_pem(
-        made.cert.pem().as_bytes(),
-        made.signing_key.serialize_pem().as_bytes(),
-    )
-    .unwrap();
+    let made = self_signed(&["localhost"]);
+    let tls = TlsConfig::from_pem(made.chain_pem.as_bytes(), made.key_pem.as_bytes()).unwrap();
     let mut app = App::new();
     app.r#use(|mut req: Request, next: Next| {
         req.set(req.is_secure());
@@ -40,20 +37,15 @@ fn an_app_answers_over_tls_and_sees_a_secure_request() {
         .spawn(service)
         .unwrap();
 
-    let mut roots = RootCertStore::empty();
-    roots.add(made.cert.der().clone()).unwrap();
-    let config = ClientConfig::builder()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let connector = trusting(&made, &[]);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let reply = runtime.block_on(async {
-        let tcp = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
-        let name = ServerName::try_from("localhost").unwrap();
-        let mut stream = connector.connect(name, tcp).await.unwrap();
+        let mut stream = tls_support::connect(&connector, server.addr(), "localhost")
+            .await
+            .unwrap();
         stream
             .write_all(
                 b"GET /who HTTP/1.1\r\nHost: localhost\r\n\r\n\

@@ -2,9 +2,10 @@
 //! transport it came on.
 
 use futures_util::{SinkExt, StreamExt};
-use std::sync::Arc;
-use tokio_rustls::rustls::pki_types::ServerName;
-use tokio_rustls::rustls::{ClientConfig, RootCertStore};
+#[path = "../../vireo-http/tests/common/tls.rs"]
+mod tls_support;
+
+use tls_support::{self_signed, trusting};
 use vireo::tls::TlsConfig;
 use vireo::ws::{Message, WebSocket};
 use vireo::{App, Request, Server};
@@ -40,12 +41,8 @@ where
 
 #[test]
 fn websockets_work_over_tls() {
-    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
-    let tls = TlsConfig::from_pem(
-        made.cert.pem().as_bytes(),
-        made.signing_key.serialize_pem().as_bytes(),
-    )
-    .unwrap();
+    let made = self_signed(&["localhost"]);
+    let tls = TlsConfig::from_pem(made.chain_pem.as_bytes(), made.key_pem.as_bytes()).unwrap();
     let service = app().into_service();
     let server = Server::bind("127.0.0.1:0")
         .unwrap()
@@ -53,20 +50,15 @@ fn websockets_work_over_tls() {
         .tls(tls)
         .spawn(service)
         .unwrap();
-    let mut roots = RootCertStore::empty();
-    roots.add(made.cert.der().clone()).unwrap();
-    let config = ClientConfig::builder()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+    let connector = trusting(&made, &[]);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
     let reply = runtime.block_on(async {
-        let tcp = tokio::net::TcpStream::connect(server.addr()).await.unwrap();
-        let name = ServerName::try_from("localhost").unwrap();
-        let stream = connector.connect(name, tcp).await.unwrap();
+        let stream = tls_support::connect(&connector, server.addr(), "localhost")
+            .await
+            .unwrap();
         let (mut client, _) = tokio_tungstenite::client_async("wss://localhost/echo", stream)
             .await
             .unwrap();

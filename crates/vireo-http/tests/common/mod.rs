@@ -6,6 +6,21 @@ use std::net::TcpStream;
 use std::time::Duration;
 use vireo_http::{Limits, Request, Response, RunningServer, Server, Service};
 
+pub mod tls;
+
+/// Run a test's client side on a runtime of its own, bounded so that a hang fails the test.
+pub fn run<F: std::future::Future<Output = ()>>(test: F) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), test)
+            .await
+            .expect("the test finished");
+    });
+}
+
 /// Routes: `/echo` echoes the body, `/reflect` answers what it parsed (see [`reflect`]),
 /// `/stream?n` streams n chunks, `/panic` panics, `/slow?ms` waits ms milliseconds (300 by
 /// default), `/blocking` sleeps 300 ms on the blocking pool, `/count` reads the body chunk by

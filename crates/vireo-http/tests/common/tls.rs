@@ -1,0 +1,134 @@
+//! TLS for the tests: self-signed certificates, and clients that trust one of them or any.
+//! The framework's tests include this file too.
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+use tokio_rustls::rustls::client::danger::{
+    HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier,
+};
+use tokio_rustls::rustls::crypto::{
+    aws_lc_rs, verify_tls12_signature, verify_tls13_signature, CryptoProvider,
+};
+use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use tokio_rustls::rustls::{
+    self, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
+    SupportedProtocolVersion,
+};
+use tokio_rustls::TlsConnector;
+
+/// A self-signed certificate and its key.
+pub struct SelfSigned {
+    pub chain_pem: String,
+    pub key_pem: String,
+    pub der: Vec<u8>,
+}
+
+/// A self-signed certificate for `names`.
+pub fn self_signed(names: &[&str]) -> SelfSigned {
+    let names = names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+    let made = rcgen::generate_simple_self_signed(names).unwrap();
+    SelfSigned {
+        chain_pem: made.cert.pem(),
+        key_pem: made.signing_key.serialize_pem(),
+        der: made.cert.der().to_vec(),
+    }
+}
+
+/// A client that trusts only `cert`, offering `alpn`.
+pub fn trusting(cert: &SelfSigned, alpn: &[&[u8]]) -> TlsConnector {
+    let mut roots = RootCertStore::empty();
+    roots.add(CertificateDer::from(cert.der.clone())).unwrap();
+    let mut config = ClientConfig::builder_with_provider(Arc::new(aws_lc_rs::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    TlsConnector::from(Arc::new(config))
+}
+
+/// A client that accepts any certificate (for tests that look at which one was served),
+/// speaking `versions` and offering `alpn`.
+pub fn accepting_any(
+    versions: &[&'static SupportedProtocolVersion],
+    alpn: &[&[u8]],
+) -> TlsConnector {
+    let provider = Arc::new(aws_lc_rs::default_provider());
+    let mut config = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(versions)
+        .unwrap()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))
+        .with_no_client_auth();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    TlsConnector::from(Arc::new(config))
+}
+
+/// Open a TLS connection to `addr`, asking for the server name `name`.
+pub async fn connect(
+    connector: &TlsConnector,
+    addr: SocketAddr,
+    name: &str,
+) -> io::Result<TlsStream<TcpStream>> {
+    let tcp = TcpStream::connect(addr).await?;
+    let name = ServerName::try_from(name.to_owned()).unwrap();
+    connector.connect(name, tcp).await
+}
+
+/// The certificate the server presented on `stream`.
+pub fn served_cert(stream: &TlsStream<TcpStream>) -> Vec<u8> {
+    stream.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+}
+
+/// Accepts any certificate, but checks the handshake's signatures as a real client would.
+#[derive(Debug)]
+struct AnyCert(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AnyCert {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
