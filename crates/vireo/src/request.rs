@@ -396,9 +396,11 @@ impl Request {
         self.head_ref().query()
     }
 
-    /// The query string parsed into `T` with serde (`?page=2&tag=a` into a struct).
+    /// The query string parsed into `T` with serde (`?page=2&tag=a` into a struct). A key
+    /// given more than once (`?tag=a&tag=b`) fills a `Vec` field; into a single value, the
+    /// last one counts.
     pub fn query<T: DeserializeOwned>(&self) -> Result<T, Error> {
-        serde_urlencoded::from_str(self.head_ref().query().unwrap_or(""))
+        serde_html_form::from_str(self.head_ref().query().unwrap_or(""))
             .map_err(|e| Error::rejection(Rejection::QueryInvalid, Some(e.to_string())))
     }
 
@@ -728,12 +730,12 @@ impl Request {
     }
 
     /// The body parsed as an URL-encoded form into `T`: 415 without the form content type,
-    /// 422 if it does not match `T`.
+    /// 422 if it does not match `T`. Repeated keys fill a `Vec` field, as in [`Request::query`].
     pub fn form<T: DeserializeOwned>(&self) -> Result<T, Error> {
         if !self.content_type_is(|t| t == "application/x-www-form-urlencoded") {
             return Err(Error::from(Rejection::FormContentType));
         }
-        serde_urlencoded::from_bytes(self.body()?)
+        serde_html_form::from_bytes(self.body()?)
             .map_err(|e| Error::rejection(Rejection::FormInvalid, Some(e.to_string())))
     }
 
