@@ -45,7 +45,7 @@ async fn collect(mut res: Response) -> Reply {
         Body::Empty => Vec::new(),
         Body::Static(b) => b.to_vec(),
         Body::Bytes(b) => b.to_vec(),
-        Body::Stream(mut s) | Body::SizedStream(_, mut s) => {
+        Body::Stream(mut s) | Body::SizedStream(_, mut s) | Body::StreamWithTrailers(mut s, _) => {
             let mut all = Vec::new();
             while let Some(chunk) = std::future::poll_fn(|cx| s.as_mut().poll_next(cx)).await {
                 all.extend_from_slice(&chunk.map_err(|e| e.to_string())?);

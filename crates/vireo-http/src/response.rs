@@ -6,6 +6,7 @@ use futures_core::Stream;
 use http::{HeaderMap, StatusCode};
 use std::cell::RefCell;
 use std::fmt;
+use std::future::Future;
 use std::mem::ManuallyDrop;
 use std::pin::Pin;
 
@@ -15,6 +16,9 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A stream of body chunks, sent with chunked encoding as each is produced.
 pub type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, BoxError>> + Send>>;
+
+/// Trailer fields, made once a streamed body has ended (a checksum, a final status).
+pub type TrailersFuture = Pin<Box<dyn Future<Output = HeaderMap> + Send>>;
 
 /// A response body.
 pub enum Body {
@@ -32,6 +36,12 @@ pub enum Body {
     /// `Content-Length`, such as a file. A stream that yields more or fewer bytes ends the
     /// connection, since the framing can no longer be trusted.
     SizedStream(u64, BodyStream),
+    /// A stream as [`Body::Stream`], then the trailer fields its future makes once the stream
+    /// has ended: sent as HTTP/2 trailers, or in the last chunk of HTTP/1.1's chunked encoding.
+    /// An HTTP/1.0 client, which has no chunked encoding, gets the body without them. Fields
+    /// that frame or route a message (`Content-Length`, `Transfer-Encoding`, `Host`, connection
+    /// options and the like) are left out, as RFC 9110 §6.5.1 asks.
+    StreamWithTrailers(BodyStream, TrailersFuture),
 }
 
 impl Body {
@@ -41,7 +51,7 @@ impl Body {
             Body::Empty => Some(0),
             Body::Static(b) => Some(b.len() as u64),
             Body::Bytes(b) => Some(b.len() as u64),
-            Body::Stream(_) => None,
+            Body::Stream(_) | Body::StreamWithTrailers(..) => None,
             Body::SizedStream(len, _) => Some(*len),
         }
     }
@@ -59,6 +69,18 @@ impl Body {
         E: Into<BoxError>,
     {
         Body::Stream(Box::pin(MapChunks { chunks: stream }))
+    }
+
+    /// A streaming body followed by trailer fields, which `trailers` makes once the stream has
+    /// ended (see [`Body::StreamWithTrailers`]).
+    pub fn stream_with_trailers<S, B, E, T>(stream: S, trailers: T) -> Body
+    where
+        S: Stream<Item = Result<B, E>> + Send + 'static,
+        B: Into<Bytes>,
+        E: Into<BoxError>,
+        T: Future<Output = HeaderMap> + Send + 'static,
+    {
+        Body::StreamWithTrailers(Box::pin(MapChunks { chunks: stream }), Box::pin(trailers))
     }
 }
 
@@ -95,6 +117,7 @@ impl fmt::Debug for Body {
             Body::Static(b) => write!(f, "Body::Static({} bytes)", b.len()),
             Body::Bytes(b) => write!(f, "Body::Bytes({} bytes)", b.len()),
             Body::Stream(_) => f.write_str("Body::Stream"),
+            Body::StreamWithTrailers(..) => f.write_str("Body::StreamWithTrailers"),
             Body::SizedStream(len, _) => write!(f, "Body::SizedStream({len} bytes)"),
         }
     }

@@ -199,25 +199,24 @@ impl TestRequest<'_> {
         );
         let is_head = self.method == Method::HEAD;
         let mut response = service.respond(request).await;
+        let mut trailers = HeaderMap::new();
         let body = match response.take_body() {
             _ if is_head => Bytes::new(),
             Body::Empty => Bytes::new(),
             Body::Static(bytes) => Bytes::from_static(bytes),
             Body::Bytes(bytes) => bytes,
-            Body::Stream(mut stream) | Body::SizedStream(_, mut stream) => {
-                let mut all = Vec::new();
-                while let Some(chunk) =
-                    std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await
-                {
-                    all.extend_from_slice(&chunk.expect("the streamed body fails"));
-                }
-                Bytes::from(all)
+            Body::Stream(stream) | Body::SizedStream(_, stream) => collect(stream).await,
+            Body::StreamWithTrailers(stream, made) => {
+                let body = collect(stream).await;
+                trailers = made.await;
+                body
             }
         };
         TestResponse {
             status: response.status(),
             headers: response.headers().clone(),
             body,
+            trailers,
         }
     }
 }
@@ -238,9 +237,24 @@ pub struct TestResponse {
     status: StatusCode,
     headers: HeaderMap,
     body: Bytes,
+    trailers: HeaderMap,
+}
+
+/// Every chunk of a streamed body.
+async fn collect(mut stream: vireo_http::BodyStream) -> Bytes {
+    let mut all = Vec::new();
+    while let Some(chunk) = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+        all.extend_from_slice(&chunk.expect("the streamed body fails"));
+    }
+    Bytes::from(all)
 }
 
 impl TestResponse {
+    /// The trailer fields sent after a streamed body (empty when there are none).
+    pub fn trailers(&self) -> &HeaderMap {
+        &self.trailers
+    }
+
     /// The status code.
     pub fn status(&self) -> StatusCode {
         self.status

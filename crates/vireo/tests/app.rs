@@ -488,6 +488,39 @@ fn query_headers_and_cookies() {
 }
 
 #[test]
+fn repeated_query_and_form_keys_fill_a_vec() {
+    #[derive(Deserialize)]
+    struct Filter {
+        #[serde(default)]
+        tag: Vec<String>,
+        #[serde(default)]
+        page: Option<u32>,
+    }
+    let c = client(|app| {
+        app.get("/q", |req: Request| -> Result<String, Error> {
+            let filter: Filter = req.query()?;
+            Ok(format!("{:?} {:?}", filter.tag, filter.page))
+        });
+        app.post("/f", |req: Request| -> Result<String, Error> {
+            let filter: Filter = req.form()?;
+            Ok(format!("{:?}", filter.tag))
+        });
+    });
+    assert_eq!(
+        c.get("/q?tag=a&page=3&tag=b%20c").send().text(),
+        r#"["a", "b c"] Some(3)"#
+    );
+    assert_eq!(c.get("/q?tag=only").send().text(), r#"["only"] None"#);
+    assert_eq!(c.get("/q").send().text(), r#"[] None"#);
+    let res = c
+        .post("/f")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("tag=x&tag=y")
+        .send();
+    assert_eq!(res.text(), r#"["x", "y"]"#);
+}
+
+#[test]
 fn state_and_extensions() {
     struct Config {
         name: &'static str,
@@ -728,6 +761,42 @@ fn streaming_and_sse() {
         res.text(),
         "id: 1\ndata: a\ndata: b\n\nevent: x\ndata: c\n\n"
     );
+}
+
+#[test]
+fn trailers_follow_a_streamed_body_and_can_depend_on_it() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    /// Counts the bytes of the chunks it passes on.
+    struct Counted(std::vec::IntoIter<&'static str>, Arc<AtomicUsize>);
+    impl futures_core::Stream for Counted {
+        type Item = Result<&'static str, std::io::Error>;
+        fn poll_next(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Self::Item>> {
+            let next = self.0.next();
+            if let Some(chunk) = next {
+                self.1.fetch_add(chunk.len(), Ordering::SeqCst);
+            }
+            std::task::Poll::Ready(next.map(Ok))
+        }
+    }
+    let c = client(|app| {
+        app.get("/t", |_req| {
+            let sent = Arc::new(AtomicUsize::new(0));
+            let counted = Counted(vec!["ab", "cde"].into_iter(), sent.clone());
+            vireo::Body::stream_with_trailers(counted, async move {
+                let mut trailers = vireo::http::HeaderMap::new();
+                let total = sent.load(Ordering::SeqCst).to_string();
+                trailers.insert("x-bytes", total.parse().unwrap());
+                trailers
+            })
+        });
+    });
+    let res = c.get("/t").send();
+    assert_eq!(res.text(), "abcde");
+    assert_eq!(res.header("x-bytes"), None, "a trailer, not a header");
+    assert_eq!(res.trailers().get("x-bytes").unwrap(), "5");
 }
 
 #[test]

@@ -285,3 +285,48 @@ pub fn encode_chunk(out: &mut Vec<u8>, data: &[u8]) {
 
 /// The last chunk and an empty trailer section.
 pub const LAST_CHUNK: &[u8] = b"0\r\n\r\n";
+
+/// Append the last chunk and a trailer section of the `trailers` that [`may_trail`].
+pub fn encode_last_chunk_with_trailers(out: &mut Vec<u8>, trailers: &http::HeaderMap) {
+    out.extend_from_slice(b"0\r\n");
+    for (name, value) in trailers {
+        if may_trail(name) {
+            out.extend_from_slice(name.as_str().as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Whether a field may be sent as a trailer: not one that frames, routes or controls the
+/// message or the connection, which a recipient must see before the body (RFC 9110 §6.5.1).
+pub fn may_trail(name: &http::HeaderName) -> bool {
+    use http::header;
+    ![
+        header::CONTENT_LENGTH,
+        header::TRANSFER_ENCODING,
+        header::CONTENT_ENCODING,
+        header::CONTENT_TYPE,
+        header::CONTENT_RANGE,
+        header::HOST,
+        header::CONNECTION,
+        header::TE,
+        header::TRAILER,
+        header::UPGRADE,
+        header::SET_COOKIE,
+        header::CACHE_CONTROL,
+        header::EXPIRES,
+        header::DATE,
+        header::LOCATION,
+        header::RETRY_AFTER,
+        header::VARY,
+        header::WWW_AUTHENTICATE,
+        header::AUTHORIZATION,
+        header::PROXY_AUTHENTICATE,
+    ]
+    .contains(name)
+        && name.as_str() != "keep-alive"
+        && name.as_str() != "proxy-connection"
+}

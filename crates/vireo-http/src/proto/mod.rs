@@ -27,7 +27,9 @@ mod error;
 mod head;
 mod head_scan;
 
-pub use chunked::{encode_chunk, ChunkedDecoder, Decoded, LAST_CHUNK};
+pub use chunked::{
+    encode_chunk, encode_last_chunk_with_trailers, may_trail, ChunkedDecoder, Decoded, LAST_CHUNK,
+};
 pub use content_type::ContentType;
 pub use encode::{
     encode_head, status_allows_body, Connection, Framing, HeadFields, CONTINUE, DATE_LEN,

@@ -10,11 +10,11 @@ use crate::body::{
 };
 use crate::head::Head;
 use crate::proto::{
-    encode_chunk, encode_head, parse_head, status_allows_body, Connection, Framing, HeadFields,
-    ProtoError, LAST_CHUNK,
+    encode_chunk, encode_head, encode_last_chunk_with_trailers, parse_head, status_allows_body,
+    Connection, Framing, HeadFields, ProtoError, LAST_CHUNK,
 };
 use crate::request::{Peer, Request};
-use crate::response::{Body, BodyStream, Response};
+use crate::response::{Body, BodyStream, Response, TrailersFuture};
 use crate::service::Service;
 use crate::transport::Transport;
 use crate::upgrade::{OnUpgrade, Upgraded};
@@ -392,6 +392,8 @@ enum Rest {
     Stream(BodyStream, Framing),
     /// A body produced over time whose length was announced.
     Sized(u64, BodyStream),
+    /// A chunked body produced over time, then its trailers.
+    Trailered(BodyStream, TrailersFuture),
 }
 
 /// Encode a response's head, and its body if small, into `out`. Returns whether the connection
@@ -447,6 +449,11 @@ fn encode_response(
         large @ (Body::Static(_) | Body::Bytes(_)) => Rest::Large(large),
         Body::Stream(stream) => Rest::Stream(stream, framing),
         Body::SizedStream(len, stream) => Rest::Sized(len, stream),
+        // Without chunked encoding (HTTP/1.0) there is nowhere to put trailers.
+        Body::StreamWithTrailers(stream, trailers) if framing == Framing::Chunked => {
+            Rest::Trailered(stream, trailers)
+        }
+        Body::StreamWithTrailers(stream, _) => Rest::Stream(stream, framing),
     };
     (close, rest)
 }
@@ -469,13 +476,25 @@ async fn write_rest(
             };
             write_all(stream, bytes, stall).await.map_err(drop)
         }
-        Rest::Stream(body, framing) => write_stream(stream, out, body, framing, stall).await,
+        Rest::Stream(body, framing) => {
+            write_stream(stream, out, body, framing, stall).await?;
+            if framing == Framing::Chunked {
+                out.extend_from_slice(LAST_CHUNK);
+            }
+            Ok(())
+        }
+        Rest::Trailered(body, trailers) => {
+            write_stream(stream, out, body, Framing::Chunked, stall).await?;
+            encode_last_chunk_with_trailers(out, &trailers.await);
+            Ok(())
+        }
         Rest::Sized(len, body) => write_sized_stream(stream, out, body, len, stall).await,
     }
 }
 
 /// Send each chunk as soon as the stream yields it. The next chunk is not polled until the last
-/// is written, so a slow reader holds back the producer instead of filling memory.
+/// is written, so a slow reader holds back the producer instead of filling memory. The last
+/// chunk is left to the caller, which may add trailers to it.
 async fn write_stream(
     stream: &dyn Transport,
     out: &mut Vec<u8>,
@@ -495,9 +514,6 @@ async fn write_stream(
         } else {
             write_all(stream, &chunk, stall).await.map_err(drop)?;
         }
-    }
-    if chunked {
-        out.extend_from_slice(LAST_CHUNK);
     }
     Ok(())
 }

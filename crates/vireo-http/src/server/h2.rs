@@ -12,9 +12,9 @@ use super::worker::{OpenConnection, Worker};
 use crate::body::{give_read_state, take_read_state, BodyProgress, RequestBody};
 use crate::head::Head;
 use crate::limits::{H2_MAX_LOCAL_ERROR_RESET_STREAMS, H2_MAX_PENDING_ACCEPT_RESET_STREAMS};
-use crate::proto::status_allows_body;
+use crate::proto::{may_trail, status_allows_body};
 use crate::request::{Peer, Request};
-use crate::response::{Body, BodyStream, Response};
+use crate::response::{Body, BodyStream, Response, TrailersFuture};
 use crate::service::Service;
 use crate::transport::Transport;
 use bytes::Bytes;
@@ -355,6 +355,9 @@ async fn send_response(
         Body::Bytes(bytes) => send_all(&mut send, bytes, true, stall).await,
         Body::Stream(stream) => send_stream(&mut send, stream, None, stall).await,
         Body::SizedStream(len, stream) => send_stream(&mut send, stream, Some(len), stall).await,
+        Body::StreamWithTrailers(stream, trailers) => {
+            send_stream_with_trailers(&mut send, stream, trailers, stall).await
+        }
     };
     if let Err(error) = sent {
         tracing::debug!(%error, "an HTTP/2 response body failed; resetting the stream");
@@ -395,14 +398,46 @@ async fn send_all(
     Ok(())
 }
 
-/// Send a streamed body chunk by chunk; with `expected`, it must add up to that many bytes.
+/// Send a streamed body chunk by chunk, then end the stream; with `expected`, it must add up to
+/// that many bytes.
 async fn send_stream(
     send: &mut SendStream<Bytes>,
     stream: BodyStream,
     expected: Option<u64>,
     stall: Duration,
 ) -> Result<(), crate::response::BoxError> {
-    let mut stream = stream;
+    send_chunks(send, stream, expected, stall).await?;
+    send.send_data(Bytes::new(), true)?;
+    Ok(())
+}
+
+/// Send a streamed body, then end the stream with the trailers that may be sent
+/// ([`may_trail`], and none of the fields HTTP/2 forbids).
+async fn send_stream_with_trailers(
+    send: &mut SendStream<Bytes>,
+    stream: BodyStream,
+    trailers: TrailersFuture,
+    stall: Duration,
+) -> Result<(), crate::response::BoxError> {
+    send_chunks(send, stream, None, stall).await?;
+    let made = trailers.await;
+    let mut fields = http::HeaderMap::with_capacity(made.len());
+    for (name, value) in &made {
+        if may_trail(name) && !is_connection_specific(name) {
+            fields.append(name.clone(), value.clone());
+        }
+    }
+    send.send_trailers(fields)?;
+    Ok(())
+}
+
+/// Send a streamed body's chunks as flow control allows, without ending the stream.
+async fn send_chunks(
+    send: &mut SendStream<Bytes>,
+    mut stream: BodyStream,
+    expected: Option<u64>,
+    stall: Duration,
+) -> Result<(), crate::response::BoxError> {
     let mut total = 0u64;
     while let Some(chunk) = poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
         let chunk = chunk?;
@@ -415,7 +450,6 @@ async fn send_stream(
     if expected.is_some_and(|len| total != len) {
         return Err("a sized body stream ended before its length".into());
     }
-    send.send_data(Bytes::new(), true)?;
     Ok(())
 }
 

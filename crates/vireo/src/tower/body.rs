@@ -6,17 +6,49 @@ use futures_core::Stream;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use vireo_http::{Body, BoxError};
+use vireo_http::{Body, BoxError, TrailersFuture};
 
 /// A Vireo response body as an [`http_body::Body`]: what [`TowerService`](super::TowerService)
 /// responses carry, and what a tower layer's inner service returns.
 pub struct ResponseBody {
     body: Body,
+    /// The trailers of a [`Body::StreamWithTrailers`], sent as a last frame once its stream ends.
+    trailers: Option<TrailersFuture>,
 }
 
 impl ResponseBody {
     pub(crate) fn new(body: Body) -> Self {
-        ResponseBody { body }
+        match body {
+            Body::StreamWithTrailers(stream, trailers) => ResponseBody {
+                body: Body::Stream(stream),
+                trailers: Some(trailers),
+            },
+            body => ResponseBody {
+                body,
+                trailers: None,
+            },
+        }
+    }
+
+    /// The Vireo body back, with its trailers.
+    fn into_body(self) -> Body {
+        match (self.body, self.trailers) {
+            (Body::Stream(stream), Some(trailers)) => Body::StreamWithTrailers(stream, trailers),
+            (body, _) => body,
+        }
+    }
+
+    /// Once the body's stream has ended: its trailers as the last frame, if it has any.
+    fn poll_trailers(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let Some(trailers) = self.trailers.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let made = std::task::ready!(trailers.as_mut().poll(cx));
+        self.trailers = None;
+        Poll::Ready(Some(Ok(Frame::trailers(made))))
     }
 }
 
@@ -47,9 +79,14 @@ impl HttpBody for ResponseBody {
             Body::Bytes(bytes) => bytes,
             Body::Stream(mut stream) => {
                 let next = stream.as_mut().poll_next(cx);
+                if let Poll::Ready(None) = next {
+                    return self.poll_trailers(cx);
+                }
                 self.body = Body::Stream(stream);
                 return next.map(|chunk| chunk.map(|result| result.map(Frame::data)));
             }
+            // Made into a stream and trailers by `new`.
+            Body::StreamWithTrailers(..) => return Poll::Ready(None),
             Body::SizedStream(len, mut stream) => {
                 let next = stream.as_mut().poll_next(cx);
                 let left = match &next {
@@ -64,7 +101,7 @@ impl HttpBody for ResponseBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self.body, Body::Empty)
+        matches!(self.body, Body::Empty) && self.trailers.is_none()
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -103,7 +140,7 @@ impl HttpBody for LayerBody {
 /// Any `http_body::Body` as a Vireo body. A [`ResponseBody`] a layer passed through untouched is
 /// unwrapped, and a body whose data is already all there is taken as bytes, so both are sent as
 /// a plain response; any other is sent with `Content-Length` when its size is known exactly,
-/// streamed (chunked) otherwise. Trailers are dropped: HTTP/1.1 responses carry none.
+/// streamed (chunked) otherwise. The trailers of a body that is not Vireo's are dropped.
 pub(crate) fn from_http_body<B>(body: B) -> Body
 where
     B: HttpBody + Send + 'static,
@@ -113,7 +150,7 @@ where
     let mut body = Some(body);
     if let Some(ours) = (&mut body as &mut dyn std::any::Any).downcast_mut::<Option<ResponseBody>>()
     {
-        return ours.take().map_or(Body::Empty, |ours| ours.body);
+        return ours.take().map_or(Body::Empty, ResponseBody::into_body);
     }
     let Some(body) = body else {
         return Body::Empty;
