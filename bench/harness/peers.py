@@ -92,8 +92,9 @@ def _granian(interface: str, target: str) -> list:
 PYTHON_GROUP = ["vireo-python", "fastapi", "fastapi-async", "granian-rsgi", "granian-asgi", "robyn"]
 
 PEERS = [
-    Peer("vireo", "Vireo's reference app (crates/vireo/examples/reference.rs), 1 worker",
-         "vireo", _vireo("vireo", "reference")),
+    Peer("vireo", "Vireo's reference app (crates/vireo/examples/reference.rs), 1 worker, "
+         "without its metrics recording (`--no-metrics`), as no peer records metrics",
+         "vireo", _vireo("vireo", "reference") + ["--no-metrics"]),
     Peer("vireo-http", "Vireo's engine alone (crates/vireo-http/examples/engine_hello.rs), 1 worker",
          "vireo-http", _vireo("vireo-http", "engine_hello"), routes=ROOT_ONLY),
     Peer("floor-c", "canned-response epoll loop in C, no parsing: the kernel-cost floor",

@@ -234,7 +234,8 @@ def _method(meta: dict, records: list, ref: str, peers: list) -> list:
         f"same scenario: below 1× is cheaper than {_called(ref)}.",
         f"- **The client saturates.** {SATURATION_NOTE}",
         "- **vireo** is the reference app (`crates/vireo/examples/reference.rs`, one worker): "
-        "the framework with its two app-wide middlewares on every route. **vireo-http** is the "
+        "the framework with its two app-wide middlewares on every route, run with `--no-metrics` "
+        "since no peer records metrics. **vireo-http** is the "
         "engine alone (`crates/vireo-http/examples/engine_hello.rs`, one worker). "
         + ("**vireo-python** is Vireo for Python's reference app (`python/examples/reference.py`, "
            "one worker, one app-wide middleware), built from the same checkout. "

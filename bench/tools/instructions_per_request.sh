@@ -1,21 +1,31 @@
 #!/usr/bin/env bash
 # Instructions per pipelined request of a server binary, counted by callgrind.
 #
-#   bench/tools/instructions_per_request.sh BINARY [PATH] [SECONDS]
+#   bench/tools/instructions_per_request.sh BINARY [PATH] [SECONDS] [-- SERVER ARGS...]
 #
-# BINARY takes `--addr HOST:PORT --workers 1` (the reference app, engine_hello); build it with
+# BINARY takes `--addr HOST:PORT --workers 1` (the reference app, engine_hello) and any SERVER
+# ARGS after `--` (the reference app as the benchmarks run it: `-- --no-metrics`); build it with
 # `cargo build --profile profiling ...` for function names in the annotation. PATH defaults to
 # `/`. The load is wrk with 16 connections pipelining 16 requests each, after a warm-up.
 # KEEP_DUMP=FILE keeps the callgrind dump, for `callgrind_annotate FILE`.
 set -euo pipefail
 binary=$1
-path=${2:-/}
-seconds=${3:-5}
+path=/
+seconds=5
+[ $# -ge 2 ] && [ "$2" != "--" ] && path=$2
+[ $# -ge 3 ] && [ "$2" != "--" ] && [ "$3" != "--" ] && seconds=$3
+server_args=()
+for ((i = 2; i <= $#; i++)); do
+    if [ "${!i}" = "--" ]; then
+        server_args=("${@:i+1}")
+        break
+    fi
+done
 here=$(cd "$(dirname "$0")/.." && pwd)
 port=$((20000 + RANDOM % 20000))
 out=$(mktemp -d)
 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
-    "$binary" --addr "127.0.0.1:$port" --workers 1 >"$out/server.log" 2>&1 &
+    "$binary" --addr "127.0.0.1:$port" --workers 1 "${server_args[@]}" >"$out/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true; rm -rf "$out"' EXIT
 for _ in $(seq 1 100); do

@@ -2,11 +2,13 @@
 //!
 //! ```text
 //! cargo run --release -p vireo --example reference -- --addr 127.0.0.1:8080 [--workers N]
-//!     [--unix PATH] [--tls-cert CHAIN.pem --tls-key KEY.pem] [--drain-delay-ms N]
+//!     [--unix PATH] [--tls-cert CHAIN.pem --tls-key KEY.pem] [--drain-delay-ms N] [--no-metrics]
 //! ```
 //!
-//! With `--tls-cert` and `--tls-key` it serves HTTPS (ALPN `http/1.1`). `--drain-delay-ms` keeps it
-//! serving that long after SIGTERM with `/readyz` at 503, before it drains.
+//! With `--tls-cert` and `--tls-key` it serves HTTPS (ALPN `h2` and `http/1.1`). `--drain-delay-ms` keeps it
+//! serving that long after SIGTERM with `/readyz` at 503, before it drains. `--no-metrics` leaves out
+//! `/metrics` and the recording of every request behind it, as the benchmarks run it: no peer
+//! there records metrics.
 //!
 //! | route | answer |
 //! |---|---|
@@ -22,6 +24,7 @@
 //! | `GET /panic` | panics: the client gets a 500, the server goes on |
 //! | `GET /ws` | a WebSocket echo: text and binary messages sent back; pings and closes answered |
 //! | `POST /upload` | `multipart/form-data`, streamed (up to 1 GiB): each part's name, file name, size and SHA-256 as JSON |
+//! | `GET /metrics` | Prometheus metrics: requests by method, route and status, latency, in flight, connections |
 //! | `GET /healthz` | `ok` while the process serves |
 //! | `GET /readyz` | `ready`, and 503 from the moment a graceful shutdown begins |
 
@@ -56,8 +59,14 @@ struct Message {
     message: &'static str,
 }
 
-fn app() -> App {
+fn app(metrics: bool) -> App {
     let mut app = App::new();
+    if metrics {
+        // First, so that its latency covers every other middleware.
+        let metrics = vireo::metrics::Metrics::new();
+        app.r#use(metrics.middleware());
+        app.get("/metrics", metrics.handler());
+    }
     app.post("/upload", streaming_body(upload))
         .with(body_limit(MAX_UPLOAD));
     app.ws("/ws", echo_socket);
@@ -212,8 +221,13 @@ fn main() -> std::io::Result<()> {
     let mut unix = None;
     let mut drain_delay = Duration::ZERO;
     let (mut tls_cert, mut tls_key) = (None, None);
+    let mut metrics = true;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
+        if flag == "--no-metrics" {
+            metrics = false;
+            continue;
+        }
         match (flag.as_str(), args.next()) {
             ("--addr", Some(value)) => addr = value,
             ("--unix", Some(path)) => unix = Some(path),
@@ -247,13 +261,13 @@ fn main() -> std::io::Result<()> {
     let server = server
         .drain_delay(drain_delay)
         .on_ready(|addr| println!("listening on {addr}"));
-    app().serve(server)
+    app(metrics).serve(server)
 }
 
 fn usage(problem: &str) -> ! {
     eprintln!(
         "{problem}\nusage: reference [--addr HOST:PORT | --unix PATH] [--workers N] \
-         [--tls-cert CHAIN.pem --tls-key KEY.pem] [--drain-delay-ms N]"
+         [--tls-cert CHAIN.pem --tls-key KEY.pem] [--drain-delay-ms N] [--no-metrics]"
     );
     std::process::exit(2);
 }

@@ -227,6 +227,25 @@ fn every_route_answers_as_the_contract_says() {
         (200, Some("27"))
     );
     assert_eq!(conn.reply(false).unwrap().text(), "Hello, World!");
+    let healthz = app.get("/healthz");
+    assert_eq!(healthz.status, 200);
+    assert_eq!(app.get("/readyz").status, 200);
+
+    // Everything above was counted: by method, route template and status.
+    let metrics = app.get("/metrics");
+    assert_eq!(metrics.status, 200);
+    let text = metrics.text();
+    for series in [
+        r#"http_requests_total{method="GET",route="/users/:id",status="200"} 1"#,
+        r#"http_requests_total{method="GET",route="/json",status="200"} 1"#,
+        r#"http_requests_total{method="GET",route="unmatched",status="404"} 1"#,
+        r#"http_requests_total{method="DELETE",route="unmatched",status="405"} 1"#,
+        r#"http_request_duration_seconds_count{method="GET",route="/compute"} 1"#,
+        "http_requests_in_flight 1",
+        r#"vireo_connections_open{worker="0"}"#,
+    ] {
+        assert!(text.contains(series), "no `{series}` in:\n{text}");
+    }
 }
 
 #[test]
