@@ -264,7 +264,7 @@ impl Rendered {
             Body::Empty => Some(PyBytes::new(py, b"")),
             Body::Static(b) => Some(PyBytes::new(py, b)),
             Body::Bytes(b) => Some(PyBytes::new(py, b)),
-            Body::Stream(_) | Body::SizedStream(..) | Body::StreamWithTrailers(..) => None,
+            Body::Stream(_) | Body::SizedStream(..) | Body::StreamWithTrailers(_) => None,
         })
     }
 

@@ -45,15 +45,19 @@ async fn collect(mut res: Response) -> Reply {
         Body::Empty => Vec::new(),
         Body::Static(b) => b.to_vec(),
         Body::Bytes(b) => b.to_vec(),
-        Body::Stream(mut s) | Body::SizedStream(_, mut s) | Body::StreamWithTrailers(mut s, _) => {
-            let mut all = Vec::new();
-            while let Some(chunk) = std::future::poll_fn(|cx| s.as_mut().poll_next(cx)).await {
-                all.extend_from_slice(&chunk.map_err(|e| e.to_string())?);
-            }
-            all
-        }
+        Body::Stream(s) | Body::SizedStream(_, s) => chunks(s).await?,
+        Body::StreamWithTrailers(trailed) => chunks(trailed.stream).await?,
     };
     Ok((status, headers, body))
+}
+
+/// Every chunk of a streamed body.
+async fn chunks(mut stream: vireo_http::BodyStream) -> Result<Vec<u8>, String> {
+    let mut all = Vec::new();
+    while let Some(chunk) = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+        all.extend_from_slice(&chunk.map_err(|e| e.to_string())?);
+    }
+    Ok(all)
 }
 
 fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {

@@ -75,7 +75,9 @@ pub use limits::Limits;
 pub use pool::on_worker_thread;
 pub use proto::{BodyKind, ProtoError, RequestHead};
 pub use request::Request;
-pub use response::{Body, BodyStream, BoxError, ContentType, Response, TrailersFuture};
+pub use response::{
+    Body, BodyStream, BoxError, ContentType, Response, TrailedStream, TrailersFuture,
+};
 pub use server::{
     release_when_quiet, ListenAddr, RunningServer, Server, ServerStats, ShutdownHandle,
     DEFAULT_MAX_BLOCKING_THREADS,

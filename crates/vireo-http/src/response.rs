@@ -41,7 +41,22 @@ pub enum Body {
     /// An HTTP/1.0 client, which has no chunked encoding, gets the body without them. Fields
     /// that frame or route a message (`Content-Length`, `Transfer-Encoding`, `Host`, connection
     /// options and the like) are left out, as RFC 9110 §6.5.1 asks.
-    StreamWithTrailers(BodyStream, TrailersFuture),
+    StreamWithTrailers(Box<TrailedStream>),
+}
+
+/// A streamed body and the trailer fields that follow it: what [`Body::StreamWithTrailers`]
+/// holds (boxed, so a body stays small to move).
+pub struct TrailedStream {
+    /// The body's chunks.
+    pub stream: BodyStream,
+    /// The trailer fields, made once the stream has ended.
+    pub trailers: TrailersFuture,
+}
+
+impl fmt::Debug for TrailedStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TrailedStream").finish_non_exhaustive()
+    }
 }
 
 impl Body {
@@ -51,7 +66,7 @@ impl Body {
             Body::Empty => Some(0),
             Body::Static(b) => Some(b.len() as u64),
             Body::Bytes(b) => Some(b.len() as u64),
-            Body::Stream(_) | Body::StreamWithTrailers(..) => None,
+            Body::Stream(_) | Body::StreamWithTrailers(_) => None,
             Body::SizedStream(len, _) => Some(*len),
         }
     }
@@ -80,7 +95,10 @@ impl Body {
         E: Into<BoxError>,
         T: Future<Output = HeaderMap> + Send + 'static,
     {
-        Body::StreamWithTrailers(Box::pin(MapChunks { chunks: stream }), Box::pin(trailers))
+        Body::StreamWithTrailers(Box::new(TrailedStream {
+            stream: Box::pin(MapChunks { chunks: stream }),
+            trailers: Box::pin(trailers),
+        }))
     }
 }
 
@@ -117,7 +135,7 @@ impl fmt::Debug for Body {
             Body::Static(b) => write!(f, "Body::Static({} bytes)", b.len()),
             Body::Bytes(b) => write!(f, "Body::Bytes({} bytes)", b.len()),
             Body::Stream(_) => f.write_str("Body::Stream"),
-            Body::StreamWithTrailers(..) => f.write_str("Body::StreamWithTrailers"),
+            Body::StreamWithTrailers(_) => f.write_str("Body::StreamWithTrailers"),
             Body::SizedStream(len, _) => write!(f, "Body::SizedStream({len} bytes)"),
         }
     }

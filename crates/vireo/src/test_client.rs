@@ -206,9 +206,9 @@ impl TestRequest<'_> {
             Body::Static(bytes) => Bytes::from_static(bytes),
             Body::Bytes(bytes) => bytes,
             Body::Stream(stream) | Body::SizedStream(_, stream) => collect(stream).await,
-            Body::StreamWithTrailers(stream, made) => {
-                let body = collect(stream).await;
-                trailers = made.await;
+            Body::StreamWithTrailers(trailed) => {
+                let body = collect(trailed.stream).await;
+                trailers = trailed.trailers.await;
                 body
             }
         };

@@ -14,7 +14,7 @@ use crate::proto::{
     Connection, Framing, HeadFields, ProtoError, LAST_CHUNK,
 };
 use crate::request::{Peer, Request};
-use crate::response::{Body, BodyStream, Response, TrailersFuture};
+use crate::response::{Body, BodyStream, Response, TrailedStream};
 use crate::service::Service;
 use crate::transport::Transport;
 use crate::upgrade::{OnUpgrade, Upgraded};
@@ -226,12 +226,13 @@ impl<S: Service> Conn<'_, S> {
             let (close, rest) = encode_response(&mut self.out, response, reply, close);
             // Large and streamed bodies are written from a boxed future: they are rare, and the
             // future for them would otherwise make every connection's state larger.
-            if !matches!(rest, Rest::Nothing)
-                && Box::pin(write_rest(self.stream, &mut self.out, rest, stall))
+            if let Some(rest) = rest {
+                if Box::pin(write_rest(self.stream, &mut self.out, rest, stall))
                     .await
                     .is_err()
-            {
-                return End::Quietly;
+                {
+                    return End::Quietly;
+                }
             }
             if close {
                 return match write_out(self.stream, &mut self.out, stall).await {
@@ -385,15 +386,12 @@ async fn drain_body(stream: &dyn Transport, state: &mut ReadState) -> bool {
 
 /// What is left to send of a response after its head (and a small body) are encoded.
 enum Rest {
-    Nothing,
-    /// A body too large to copy into the batch buffer.
-    Large(Body),
+    /// A body too large to copy into the batch buffer, or a chunked stream with trailers.
+    Later(Body),
     /// A body produced over time, with the framing announced in the head.
     Stream(BodyStream, Framing),
     /// A body produced over time whose length was announced.
     Sized(u64, BodyStream),
-    /// A chunked body produced over time, then its trailers.
-    Trailered(BodyStream, TrailersFuture),
 }
 
 /// Encode a response's head, and its body if small, into `out`. Returns whether the connection
@@ -403,7 +401,7 @@ fn encode_response(
     mut response: Response,
     reply: ReplyTo,
     close: bool,
-) -> (bool, Rest) {
+) -> (bool, Option<Rest>) {
     let status = response.status();
     let http10 = reply.version == Version::HTTP_10;
     let framing = match response.body().len() {
@@ -428,34 +426,34 @@ fn encode_response(
         date::with_current(|date| encode_head(out, status, fields, framing, connection, date));
     let close = sent == Connection::Close;
     if reply.is_head || framing == Framing::NoBody {
-        return (close, Rest::Nothing);
+        return (close, None);
     }
     // A small body is copied from where it lies; only one sent later is moved out of the
     // response.
     match response.body() {
-        Body::Empty => return (close, Rest::Nothing),
+        Body::Empty => return (close, None),
         Body::Static(bytes) if bytes.len() <= COPY_BODY_MAX => {
             out.extend_from_slice(bytes);
-            return (close, Rest::Nothing);
+            return (close, None);
         }
         Body::Bytes(bytes) if bytes.len() <= COPY_BODY_MAX => {
             out.extend_from_slice(bytes);
-            return (close, Rest::Nothing);
+            return (close, None);
         }
         _ => {}
     }
     let rest = match response.take_body() {
-        Body::Empty => Rest::Nothing,
-        large @ (Body::Static(_) | Body::Bytes(_)) => Rest::Large(large),
+        Body::Empty => return (close, None),
+        large @ (Body::Static(_) | Body::Bytes(_)) => Rest::Later(large),
         Body::Stream(stream) => Rest::Stream(stream, framing),
         Body::SizedStream(len, stream) => Rest::Sized(len, stream),
-        // Without chunked encoding (HTTP/1.0) there is nowhere to put trailers.
-        Body::StreamWithTrailers(stream, trailers) if framing == Framing::Chunked => {
-            Rest::Trailered(stream, trailers)
+        trailed @ Body::StreamWithTrailers(_) if framing == Framing::Chunked => {
+            Rest::Later(trailed)
         }
-        Body::StreamWithTrailers(stream, _) => Rest::Stream(stream, framing),
+        // Without chunked encoding (HTTP/1.0) there is nowhere to put trailers.
+        Body::StreamWithTrailers(trailed) => Rest::Stream(trailed.stream, framing),
     };
-    (close, rest)
+    (close, Some(rest))
 }
 
 /// Send what `encode_response` left, after the buffered responses before it.
@@ -466,8 +464,16 @@ async fn write_rest(
     stall: std::time::Duration,
 ) -> Result<(), ()> {
     match rest {
-        Rest::Nothing => Ok(()),
-        Rest::Large(body) => {
+        Rest::Later(Body::StreamWithTrailers(trailed)) => {
+            let TrailedStream {
+                stream: body,
+                trailers,
+            } = *trailed;
+            write_stream(stream, out, body, Framing::Chunked, stall).await?;
+            encode_last_chunk_with_trailers(out, &trailers.await);
+            Ok(())
+        }
+        Rest::Later(body) => {
             flush(stream, out, stall).await.map_err(drop)?;
             let bytes: &[u8] = match &body {
                 Body::Static(bytes) => bytes,
@@ -481,11 +487,6 @@ async fn write_rest(
             if framing == Framing::Chunked {
                 out.extend_from_slice(LAST_CHUNK);
             }
-            Ok(())
-        }
-        Rest::Trailered(body, trailers) => {
-            write_stream(stream, out, body, Framing::Chunked, stall).await?;
-            encode_last_chunk_with_trailers(out, &trailers.await);
             Ok(())
         }
         Rest::Sized(len, body) => write_sized_stream(stream, out, body, len, stall).await,
@@ -570,7 +571,7 @@ async fn switch_protocols<S: Service>(
             };
             let refusal = Response::new(status, status.canonical_reason().unwrap_or("Error"));
             let (_, rest) = encode_response(&mut conn.out, refusal, reply, true);
-            debug_assert!(matches!(rest, Rest::Nothing));
+            debug_assert!(rest.is_none());
             return match write_out(conn.stream, &mut conn.out, stall).await {
                 true => End::Linger,
                 false => End::Quietly,

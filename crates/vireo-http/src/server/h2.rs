@@ -14,7 +14,7 @@ use crate::head::Head;
 use crate::limits::{H2_MAX_LOCAL_ERROR_RESET_STREAMS, H2_MAX_PENDING_ACCEPT_RESET_STREAMS};
 use crate::proto::{may_trail, status_allows_body};
 use crate::request::{Peer, Request};
-use crate::response::{Body, BodyStream, Response, TrailersFuture};
+use crate::response::{Body, BodyStream, Response, TrailedStream};
 use crate::service::Service;
 use crate::transport::Transport;
 use bytes::Bytes;
@@ -355,8 +355,8 @@ async fn send_response(
         Body::Bytes(bytes) => send_all(&mut send, bytes, true, stall).await,
         Body::Stream(stream) => send_stream(&mut send, stream, None, stall).await,
         Body::SizedStream(len, stream) => send_stream(&mut send, stream, Some(len), stall).await,
-        Body::StreamWithTrailers(stream, trailers) => {
-            send_stream_with_trailers(&mut send, stream, trailers, stall).await
+        Body::StreamWithTrailers(trailed) => {
+            send_stream_with_trailers(&mut send, *trailed, stall).await
         }
     };
     if let Err(error) = sent {
@@ -415,10 +415,10 @@ async fn send_stream(
 /// ([`may_trail`], and none of the fields HTTP/2 forbids).
 async fn send_stream_with_trailers(
     send: &mut SendStream<Bytes>,
-    stream: BodyStream,
-    trailers: TrailersFuture,
+    trailed: TrailedStream,
     stall: Duration,
 ) -> Result<(), crate::response::BoxError> {
+    let TrailedStream { stream, trailers } = trailed;
     send_chunks(send, stream, None, stall).await?;
     let made = trailers.await;
     let mut fields = http::HeaderMap::with_capacity(made.len());

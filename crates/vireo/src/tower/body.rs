@@ -6,7 +6,7 @@ use futures_core::Stream;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use vireo_http::{Body, BoxError, TrailersFuture};
+use vireo_http::{Body, BoxError, TrailedStream, TrailersFuture};
 
 /// A Vireo response body as an [`http_body::Body`]: what [`TowerService`](super::TowerService)
 /// responses carry, and what a tower layer's inner service returns.
@@ -19,9 +19,9 @@ pub struct ResponseBody {
 impl ResponseBody {
     pub(crate) fn new(body: Body) -> Self {
         match body {
-            Body::StreamWithTrailers(stream, trailers) => ResponseBody {
-                body: Body::Stream(stream),
-                trailers: Some(trailers),
+            Body::StreamWithTrailers(trailed) => ResponseBody {
+                body: Body::Stream(trailed.stream),
+                trailers: Some(trailed.trailers),
             },
             body => ResponseBody {
                 body,
@@ -33,7 +33,9 @@ impl ResponseBody {
     /// The Vireo body back, with its trailers.
     fn into_body(self) -> Body {
         match (self.body, self.trailers) {
-            (Body::Stream(stream), Some(trailers)) => Body::StreamWithTrailers(stream, trailers),
+            (Body::Stream(stream), Some(trailers)) => {
+                Body::StreamWithTrailers(Box::new(TrailedStream { stream, trailers }))
+            }
             (body, _) => body,
         }
     }
@@ -86,7 +88,7 @@ impl HttpBody for ResponseBody {
                 return next.map(|chunk| chunk.map(|result| result.map(Frame::data)));
             }
             // Made into a stream and trailers by `new`.
-            Body::StreamWithTrailers(..) => return Poll::Ready(None),
+            Body::StreamWithTrailers(_) => return Poll::Ready(None),
             Body::SizedStream(len, mut stream) => {
                 let next = stream.as_mut().poll_next(cx);
                 let left = match &next {
