@@ -32,8 +32,11 @@ impl Stream for AsgiBody {
         let mut inner = this.ex.lock();
         if let Some(chunk) = inner.out.pop_front() {
             inner.queued -= chunk.len();
+            let release = inner.send_waiter.is_some();
             drop(inner);
-            Python::attach(|py| this.ex.drained(py));
+            if release {
+                Python::attach(|py| this.ex.drained(py));
+            }
             return Poll::Ready(Some(Ok(chunk)));
         }
         if matches!(inner.phase, Phase::Complete) {

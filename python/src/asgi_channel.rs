@@ -29,6 +29,12 @@ pub(crate) enum Phase {
     Complete,
 }
 
+impl Phase {
+    pub(crate) fn complete(&self) -> bool {
+        matches!(self, Phase::Complete)
+    }
+}
+
 pub(crate) struct Inner {
     // The request body, as read for the app.
     pub chunks: VecDeque<Bytes>,
@@ -49,7 +55,7 @@ pub(crate) struct Inner {
     pub content_length: Option<u64>,
     pub out: VecDeque<Bytes>,
     pub queued: usize,
-    send_waiter: Option<Py<PyAny>>,
+    pub send_waiter: Option<Py<PyAny>>,
     /// The stream's task, woken when a chunk is queued or the response ends.
     pub stream_waker: Option<Waker>,
     /// The app failed or returned after starting: the stream ends with this error.

@@ -115,6 +115,12 @@ pub(crate) async fn serve(
             }
         }
     }
+    // The app may have finished in the same step that started the response.
+    if app_done.is_none() {
+        if let Some(outcome) = rx.as_mut().and_then(|rx| rx.try_recv().ok()) {
+            app_done = Some(outcome.map(drop));
+        }
+    }
     // An app that reads the body and answers before reading all of it still gets the rest.
     let read_rest = {
         let inner = ex.lock();
@@ -176,14 +182,26 @@ fn finished(
     is_head: bool,
     guard: Guard,
 ) -> Response {
-    if matches!(ex.lock().phase, Phase::Waiting) {
-        match result {
-            Err(e) => config.log(py, "Exception in ASGI application", Some(e)),
-            Ok(()) => config.log(py, "ASGI callable returned without starting response.", None),
+    // Nothing has reached the client yet: a failed or unfinished response is a clean 500.
+    let complete = ex.lock().phase.complete();
+    match (complete, result) {
+        (true, Err(e)) => config.log(py, "Exception in ASGI application", Some(e)),
+        (true, Ok(())) => {}
+        (false, Err(e)) => {
+            config.log(py, "Exception in ASGI application", Some(e));
+            return server_error();
         }
-        return server_error();
+        (false, Ok(())) => {
+            let waiting = matches!(ex.lock().phase, Phase::Waiting);
+            let message = if waiting {
+                "ASGI callable returned without starting response."
+            } else {
+                "ASGI callable returned without completing response."
+            };
+            config.log(py, message, None);
+            return server_error();
+        }
     }
-    after_start(py, config, ex, result);
     respond(ex, is_head, guard)
 }
 
