@@ -27,7 +27,7 @@ class Tracked:
 
 def app(environ, start_response):
     path = environ["PATH_INFO"]
-    if path == "/environ":
+    if path.startswith("/environ"):
         body = json.dumps({k: v for k, v in environ.items() if isinstance(v, (str, bool, int, tuple))}
                           | {"input_type": type(environ["wsgi.input"]).__name__,
                              "errors_is_stderr": environ["wsgi.errors"] is sys.stderr}).encode()
