@@ -47,6 +47,8 @@ pub(crate) struct AppConfig {
     /// The lifespan state each request's scope gets a shallow copy of.
     pub state: Option<Py<PyDict>>,
     pub copy_context: Py<PyAny>,
+    /// `start_app(app, scope, receive, send, completion)`: the app's task on the loop.
+    pub start_app: Py<PyAny>,
     /// `log_error(message, exc_or_none)`: logs through the `vireo.error` logger.
     pub log_error: Py<PyAny>,
     /// `access(client, method, path, version, status)`, when access logging is on.
@@ -130,6 +132,7 @@ impl AsgiApp {
                 server,
                 state,
                 copy_context: get("copy_context")?,
+                start_app: get("start_app")?,
                 log_error: get("log_error")?,
                 access_log,
                 wsgi_call: get("call_wsgi")?,

@@ -6,7 +6,7 @@ use crate::asgi_body::AsgiBody;
 use crate::asgi_channel::{Exchange, Phase, Receive, Send};
 use crate::asgi_config::AppConfig;
 use crate::asgi_scope::{http_scope, origin};
-use crate::coroutine::{self, Outcome, Started};
+use crate::coroutine::{self, Completion, Outcome};
 use crate::event_loop::{self, LoopState};
 use crate::thread_state;
 use bytes::{Bytes, BytesMut};
@@ -69,25 +69,25 @@ pub(crate) async fn serve(
     };
     let is_head = head.method() == Method::HEAD;
     let ex = Exchange::new(matches!(head.body_kind(), BodyKind::Empty));
-    let started = Python::attach(|py| -> PyResult<Option<oneshot::Receiver<Outcome>>> {
+    // The app runs as an asyncio task of its own, as under other servers: libraries such as
+    // anyio tie cancel scopes to the task they were entered in.
+    let started = Python::attach(|py| -> PyResult<oneshot::Receiver<Outcome>> {
         let origin = origin(&head, peer, secure, config);
         let scope = http_scope(py, &head, &origin, config)?;
         let receive = Py::new(py, Receive(ex.clone()))?;
         let send = Py::new(py, Send(ex.clone()))?;
-        let context = config.copy_context.call0(py)?;
-        let coro = config.app.bind(py).call1((scope, receive, send))?;
-        let started = coroutine::start(&coro, &state, Some(context.bind(py)));
+        let (completion, rx) = Completion::channel(py)?;
+        let task = config
+            .start_app
+            .call1(py, (config.app.bind(py), scope, receive, send, &completion))?;
+        completion.get().hold(task);
         state.kick(py);
-        Ok(match started? {
-            Started::Done(_) => None,
-            Started::Pending(rx) => Some(rx),
-        })
+        Ok(rx)
     });
     drop(head);
     let guard = Guard(Some(ex.clone()));
     let (mut app_done, mut rx) = match started {
-        Ok(None) => (Some(Ok(())), None),
-        Ok(Some(rx)) => (None, Some(rx)),
+        Ok(rx) => (None, Some(rx)),
         Err(e) => (Some(Err(e)), None),
     };
     let mut pump = pin!(pump(body, &ex));

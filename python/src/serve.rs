@@ -92,9 +92,10 @@ impl Listener {
     }
 
     /// Serve an ASGI or WSGI application (`vireo serve`) like `serve`, with the engine's
-    /// keep-alive timeout and graceful-shutdown timeout when given (seconds).
+    /// keep-alive timeout and graceful-shutdown timeout (seconds) and body limit when given.
     #[pyo3(signature = (app, on_ready, handle_signals=true, keep_alive_timeout=None,
-        shutdown_timeout=None))]
+        shutdown_timeout=None, max_body_size=None))]
+    #[allow(clippy::too_many_arguments)]
     fn serve_app(
         &self,
         py: Python<'_>,
@@ -103,9 +104,13 @@ impl Listener {
         handle_signals: bool,
         keep_alive_timeout: Option<f64>,
         shutdown_timeout: Option<f64>,
+        max_body_size: Option<u64>,
     ) -> PyResult<()> {
         let server = self.take()?;
         let mut limits = Limits::default();
+        if let Some(bytes) = max_body_size {
+            limits.max_body_size = bytes;
+        }
         if let Some(secs) = keep_alive_timeout {
             limits.keep_alive_timeout = seconds(secs)?;
         }

@@ -233,3 +233,11 @@ def test_limit_concurrency_answers_503(serve):
     thread.join(10)
     assert blocked["r"][0] == 200
     assert served.get("/scope")[0] == 200
+
+
+def test_request_body_limit_answers_413(serve):
+    served = serve("asgi_raw:app", "--limit-request-body", "1000")
+    assert served.request("POST", "/echo", body=b"x" * 1000)[0] == 200
+    assert served.request("POST", "/echo", body=b"x" * 1001)[0] == 413
+    served = serve("wsgi_raw:app", "--limit-request-body", "1000")
+    assert served.request("POST", "/echo", body=b"x" * 1001)[0] == 413

@@ -6,6 +6,7 @@ on SIGTERM it stops accepting, finishes the requests in flight, and runs the lif
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import importlib
 import inspect
@@ -50,6 +51,7 @@ class Options:
     proxy_headers: bool = False
     forwarded_allow_ips: list[str] = field(default_factory=lambda: ["127.0.0.1"])
     limit_concurrency: int | None = None
+    limit_request_body: int = 100 * 1024 * 1024
     timeout_keep_alive: float = 5.0
     timeout_graceful_shutdown: float | None = None
     log_level: str = "info"
@@ -133,7 +135,35 @@ def _helpers(loop: Any) -> dict[str, Any]:
         "bind_loop": lambda: _loop.bind(loop),
         "log_error": _log_error,
         "call_wsgi": call_wsgi,
+        "start_app": _make_start_app(loop),
     }
+
+
+def _make_start_app(loop: Any) -> Callable[..., Any]:
+    """Each request's app call as a task on the worker's loop, in a copy of the context;
+    started eagerly where asyncio can (3.12+), so an app that answers without waiting
+    finishes before the engine looks again."""
+    create_task = loop.create_task
+    eager = sys.version_info >= (3, 12)
+
+    async def run(app: Any, scope: Any, receive: Any, send: Any, completion: Any) -> None:
+        try:
+            await app(scope, receive, send)
+        except BaseException as exc:  # noqa: BLE001 - the engine answers for every outcome
+            completion.reject(exc)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+        else:
+            completion.resolve(None)
+
+    def start_app(app: Any, scope: Any, receive: Any, send: Any, completion: Any) -> Any:
+        coro = run(app, scope, receive, send, completion)
+        context = contextvars.copy_context()
+        if eager:
+            return asyncio.Task(coro, loop=loop, context=context, eager_start=True)
+        return create_task(coro, context=context)
+
+    return start_app
 
 
 class _Target:
@@ -177,6 +207,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
             core, on_ready, handle_signals,
             keep_alive_timeout=options.timeout_keep_alive,
             shutdown_timeout=options.timeout_graceful_shutdown,
+            max_body_size=options.limit_request_body,
         )
     finally:
         for sig, handler in restore.items():
@@ -197,7 +228,8 @@ def serve(app: Any, announce: Callable[[str], None] = _announce, **options: Any)
     """Serve an ASGI 3 or WSGI application (or a `"module:attr"` string) until SIGTERM or
     SIGINT; returns the exit status. Options are `vireo serve`'s (see `vireo serve --help`):
     host, port, uds, workers, interface, lifespan, factory, root_path, proxy_headers,
-    forwarded_allow_ips, limit_concurrency, timeout_keep_alive, timeout_graceful_shutdown,
+    forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
+    timeout_graceful_shutdown,
     log_level, access_log."""
     opts = Options(**options)
     configure_logging(opts.log_level)

@@ -40,6 +40,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated proxy addresses trusted with --proxy-headers, or *")
     p.add_argument("--limit-concurrency", type=int, default=None,
                    help="answer 503 beyond this many requests in flight per worker")
+    p.add_argument("--limit-request-body", type=int, default=100 * 1024 * 1024, metavar="BYTES",
+                   help="answer 413 to a larger request body (default 100 MiB)")
     p.add_argument("--timeout-keep-alive", type=float, default=5.0,
                    help="seconds an idle keep-alive connection is kept (default 5)")
     p.add_argument("--timeout-graceful-shutdown", type=float, default=None,
@@ -76,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         proxy_headers=args.proxy_headers,
         forwarded_allow_ips=[ip for ip in args.forwarded_allow_ips.split(",") if ip.strip()],
         limit_concurrency=args.limit_concurrency,
+        limit_request_body=args.limit_request_body,
         timeout_keep_alive=args.timeout_keep_alive,
         timeout_graceful_shutdown=args.timeout_graceful_shutdown,
         log_level=args.log_level,
