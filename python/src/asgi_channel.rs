@@ -9,7 +9,7 @@ use crate::request::Ready;
 use bytes::Bytes;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyByteArray, PyDict, PyMemoryView};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
@@ -136,7 +136,11 @@ impl Exchange {
         let send = inner.send_waiter.take();
         drop(inner);
         if let Some(waiter) = receive {
-            resolve(py, waiter, disconnect_message(py).map(|d| d.into_any().unbind()));
+            resolve(
+                py,
+                waiter,
+                disconnect_message(py).map(|d| d.into_any().unbind()),
+            );
         }
         if let Some(waiter) = send {
             resolve(py, waiter, Ok(py.None()));
@@ -280,7 +284,7 @@ impl Send {
             .extract()?;
         let status = StatusCode::from_u16(code)
             .ok()
-            .filter(|s| *s >= StatusCode::OK || *s == StatusCode::SWITCHING_PROTOCOLS)
+            .filter(|s| *s >= StatusCode::OK)
             .ok_or_else(|| {
                 PyRuntimeError::new_err(format!("http.response.start: invalid status {code}"))
             })?;
@@ -292,7 +296,9 @@ impl Send {
                 let name = pair.get_item(0)?;
                 let value = pair.get_item(1)?;
                 let name = HeaderName::from_bytes(&bytes_of(&name)?).map_err(|_| {
-                    PyRuntimeError::new_err(format!("http.response.start: invalid header name {name}"))
+                    PyRuntimeError::new_err(format!(
+                        "http.response.start: invalid header name {name}"
+                    ))
                 })?;
                 let value = HeaderValue::from_bytes(&bytes_of(&value)?).map_err(|_| {
                     PyRuntimeError::new_err(format!(

@@ -26,7 +26,9 @@ impl Trusted {
     pub(crate) fn allows(&self, ip: IpAddr) -> bool {
         match self {
             Trusted::Any => true,
-            Trusted::Addrs(list) => list.iter().any(|a| *a == ip || a.to_canonical() == ip.to_canonical()),
+            Trusted::Addrs(list) => list
+                .iter()
+                .any(|a| *a == ip || a.to_canonical() == ip.to_canonical()),
         }
     }
 }
@@ -46,7 +48,6 @@ pub(crate) struct AppConfig {
     pub server: Option<(String, u16)>,
     /// The lifespan state each request's scope gets a shallow copy of.
     pub state: Option<Py<PyDict>>,
-    pub copy_context: Py<PyAny>,
     /// `start_app(app, scope, receive, send, completion)`: the app's task on the loop.
     pub start_app: Py<PyAny>,
     /// `log_error(message, exc_or_none)`: logs through the `vireo.error` logger.
@@ -109,7 +110,11 @@ impl AsgiApp {
         let interface = match interface {
             "asgi" => Interface::Asgi,
             "wsgi" => Interface::Wsgi,
-            other => return Err(PyValueError::new_err(format!("unknown interface {other:?}"))),
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown interface {other:?}"
+                )))
+            }
         };
         let proxy = proxy_headers
             .then(|| trusted(&forwarded_allow_ips))
@@ -131,7 +136,6 @@ impl AsgiApp {
                 in_flight: AtomicUsize::new(0),
                 server,
                 state,
-                copy_context: get("copy_context")?,
                 start_app: get("start_app")?,
                 log_error: get("log_error")?,
                 access_log,
@@ -154,7 +158,9 @@ fn trusted(list: &[String]) -> PyResult<Trusted> {
             "" => {}
             "*" => return Ok(Trusted::Any),
             ip => addrs.push(ip.parse::<IpAddr>().map_err(|e| {
-                PyValueError::new_err(format!("--forwarded-allow-ips: {ip:?} is not an IP address: {e}"))
+                PyValueError::new_err(format!(
+                    "--forwarded-allow-ips: {ip:?} is not an IP address: {e}"
+                ))
             })?),
         }
     }

@@ -36,7 +36,12 @@ pub(crate) fn origin(
     }
     if let Some(proto) = head.header("x-forwarded-proto") {
         if let Ok(proto) = std::str::from_utf8(proto) {
-            let proto = proto.rsplit(',').next().unwrap_or("").trim().to_ascii_lowercase();
+            let proto = proto
+                .rsplit(',')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
             if proto == "http" || proto == "https" {
                 origin.scheme = proto;
             }
@@ -44,7 +49,11 @@ pub(crate) fn origin(
     }
     if let Some(xff) = head.header("x-forwarded-for") {
         if let Ok(xff) = std::str::from_utf8(xff) {
-            let hosts: Vec<&str> = xff.split(',').map(str::trim).filter(|h| !h.is_empty()).collect();
+            let hosts: Vec<&str> = xff
+                .split(',')
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .collect();
             // The nearest address that is not itself a trusted proxy; the first if all are.
             let client = hosts
                 .iter()

@@ -56,10 +56,7 @@ impl Drop for Guard {
 }
 
 /// Answer one request with the ASGI app.
-pub(crate) async fn serve(
-    config: &Arc<AppConfig>,
-    req: vireo_http::Request<'_>,
-) -> Response {
+pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>) -> Response {
     let peer = req.remote_addr().copied();
     let secure = req.is_secure();
     let (head, body) = req.into_parts();
@@ -216,7 +213,11 @@ fn after_start(py: Python<'_>, config: &AppConfig, ex: &Exchange, outcome: PyRes
             }
         }
         Ok(()) if !complete => {
-            config.log(py, "ASGI callable returned without completing response.", None);
+            config.log(
+                py,
+                "ASGI callable returned without completing response.",
+                None,
+            );
             ex.fail("the application did not complete its response".to_owned());
         }
         Ok(()) => {}
@@ -282,5 +283,7 @@ impl futures_core::Stream for Empty {
 }
 
 fn ended() -> PyErr {
-    pyo3::exceptions::PyRuntimeError::new_err("the task running the application ended without an outcome")
+    pyo3::exceptions::PyRuntimeError::new_err(
+        "the task running the application ended without an outcome",
+    )
 }

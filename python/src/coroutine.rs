@@ -120,7 +120,9 @@ pub(crate) struct Completion {
 
 impl Completion {
     /// A completion and the receiver of its outcome.
-    pub(crate) fn channel(py: Python<'_>) -> PyResult<(Bound<'_, Completion>, oneshot::Receiver<Outcome>)> {
+    pub(crate) fn channel(
+        py: Python<'_>,
+    ) -> PyResult<(Bound<'_, Completion>, oneshot::Receiver<Outcome>)> {
         let (tx, rx) = oneshot::channel();
         let completion = Bound::new(
             py,

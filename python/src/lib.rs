@@ -6,12 +6,12 @@
 
 mod app;
 mod app_service;
+mod args;
 mod asgi_body;
 mod asgi_channel;
 mod asgi_config;
 mod asgi_scope;
 mod asgi_service;
-mod args;
 mod convert;
 mod coroutine;
 mod dispatch;

@@ -16,7 +16,13 @@ use vireo_http::{Body, BodyKind, ContentType, Head, Response};
 
 /// What `call_wsgi` returns: `(status, headers, chunks, rest, result)`; `rest` is `None` when
 /// the whole body is in `chunks` (and the result already closed).
-type Called = (String, Vec<(String, String)>, Vec<Vec<u8>>, Option<Py<PyAny>>, Py<PyAny>);
+type Called = (
+    String,
+    Vec<(String, String)>,
+    Vec<Vec<u8>>,
+    Option<Py<PyAny>>,
+    Py<PyAny>,
+);
 
 pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>) -> Response {
     let peer = req.remote_addr().copied();
@@ -40,7 +46,10 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
             drop(head);
             let called: Called = config
                 .wsgi_call
-                .call1(py, (config.app.clone_ref(py), environ, PyBytes::new(py, &body)))
+                .call1(
+                    py,
+                    (config.app.clone_ref(py), environ, PyBytes::new(py, &body)),
+                )
                 .and_then(|r| r.extract(py))
                 .map_err(|e| log_500(py, &config, "Exception in WSGI application", e))?;
             response(&config, called, is_head)
@@ -80,7 +89,10 @@ fn response(
             PyValueError::new_err(format!("invalid value for header {name}: {value:?}"))
         })?;
         if name == header::CONTENT_LENGTH {
-            length = value.to_str().ok().and_then(|v| v.trim().parse::<u64>().ok());
+            length = value
+                .to_str()
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok());
         }
         map.append(name, value);
     }
@@ -91,7 +103,9 @@ fn response(
                 all.extend_from_slice(chunk);
             }
             match length {
-                Some(len) if is_head && all.is_empty() => Body::SizedStream(len, Box::pin(WsgiStream::empty())),
+                Some(len) if is_head && all.is_empty() => {
+                    Body::SizedStream(len, Box::pin(WsgiStream::empty()))
+                }
                 _ => Body::Bytes(all.freeze()),
             }
         }

@@ -56,7 +56,10 @@ fn next_chunk(iter: &(Py<PyAny>, Py<PyAny>), config: &AppConfig) -> Next {
         let (rest, result) = iter;
         let outcome = (|| -> PyResult<Option<Bytes>> {
             loop {
-                let mut it = rest.bind(py).clone().cast_into::<pyo3::types::PyIterator>()?;
+                let mut it = rest
+                    .bind(py)
+                    .clone()
+                    .cast_into::<pyo3::types::PyIterator>()?;
                 match it.next() {
                     None => return Ok(None),
                     Some(chunk) => {

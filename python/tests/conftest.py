@@ -97,7 +97,9 @@ class Served:
         cmd = command or [sys.executable, "-m", "vireo", "serve", spec, *port_args, *args]
         self.proc = subprocess.Popen(
             cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=self.errfile, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            # One hash seed, so apps that build a header from a set (Allow) build it alike
+            # in every server process.
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0"},
         )
         assert self.proc.stdout is not None
         self.address = ""
