@@ -128,7 +128,6 @@ def _access(client: str | None, method: str, path: str, version: str, status: in
 
 def _helpers(loop: Any) -> dict[str, Any]:
     return {
-        "copy_context": contextvars.copy_context,
         "context_run": contextvars.Context.run,
         "send_none": _vireo.send_none,
         "spawn": _loop.make_spawn(loop),
