@@ -1,6 +1,7 @@
-"""The same apps under `vireo serve` and under a reference server (uvicorn for ASGI, the
-standard library's wsgiref for WSGI), sent the same requests: status, headers and body bytes
-must match.
+"""The same apps (FastAPI, Starlette with middleware, Flask, and one Django project as ASGI and
+as WSGI) under `vireo serve` and under a reference server (uvicorn for ASGI, the standard
+library's wsgiref for WSGI), sent the same requests: status, headers and body bytes must
+match.
 
 What is compared, and what is not (each exclusion is about the server, not the app):
 - `date` and `server` are the server's own fields.
@@ -188,6 +189,24 @@ FLASK = COMMON + [
 ]
 
 
+DJANGO = COMMON + [
+    Req("GET", "/"),
+    Req("GET", "/?who=%C3%A9"),
+    Req("HEAD", "/"),
+    Req("GET", "/query/?a=1&a=2&b=%C3%A9+x&c=%2B"),
+    Req("GET", "/query"),
+    Req("POST", "/echo/", {"Content-Type": "application/octet-stream"}, BIG),
+    Req("PUT", "/echo/", {"Content-Type": "text/plain"}, b"put body"),
+    Req("DELETE", "/echo/", {"Content-Type": "text/plain"}),
+    Req("GET", "/cookies/", {"Cookie": "z=26; a=first"}),
+    Req("GET", "/stream/"),
+    Req("GET", "/redirect/"),
+    Req("GET", "/fail/"),
+    Req("GET", "/meta/", {"X-Multi": "one"}),
+    Req("GET", "/", {"Host": "not-allowed.test"}),
+]
+
+
 def reference(serve, kind, spec):
     return serve("", command=[sys.executable, str(APPS / "reference_server.py"), kind, spec])
 
@@ -196,7 +215,9 @@ def reference(serve, kind, spec):
     ("diff_fastapi:app", "uvicorn", FASTAPI),
     ("diff_starlette:app", "uvicorn", STARLETTE),
     ("diff_flask:app", "wsgiref", FLASK),
-], ids=["fastapi", "starlette", "flask"])
+    ("diff_django:asgi_app", "uvicorn", DJANGO),
+    ("diff_django:wsgi_app", "wsgiref", DJANGO),
+], ids=["fastapi", "starlette", "flask", "django-asgi", "django-wsgi"])
 def test_same_responses_as_the_reference_server(serve, spec, kind, corpus):
     vireo = serve(spec, "--no-access-log")
     ref = reference(serve, kind, spec)
