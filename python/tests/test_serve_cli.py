@@ -160,3 +160,35 @@ def test_serve_from_python_runs_the_same_server(tmp_path):
             proc.kill()
             proc.wait()
     assert callable(vireo.serve)
+
+
+def test_graceful_shutdown_timeout_drops_what_is_left(serve):
+    served = serve("asgi_raw:app", "--timeout-graceful-shutdown", "0.2")
+    reply = {}
+
+    def in_flight():
+        try:
+            reply["r"] = served.get("/block")  # takes 5 s
+        except OSError as e:
+            reply["error"] = e
+
+    thread = threading.Thread(target=in_flight)
+    thread.start()
+    time.sleep(0.3)
+    assert served.stop() == 0
+    thread.join(10)
+    assert "error" in reply, f"the request outlived the shutdown timeout: {reply}"
+
+
+def test_keep_alive_timeout_closes_idle_connections(serve):
+    served = serve("asgi_no_lifespan:app", "--timeout-keep-alive", "0.5")
+    sock = socket.create_connection((served.host, served.port), timeout=10)
+    sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while not data.endswith(b"no lifespan"):
+        data += sock.recv(65536)
+    # Idle past the timeout: the server closes (recv gives end of stream), well before
+    # `vireo serve`'s default of 5 s would.
+    sock.settimeout(3)
+    assert sock.recv(65536) == b""
+    sock.close()
