@@ -31,6 +31,7 @@ mod stream;
 mod testclient;
 mod thread_state;
 mod urlencoded;
+mod wsgi_input;
 mod wsgi_service;
 mod wsgi_stream;
 
@@ -53,6 +54,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<asgi_config::AsgiApp>()?;
     m.add_class::<asgi_channel::Receive>()?;
     m.add_class::<asgi_channel::Send>()?;
+    m.add_class::<wsgi_input::WsgiInput>()?;
     m.add_class::<testclient::LocalClient>()?;
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(coroutine::send_none, m)?)?;

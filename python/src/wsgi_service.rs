@@ -1,15 +1,17 @@
-//! A WSGI (PEP 3333) application as the engine's service. The body is read whole first (up to
-//! the engine's body limit) and given as `wsgi.input`; the app runs on the blocking pool, so a
-//! slow request does not stall the worker, and a streamed result is pulled there chunk by chunk.
+//! A WSGI (PEP 3333) application as the engine's service. The app runs on the blocking pool, so
+//! a slow request does not stall the worker; `wsgi.input` streams the body to it as the client
+//! sends it, and a streamed result is pulled there chunk by chunk.
 
 use crate::asgi_config::AppConfig;
 use crate::asgi_scope::{http_version, origin, percent_decode_bytes, Origin};
 use crate::asgi_service::server_error;
 use crate::wsgi_stream::WsgiStream;
+use crate::wsgi_input::{Input, WsgiInput};
 use bytes::{Bytes, BytesMut};
+use std::pin::pin;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 use std::sync::Arc;
 use vireo_http::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use vireo_http::{Body, BodyKind, ContentType, Head, Response};
@@ -28,38 +30,62 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
     let peer = req.remote_addr().copied();
     let secure = req.is_secure();
     let (head, mut body) = req.into_parts();
-    let body = if matches!(head.body_kind(), BodyKind::Empty) {
-        Bytes::new()
-    } else {
-        match body.to_bytes().await {
-            Ok(bytes) => bytes,
-            Err(e) => return Response::typed(e.status(), e.to_string(), ContentType::Text),
-        }
-    };
+    let input = Input::new(matches!(head.body_kind(), BodyKind::Empty));
     let is_head = head.method() == Method::HEAD;
     let origin = origin(&head, peer, secure, config);
-    let config = config.clone();
-    let called = tokio::task::spawn_blocking(move || {
+    let app_config = config.clone();
+    let app_input = input.clone();
+    let mut called = tokio::task::spawn_blocking(move || {
+        let config = app_config;
         Python::attach(|py| -> Result<Response, Response> {
             let environ = environ(py, &head, &origin, &config)
                 .map_err(|e| log_500(py, &config, "building the WSGI environ", e))?;
             drop(head);
+            let input = Py::new(py, WsgiInput(app_input))
+                .map_err(|e| log_500(py, &config, "building the WSGI environ", e))?;
             let called: Called = config
                 .wsgi_call
-                .call1(
-                    py,
-                    (config.app.clone_ref(py), environ, PyBytes::new(py, &body)),
-                )
+                .call1(py, (config.app.clone_ref(py), environ, input))
                 .and_then(|r| r.extract(py))
                 .map_err(|e| log_500(py, &config, "Exception in WSGI application", e))?;
             response(&config, called, is_head)
                 .map_err(|e| log_500(py, &config, "Invalid WSGI response", e))
         })
-    })
-    .await;
+    });
+    let _end = EndInput(input.clone());
+    // The body is read as the app reads `wsgi.input`, while the app runs on the blocking pool.
+    let mut pump = pin!(input.pump(&mut body));
+    let mut pump_done = false;
+    let called = loop {
+        tokio::select! {
+            called = &mut called => break called,
+            read = &mut pump, if !pump_done => {
+                pump_done = true;
+                if let Err(e) = read {
+                    return Response::typed(e.status(), e.to_string(), ContentType::Text);
+                }
+            }
+        }
+    };
+    // An app that answers before reading all it began to read gets the rest read for it.
+    if !pump_done && input.wants_rest() {
+        input.drain();
+        if let Err(e) = pump.as_mut().await {
+            return Response::typed(e.status(), e.to_string(), ContentType::Text);
+        }
+    }
     match called {
         Ok(Ok(res)) | Ok(Err(res)) => res,
         Err(_) => server_error(),
+    }
+}
+
+/// Ends `wsgi.input` when the service is done with the body, however it ends.
+struct EndInput(Arc<Input>);
+
+impl Drop for EndInput {
+    fn drop(&mut self) {
+        self.0.end();
     }
 }
 

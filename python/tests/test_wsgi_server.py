@@ -42,7 +42,7 @@ def test_environ_has_every_required_key(serve):
     assert env["wsgi.multithread"] is True
     assert env["wsgi.multiprocess"] is False
     assert env["wsgi.run_once"] is False
-    assert env["input_type"] == "BytesIO"
+    assert env["input_type"] == "WsgiInput"
     assert env["errors_is_stderr"] is True
 
 
@@ -65,6 +65,28 @@ def test_input_reads_the_whole_body(serve):
     assert (status, body) == (200, f"{len(data)}:{sum(data) % 65521}".encode())
     status, _, body = served.request("POST", "/echo", body=data)
     assert body == f"{len(data)}:{sum(data) % 65521}".encode()
+
+
+def test_input_streams_lines_and_partial_reads(serve):
+    served = serve("wsgi_raw:app")
+    lines = b"".join(b"line %d\n" % i for i in range(20000)) + b"tail"
+
+    def chunks():
+        for i in range(0, len(lines), 7000):
+            yield lines[i:i + 7000]
+
+    status, _, body = served.request("POST", "/lines", body=chunks(), chunked=True)
+    assert status == 200
+    assert json.loads(body) == {"first": "line 0\n", "rest": 20000, "last": "tail", "after_eof": ""}
+    # An app that reads part of a large body and answers: the rest is read for it, and the
+    # connection serves the next request.
+    conn = served.connection()
+    conn.request("POST", "/partial", body=b"0123456789" * 100000)
+    res = conn.getresponse()
+    assert (res.status, res.read()) == (200, b"0123456789")
+    conn.request("GET", "/write")
+    assert conn.getresponse().read() == b"written,returned"
+    conn.close()
 
 
 def test_results_are_streamed_and_closed(serve):

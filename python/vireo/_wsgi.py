@@ -27,11 +27,12 @@ class FileWrapper:
             yield block
 
 
-def call_wsgi(app: Any, environ: dict[str, Any], body: bytes) -> tuple[Any, ...]:
+def call_wsgi(app: Any, environ: dict[str, Any], body: Any) -> tuple[Any, ...]:
     """Call `app`; returns `(status, headers, chunks, rest, result)`: the status and headers it
     started the response with, the chunks up to the first non-empty one (or all of them when
     the result is a list or tuple, `rest` then `None`), and the iterator for the rest."""
-    environ["wsgi.input"] = io.BytesIO(body)
+    # The body as a file: streamed from the engine (`_vireo.WsgiInput`), or bytes given whole.
+    environ["wsgi.input"] = io.BytesIO(body) if isinstance(body, bytes) else body
     environ["wsgi.errors"] = sys.stderr
     environ["wsgi.file_wrapper"] = FileWrapper
     started: list[Any] = [None, None]

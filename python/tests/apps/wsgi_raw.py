@@ -38,6 +38,18 @@ def app(environ, start_response):
         data = environ["wsgi.input"].read(length) if length else environ["wsgi.input"].read()
         start_response("200 OK", [("Content-Type", "text/plain")])
         return [str(len(data)).encode(), b":", str(sum(data) % 65521).encode()]
+    if path == "/lines":
+        stream = environ["wsgi.input"]
+        first = stream.readline()
+        rest = list(stream)
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [json.dumps({"first": first.decode(), "rest": len(rest),
+                            "last": rest[-1].decode() if rest else None,
+                            "after_eof": stream.read().decode()}).encode()]
+    if path == "/partial":
+        head = environ["wsgi.input"].read(10)
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [head]
     if path == "/gen":
         start_response("200 OK", [("Content-Type", "text/plain")])
         return Tracked([b"one,", b"", b"two,", b"three"], "gen")
