@@ -169,7 +169,11 @@ impl WsgiInput {
     }
 
     #[pyo3(signature = (hint=-1))]
-    fn readlines<'py>(&self, py: Python<'py>, hint: Option<isize>) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    fn readlines<'py>(
+        &self,
+        py: Python<'py>,
+        hint: Option<isize>,
+    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
         let hint = limit(hint).filter(|h| *h > 0);
         let mut lines = Vec::new();
         let mut total = 0;
@@ -195,4 +199,3 @@ impl WsgiInput {
         Ok((!line.is_empty()).then(|| PyBytes::new(py, &line)))
     }
 }
-

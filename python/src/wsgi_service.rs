@@ -5,13 +5,13 @@
 use crate::asgi_config::AppConfig;
 use crate::asgi_scope::{http_version, origin, percent_decode_bytes, Origin};
 use crate::asgi_service::server_error;
-use crate::wsgi_stream::WsgiStream;
 use crate::wsgi_input::{Input, WsgiInput};
+use crate::wsgi_stream::WsgiStream;
 use bytes::{Bytes, BytesMut};
-use std::pin::pin;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::pin::pin;
 use std::sync::Arc;
 use vireo_http::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use vireo_http::{Body, BodyKind, ContentType, Head, Response};
