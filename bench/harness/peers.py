@@ -170,8 +170,8 @@ PEERS = [
     Peer("gunicorn-flask", "gunicorn (sync worker), the Flask hello app, 1 process",
          "venv", [VENV_BIN / "gunicorn", "--bind", "127.0.0.1:{port}", "--workers", "1",
                   "--chdir", PY_DIR, "--log-level", "warning", "flask_hello:app"],
-         routes=ROOT_ONLY, quick=False, keepalive=False, max_idle=100,
-         idle_note="the sync worker serves one connection at a time and closes it"),
+         # The sync worker closes every connection.
+         routes=ROOT_ONLY, quick=False, keepalive=False),
     Peer("robyn", "Robyn, 1 process, 1 worker",
          "venv", [VENV_PY, PY_DIR / "robyn_app.py", "{port}", "--processes", "1", "--workers", "1",
                   "--disable-openapi", "--log-level", "WARNING"], quick=False),
