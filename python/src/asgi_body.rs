@@ -39,6 +39,21 @@ impl Stream for AsgiBody {
             }
             return Poll::Ready(Some(Ok(chunk)));
         }
+        if let Some((file, _)) = inner.file.as_mut() {
+            // A file after streamed chunks: read here, a chunk at a time (the usual
+            // `pathsend` right after the head is read on the blocking pool instead).
+            match crate::asgi_file::read_chunk(file) {
+                Ok(chunk) if !chunk.is_empty() => return Poll::Ready(Some(Ok(chunk))),
+                Ok(_) => inner.file = None,
+                Err(e) => {
+                    inner.file = None;
+                    drop(inner);
+                    this.done = true;
+                    Python::attach(|py| this.ex.finish(py));
+                    return Poll::Ready(Some(Err(e.into())));
+                }
+            }
+        }
         if matches!(inner.phase, Phase::Complete) {
             drop(inner);
             this.done = true;

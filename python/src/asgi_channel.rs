@@ -60,6 +60,8 @@ pub(crate) struct Inner {
     pub stream_waker: Option<Waker>,
     /// The app failed or returned after starting: the stream ends with this error.
     pub failed: Option<String>,
+    /// The file `http.response.pathsend` named, opened, and its length.
+    pub file: Option<(std::fs::File, u64)>,
 }
 
 /// Shared by `receive`, `send`, the service and the response stream.
@@ -91,6 +93,7 @@ impl Exchange {
                 send_waiter: None,
                 stream_waker: None,
                 failed: None,
+                file: None,
             }),
             wake: Notify::new(),
             want: Notify::new(),
@@ -269,6 +272,7 @@ impl Send {
         match kind.as_str() {
             "http.response.start" => self.start(py, message),
             "http.response.body" => self.body(py, message),
+            "http.response.pathsend" => self.pathsend(py, message),
             other => Err(PyRuntimeError::new_err(format!(
                 "Unexpected ASGI message {other:?} sent to an http connection"
             ))),
@@ -321,6 +325,33 @@ impl Send {
         inner.status = status;
         inner.headers = headers;
         inner.content_length = content_length;
+        drop(inner);
+        self.0.wake.notify_one();
+        ready(py, py.None())
+    }
+
+    /// The extension's `{"type": "http.response.pathsend", "path": ...}`: the file is the
+    /// rest of the body, read by the server.
+    fn pathsend(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
+        let path: std::path::PathBuf = message
+            .get_item("path")?
+            .ok_or_else(|| PyTypeError::new_err("http.response.pathsend needs a 'path'"))?
+            .extract()?;
+        let file = std::fs::File::open(&path)?;
+        let len = file.metadata()?.len();
+        let mut inner = self.0.lock();
+        if !matches!(inner.phase, Phase::Started) {
+            return Err(PyRuntimeError::new_err(
+                "Unexpected ASGI message 'http.response.pathsend' sent, outside a started response",
+            ));
+        }
+        if !inner.disconnected {
+            inner.file = Some((file, len));
+        }
+        inner.phase = Phase::Complete;
+        if let Some(waker) = inner.stream_waker.take() {
+            waker.wake();
+        }
         drop(inner);
         self.0.wake.notify_one();
         ready(py, py.None())

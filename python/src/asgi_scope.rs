@@ -145,6 +145,9 @@ pub(crate) fn http_scope<'py>(
     scope.set_item("headers", headers)?;
     scope.set_item("client", origin.client.clone())?;
     scope.set_item("server", config.server.clone())?;
+    let extensions = PyDict::new(py);
+    extensions.set_item("http.response.pathsend", PyDict::new(py))?;
+    scope.set_item("extensions", extensions)?;
     if let Some(state) = &config.state {
         scope.set_item("state", state.bind(py).copy()?)?;
     }

@@ -5,6 +5,7 @@
 use crate::asgi_body::AsgiBody;
 use crate::asgi_channel::{Exchange, Phase, Receive, Send};
 use crate::asgi_config::AppConfig;
+use crate::asgi_file::FileStream;
 use crate::asgi_scope::{http_scope, origin};
 use crate::coroutine::{self, Completion, Outcome};
 use crate::event_loop::{self, LoopState};
@@ -230,7 +231,20 @@ fn respond(ex: &Arc<Exchange>, is_head: bool, guard: Guard) -> Response {
     let status = inner.status;
     let headers = std::mem::take(&mut inner.headers);
     let length = inner.content_length;
-    let body = if matches!(inner.phase, Phase::Complete) && inner.failed.is_none() {
+    let complete = matches!(inner.phase, Phase::Complete) && inner.failed.is_none();
+    if complete && inner.out.is_empty() {
+        if let Some((file, len)) = inner.file.take() {
+            drop(inner);
+            drop(guard);
+            let mut res = Response::new(
+                status,
+                Body::SizedStream(len, Box::pin(FileStream::new(file))),
+            );
+            *res.headers_mut() = headers;
+            return res;
+        }
+    }
+    let body = if complete && inner.file.is_none() {
         let body = match inner.out.len() {
             0 => Bytes::new(),
             1 => inner.out.pop_front().unwrap_or_default(),

@@ -10,6 +10,7 @@ mod args;
 mod asgi_body;
 mod asgi_channel;
 mod asgi_config;
+mod asgi_file;
 mod asgi_scope;
 mod asgi_service;
 mod convert;

@@ -112,6 +112,19 @@ def test_streamed_response_and_disconnect_after_completion(serve):
     assert (status, len(body)) == (200, 64 * 65536)
 
 
+def test_pathsend_sends_the_file(serve):
+    from conftest import APPS
+
+    served = serve("asgi_raw:app")
+    status, headers, body = served.get("/pathsend")
+    expected = (APPS / "asgi_raw.py").read_bytes()
+    assert (status, body) == (200, expected)
+    assert dict(headers)["content-length"] == str(len(expected))
+    assert served.get("/pathsend-missing")[0] == 500
+    served.stop()
+    assert "No such file" in served.log()
+
+
 def test_head_keeps_the_declared_length(serve):
     served = serve("asgi_raw:app")
     status, headers, body = served.request("HEAD", "/head-length")

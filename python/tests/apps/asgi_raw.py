@@ -157,6 +157,16 @@ async def app(scope, receive, send):
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
         return
+    if path == "/pathsend":
+        assert "http.response.pathsend" in scope["extensions"]
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/x-python")]})
+        await send({"type": "http.response.pathsend", "path": __file__})
+        return
+    if path == "/pathsend-missing":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.pathsend", "path": __file__ + ".missing"})
+        return
     if path == "/head-length":
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-length", b"1234")]})
