@@ -88,8 +88,22 @@ def _granian(interface: str, target: str) -> list:
             "--log-level", "warning", "--working-dir", PY_DIR, target]
 
 
+def _vireo_serve(target: str) -> list:
+    # `vireo serve`, one worker process, no access log (as the other servers here run).
+    return [VENV_BIN / "vireo", "serve", target, "--host", "127.0.0.1", "--port", "{port}",
+            "--workers", "1", "--app-dir", PY_DIR, "--no-access-log", "--log-level", "warning"]
+
+
+def _uvicorn(target: str) -> list:
+    # uvicorn picks uvloop and httptools up from the venv, as in a production install.
+    return [VENV_BIN / "uvicorn", target, "--host", "127.0.0.1", "--port", "{port}",
+            "--workers", "1", "--app-dir", PY_DIR, "--no-access-log", "--log-level", "warning"]
+
+
 # The Python group: Vireo for Python and the Python servers it is set against.
-PYTHON_GROUP = ["vireo-python", "fastapi", "fastapi-async", "granian-rsgi", "granian-asgi", "robyn"]
+PYTHON_GROUP = ["vireo-python", "fastapi", "fastapi-async", "granian-rsgi", "granian-asgi", "robyn",
+                "vireo-serve-asgi", "uvicorn-asgi", "granian-asgi-hello", "vireo-serve-fastapi",
+                "vireo-serve-flask", "granian-wsgi", "gunicorn-flask"]
 
 PEERS = [
     Peer("vireo", "Vireo's reference app (crates/vireo/examples/reference.rs), 1 worker, "
@@ -141,6 +155,24 @@ PEERS = [
          "venv", _granian("rsgi", "granian_rsgi:app"), routes=ROOT_ONLY, quick=False),
     Peer("granian-asgi", "Granian, ASGI interface, the fastapi peer's app (`def` handlers), 1 worker",
          "venv", _granian("asgi", "fastapi_app:app"), quick=False),
+    # Existing ASGI/WSGI apps under `vireo serve` and the servers they usually run on.
+    Peer("vireo-serve-asgi", "vireo serve, a raw ASGI hello app (no framework), 1 worker",
+         "vireo-python", _vireo_serve("asgi_hello:app"), routes=ROOT_ONLY, quick=False),
+    Peer("uvicorn-asgi", "uvicorn (uvloop + httptools), the raw ASGI hello app, 1 process",
+         "venv", _uvicorn("asgi_hello:app"), routes=ROOT_ONLY, quick=False),
+    Peer("granian-asgi-hello", "Granian, ASGI interface, the raw ASGI hello app, 1 worker",
+         "venv", _granian("asgi", "asgi_hello:app"), routes=ROOT_ONLY, quick=False),
+    Peer("vireo-serve-fastapi", "vireo serve, the fastapi peer's app (`def` handlers), 1 worker",
+         "vireo-python", _vireo_serve("fastapi_app:app"), quick=False),
+    Peer("vireo-serve-flask", "vireo serve, a Flask hello app (WSGI), 1 worker",
+         "vireo-python", _vireo_serve("flask_hello:app"), routes=ROOT_ONLY, quick=False),
+    Peer("granian-wsgi", "Granian, WSGI interface, the Flask hello app, 1 worker",
+         "venv", _granian("wsgi", "flask_hello:app"), routes=ROOT_ONLY, quick=False),
+    Peer("gunicorn-flask", "gunicorn (sync worker), the Flask hello app, 1 process",
+         "venv", [VENV_BIN / "gunicorn", "--bind", "127.0.0.1:{port}", "--workers", "1",
+                  "--chdir", PY_DIR, "--log-level", "warning", "flask_hello:app"],
+         # The sync worker closes every connection.
+         routes=ROOT_ONLY, quick=False, keepalive=False),
     Peer("robyn", "Robyn, 1 process, 1 worker",
          "venv", [VENV_PY, PY_DIR / "robyn_app.py", "{port}", "--processes", "1", "--workers", "1",
                   "--disable-openapi", "--log-level", "WARNING"], quick=False),

@@ -119,6 +119,29 @@ pub(crate) struct Completion {
 }
 
 impl Completion {
+    /// A completion and the receiver of its outcome.
+    pub(crate) fn channel(
+        py: Python<'_>,
+    ) -> PyResult<(Bound<'_, Completion>, oneshot::Receiver<Outcome>)> {
+        let (tx, rx) = oneshot::channel();
+        let completion = Bound::new(
+            py,
+            Completion {
+                tx: Mutex::new(Some(tx)),
+                task: Mutex::new(None),
+            },
+        )?;
+        Ok((completion, rx))
+    }
+
+    /// Keep `task` alive until the outcome comes (unless it already came).
+    pub(crate) fn hold(&self, task: Py<PyAny>) {
+        let pending = lock(&self.tx).is_some();
+        if pending {
+            *lock(&self.task) = Some(task);
+        }
+    }
+
     fn complete(&self, outcome: Outcome) {
         if let Some(tx) = lock(&self.tx).take() {
             // The request may be gone (its client left); the outcome is then dropped.

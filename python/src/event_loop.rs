@@ -58,6 +58,26 @@ type Driven = (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>);
 /// Bind the app's loop to this thread and start driving it, once per thread. Must run inside
 /// a `LocalSet` of a runtime with I/O and timers.
 pub(crate) fn install(refs: &PyRefs) -> PyResult<Rc<LoopState>> {
+    Python::attach(|py| {
+        install_with(LoopRefs {
+            bind_loop: refs.bind_loop.clone_ref(py),
+            spawn: refs.spawn.clone_ref(py),
+            context_run: refs.context_run.clone_ref(py),
+            send_none: refs.send_none.clone_ref(py),
+        })
+    })
+}
+
+/// What driving a loop needs from the Python side (see [`PyRefs`] for each).
+pub(crate) struct LoopRefs {
+    pub bind_loop: Py<PyAny>,
+    pub spawn: Py<PyAny>,
+    pub context_run: Py<PyAny>,
+    pub send_none: Py<PyAny>,
+}
+
+/// [`install`] for a server that is not an `App` (an ASGI application).
+pub(crate) fn install_with(refs: LoopRefs) -> PyResult<Rc<LoopState>> {
     if let Some(state) = current() {
         return Ok(state);
     }
@@ -71,11 +91,11 @@ pub(crate) fn install(refs: &PyRefs) -> PyResult<Rc<LoopState>> {
             ready,
             scheduled,
             event_loop,
-            spawn: refs.spawn.clone_ref(py),
+            spawn: refs.spawn,
             enter_task: asyncio_tasks.getattr("_enter_task")?.unbind(),
             leave_task: asyncio_tasks.getattr("_leave_task")?.unbind(),
-            context_run: refs.context_run.clone_ref(py),
-            send_none: refs.send_none.clone_ref(py),
+            context_run: refs.context_run,
+            send_none: refs.send_none,
             spare_inline: Cell::new(None),
             wake: Notify::new(),
             scheduled_seen: Cell::new(0),

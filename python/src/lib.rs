@@ -5,7 +5,14 @@
 //! converted, and handler results encoded here, with the GIL taken only around Python calls.
 
 mod app;
+mod app_service;
 mod args;
+mod asgi_body;
+mod asgi_channel;
+mod asgi_config;
+mod asgi_file;
+mod asgi_scope;
+mod asgi_service;
 mod convert;
 mod coroutine;
 mod dispatch;
@@ -25,6 +32,9 @@ mod stream;
 mod testclient;
 mod thread_state;
 mod urlencoded;
+mod wsgi_input;
+mod wsgi_service;
+mod wsgi_stream;
 
 use pyo3::prelude::*;
 
@@ -42,6 +52,10 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<middleware::Rendered>()?;
     m.add_class::<request::State>()?;
     m.add_class::<serve::Listener>()?;
+    m.add_class::<asgi_config::AsgiApp>()?;
+    m.add_class::<asgi_channel::Receive>()?;
+    m.add_class::<asgi_channel::Send>()?;
+    m.add_class::<wsgi_input::WsgiInput>()?;
     m.add_class::<testclient::LocalClient>()?;
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(coroutine::send_none, m)?)?;

@@ -223,6 +223,13 @@ pub(crate) struct Ready {
     value: Py<PyAny>,
 }
 
+impl Ready {
+    /// An awaitable that gives `value` at once.
+    pub(crate) fn new(value: Py<PyAny>) -> Self {
+        Ready { value }
+    }
+}
+
 #[pymethods]
 impl Ready {
     fn __await__(slf: Py<Self>) -> Py<Self> {

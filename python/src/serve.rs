@@ -2,11 +2,14 @@
 //! by the engine with one worker thread in each process.
 
 use crate::app::AppCore;
+use crate::app_service::AppService;
+use crate::asgi_config::AsgiApp;
 use crate::dispatch::PyService;
-use pyo3::exceptions::{PyOSError, PyRuntimeError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Mutex;
-use vireo_http::{Server, ShutdownHandle};
+use std::time::Duration;
+use vireo_http::{Limits, Server, ShutdownHandle};
 
 /// A bound listening socket (SO_REUSEADDR, backlog 4096). A forked worker inherits it and
 /// serves it; the parent never does.
@@ -18,6 +21,21 @@ pub(crate) struct Listener {
     host: String,
     #[pyo3(get)]
     port: u16,
+}
+
+impl Listener {
+    fn take(&self) -> PyResult<Server> {
+        self.server
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("this listener is already served"))
+    }
+}
+
+fn seconds(secs: f64) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(secs)
+        .map_err(|e| PyValueError::new_err(format!("invalid duration {secs}: {e}")))
 }
 
 #[pymethods]
@@ -34,6 +52,18 @@ impl Listener {
         })
     }
 
+    /// A Unix domain socket at `path` (`host` is the path, `port` 0).
+    #[staticmethod]
+    fn unix(path: &str) -> PyResult<Self> {
+        let server = Server::bind_unix(path).map_err(PyOSError::new_err)?;
+        Ok(Listener {
+            handle: server.shutdown_handle(),
+            server: Mutex::new(Some(server)),
+            host: path.to_owned(),
+            port: 0,
+        })
+    }
+
     /// Serve `core` on this socket until a graceful shutdown (SIGTERM or SIGINT when
     /// `handle_signals`, or `shutdown()`), then return. `on_ready(address)` is called once
     /// the worker accepts. The GIL is released throughout; handlers attach as they run.
@@ -45,13 +75,50 @@ impl Listener {
         on_ready: Py<PyAny>,
         handle_signals: bool,
     ) -> PyResult<()> {
-        let server = self
-            .server
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("this listener is already served"))?;
+        let server = self.take()?;
         let service = PyService(core.inner.clone());
+        let server = server
+            .workers(1)
+            .handle_signals(handle_signals)
+            .on_ready(move |addr| {
+                Python::attach(|py| {
+                    if let Err(e) = on_ready.call1(py, (addr.to_string(),)) {
+                        e.print(py);
+                    }
+                })
+            });
+        py.detach(move || server.serve(service))
+            .map_err(PyOSError::new_err)
+    }
+
+    /// Serve an ASGI or WSGI application (`vireo serve`) like `serve`, with the engine's
+    /// keep-alive timeout and graceful-shutdown timeout (seconds) and body limit when given.
+    #[pyo3(signature = (app, on_ready, handle_signals=true, keep_alive_timeout=None,
+        shutdown_timeout=None, max_body_size=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn serve_app(
+        &self,
+        py: Python<'_>,
+        app: &AsgiApp,
+        on_ready: Py<PyAny>,
+        handle_signals: bool,
+        keep_alive_timeout: Option<f64>,
+        shutdown_timeout: Option<f64>,
+        max_body_size: Option<u64>,
+    ) -> PyResult<()> {
+        let server = self.take()?;
+        let mut limits = Limits::default();
+        if let Some(bytes) = max_body_size {
+            limits.max_body_size = bytes;
+        }
+        if let Some(secs) = keep_alive_timeout {
+            limits.keep_alive_timeout = seconds(secs)?;
+        }
+        let mut server = server.limits(limits);
+        if let Some(secs) = shutdown_timeout {
+            server = server.shutdown_timeout(seconds(secs)?);
+        }
+        let service = AppService(app.config.clone());
         let server = server
             .workers(1)
             .handle_signals(handle_signals)

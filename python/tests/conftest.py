@@ -80,3 +80,89 @@ def server_factory():
         if server.proc.poll() is None:
             server.proc.kill()
             server.proc.wait()
+
+
+APPS = HERE / "apps"
+
+
+class Served:
+    """`vireo serve SPEC ARGS...` (or any command printing a `listening on` line) in a
+    subprocess, on an ephemeral port; its log (stderr) goes to a file read with `log()`."""
+
+    def __init__(self, spec: str, *args: str, command: list[str] | None = None,
+                 cwd: Path = APPS, port_args: tuple[str, ...] = ("--port", "0")) -> None:
+        import tempfile
+
+        self.errfile = tempfile.TemporaryFile(mode="w+")
+        cmd = command or [sys.executable, "-m", "vireo", "serve", spec, *port_args, *args]
+        self.proc = subprocess.Popen(
+            cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=self.errfile, text=True,
+            # One hash seed, so apps that build a header from a set (Allow) build it alike
+            # in every server process.
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONHASHSEED": "0"},
+        )
+        assert self.proc.stdout is not None
+        self.address = ""
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"the server ended before listening: {self.log()}")
+            match = re.search(r"listening on (?:http://)?(\S+)", line)
+            if match:
+                self.address = match.group(1)
+                break
+        host, _, port = self.address.rpartition(":")
+        self.host, self.port = host, int(port) if port.isdigit() else 0
+
+    def log(self) -> str:
+        self.errfile.seek(0)
+        return self.errfile.read()
+
+    def connection(self, timeout: float = 10) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def request(self, method: str, path: str, body=None, headers: dict | None = None,
+                timeout: float = 10, chunked: bool = False):
+        """(status, [(name, value)...] as received, body)."""
+        conn = self.connection(timeout)
+        try:
+            conn.request(method, path, body=body, headers=headers or {}, encode_chunked=chunked)
+            res = conn.getresponse()
+            return res.status, res.getheaders(), res.read()
+        finally:
+            conn.close()
+
+    def get(self, path: str, **kw):
+        return self.request("GET", path, **kw)
+
+    def stop(self, timeout: float = 30) -> int:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        self.errfile.close()
+
+
+@pytest.fixture
+def serve():
+    started: list[Served] = []
+
+    def start(spec: str, *args: str, **kw) -> Served:
+        served = Served(spec, *args, **kw)
+        started.append(served)
+        return served
+
+    yield start
+    for served in started:
+        served.kill()

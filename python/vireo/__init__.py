@@ -12,6 +12,7 @@
 """
 
 from ._vireo import Request, State
+from ._serve import serve
 from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
 from .exceptions import HTTPException, RequestValidationError
 from .background import BackgroundTask, BackgroundTasks
@@ -55,4 +56,5 @@ __all__ = [
     "State",
     "StreamingResponse",
     "UploadFile",
+    "serve",
 ]

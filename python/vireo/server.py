@@ -76,14 +76,16 @@ def run(
     return _supervise(app, listener, workers, announce)
 
 
-def _child(app: Any, listener: Any, ready_fd: int, mask: Any) -> None:
+def _child(app: Any, listener: Any, ready_fd: int, mask: Any, worker: Callable[..., None]) -> None:
     code = 1
     try:
         for sig in _STOP_SIGNALS:
             signal.signal(sig, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-        serve_worker(app, listener, lambda _addr: os.write(ready_fd, b"r"))
+        worker(app, listener, lambda _addr: os.write(ready_fd, b"r"))
         code = 0
+    except SystemExit as exit:
+        code = exit.code if isinstance(exit.code, int) else 1
     except BaseException:  # noqa: BLE001 - report whatever ended the worker
         traceback.print_exc()
     finally:
@@ -92,7 +94,16 @@ def _child(app: Any, listener: Any, ready_fd: int, mask: Any) -> None:
         os._exit(code)
 
 
-def _supervise(app: Any, listener: Any, workers: int, announce: Callable[[str], None]) -> int:
+def _supervise(
+    app: Any,
+    listener: Any,
+    workers: int,
+    announce: Callable[[str], None],
+    worker: Callable[..., None] = serve_worker,
+    fatal_exit: int | None = None,
+) -> int:
+    """Fork `workers` processes running `worker(app, listener, on_ready)` and keep them up.
+    A worker exiting with `fatal_exit` (it could not start the app) stops them all."""
     ready_r, ready_w = os.pipe()
     children: dict[int, float] = {}
     stopping = False
@@ -107,7 +118,7 @@ def _supervise(app: Any, listener: Any, workers: int, announce: Callable[[str], 
             raise
         if pid == 0:
             os.close(ready_r)
-            _child(app, listener, ready_w, blocked)
+            _child(app, listener, ready_w, blocked, worker)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         children[pid] = time.monotonic()
 
@@ -126,6 +137,7 @@ def _supervise(app: Any, listener: Any, workers: int, announce: Callable[[str], 
             spawn()
         ready = 0
         announced = False
+        failed = 0
         while children:
             readable, _, _ = select.select([ready_r], [], [], 0.2)
             if readable:
@@ -144,6 +156,11 @@ def _supervise(app: Any, listener: Any, workers: int, announce: Callable[[str], 
                 born = children.pop(pid, None)
                 if born is None or stopping:
                     continue
+                if fatal_exit is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == fatal_exit:
+                    logger.error("worker %d could not start the application; stopping", pid)
+                    failed = fatal_exit
+                    on_signal(signal.SIGTERM, None)
+                    continue
                 logger.error(
                     "worker %d exited (%s); starting another", pid, _describe(status)
                 )
@@ -151,7 +168,7 @@ def _supervise(app: Any, listener: Any, workers: int, announce: Callable[[str], 
                     time.sleep(_RESTART_BACKOFF)
                 if not stopping:
                     spawn()
-        return 0
+        return failed
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -1,0 +1,63 @@
+//! An ASGI or WSGI application as the engine's service, with `vireo serve`'s per-request
+//! options: the concurrency limit and the access log.
+
+use crate::asgi_config::{AppConfig, Interface};
+use crate::{asgi_service, wsgi_service};
+use pyo3::prelude::*;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use vireo_http::http::StatusCode;
+use vireo_http::{ContentType, Response, Service};
+
+pub(crate) struct AppService(pub Arc<AppConfig>);
+
+/// Counts a request in flight until dropped.
+struct InFlight<'a>(&'a AppConfig);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Service for AppService {
+    async fn call(&self, req: vireo_http::Request<'_>) -> Response {
+        let config = &self.0;
+        let _in_flight = match config.limit_concurrency {
+            Some(limit) => {
+                if config.in_flight.fetch_add(1, Ordering::Relaxed) >= limit {
+                    config.in_flight.fetch_sub(1, Ordering::Relaxed);
+                    return Response::typed(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "Service Unavailable",
+                        ContentType::Text,
+                    );
+                }
+                Some(InFlight(config))
+            }
+            None => None,
+        };
+        let access = config.access_log.as_ref().map(|_| {
+            let head = req.head();
+            (
+                req.remote_addr().map(|a| a.to_string()),
+                head.method().as_str().to_owned(),
+                head.path_and_query().to_owned(),
+                crate::asgi_scope::http_version(head),
+            )
+        });
+        let res = match config.interface {
+            Interface::Asgi => asgi_service::serve(config, req).await,
+            Interface::Wsgi => wsgi_service::serve(config, req).await,
+        };
+        if let (Some(log), Some((client, method, path, version))) = (&config.access_log, access) {
+            let status = res.status().as_u16();
+            Python::attach(|py| {
+                if let Err(e) = log.call1(py, (client, method, path, version, status)) {
+                    e.print(py);
+                }
+            });
+        }
+        res
+    }
+}

@@ -1,0 +1,426 @@
+//! One ASGI request's `receive` and `send`, and the state they share with the engine's side:
+//! body chunks read for the app, the response the app sends, and whether the client is gone.
+//!
+//! Everything runs on the worker thread that drives the loop; the mutex only makes the
+//! Python objects shareable.
+
+use crate::event_loop;
+use crate::request::Ready;
+use bytes::Bytes;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::Waker;
+use tokio::sync::Notify;
+use vireo_http::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+
+/// Bytes a streamed response may have queued before `send` waits for the client.
+const HIGH_WATER: usize = 64 * 1024;
+
+/// Where the response stands.
+pub(crate) enum Phase {
+    /// Nothing sent yet.
+    Waiting,
+    /// `http.response.start` received; the body follows.
+    Started,
+    /// The last body message received.
+    Complete,
+}
+
+impl Phase {
+    pub(crate) fn complete(&self) -> bool {
+        matches!(self, Phase::Complete)
+    }
+}
+
+pub(crate) struct Inner {
+    // The request body, as read for the app.
+    pub chunks: VecDeque<Bytes>,
+    pub body_done: bool,
+    /// The app asked for the body at least once.
+    pub asked: bool,
+    /// Read the rest of the body without waiting to be asked (the response has started).
+    pub draining: bool,
+    /// The `http.request` with `more_body` false has been given.
+    pub delivered_last: bool,
+    receive_waiter: Option<Py<PyAny>>,
+    /// The client went away, or the response was given up.
+    pub disconnected: bool,
+    // The response.
+    pub phase: Phase,
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub content_length: Option<u64>,
+    pub out: VecDeque<Bytes>,
+    pub queued: usize,
+    pub send_waiter: Option<Py<PyAny>>,
+    /// The stream's task, woken when a chunk is queued or the response ends.
+    pub stream_waker: Option<Waker>,
+    /// The app failed or returned after starting: the stream ends with this error.
+    pub failed: Option<String>,
+    /// The file `http.response.pathsend` named, opened, and its length.
+    pub file: Option<(std::fs::File, u64)>,
+}
+
+/// Shared by `receive`, `send`, the service and the response stream.
+pub(crate) struct Exchange {
+    inner: Mutex<Inner>,
+    /// Wakes the service: the app has sent something.
+    pub wake: Notify,
+    /// Wakes the body reader: `receive` waits for a chunk.
+    pub want: Notify,
+}
+
+impl Exchange {
+    pub(crate) fn new(body_done: bool) -> Arc<Self> {
+        Arc::new(Exchange {
+            inner: Mutex::new(Inner {
+                chunks: VecDeque::new(),
+                body_done,
+                asked: false,
+                draining: false,
+                delivered_last: false,
+                receive_waiter: None,
+                disconnected: false,
+                phase: Phase::Waiting,
+                status: StatusCode::OK,
+                headers: HeaderMap::new(),
+                content_length: None,
+                out: VecDeque::new(),
+                queued: 0,
+                send_waiter: None,
+                stream_waker: None,
+                failed: None,
+                file: None,
+            }),
+            wake: Notify::new(),
+            want: Notify::new(),
+        })
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether the service should read another chunk for a waiting `receive`.
+    pub(crate) fn wants_body(&self) -> bool {
+        let inner = self.lock();
+        inner.receive_waiter.is_some()
+            && !inner.delivered_last
+            && inner.chunks.is_empty()
+            && !inner.body_done
+    }
+
+    /// A chunk read (`None`: the body ended): hand it to a waiting `receive`.
+    pub(crate) fn push_body(&self, py: Python<'_>, chunk: Option<Bytes>) {
+        let mut inner = self.lock();
+        match chunk {
+            Some(chunk) => inner.chunks.push_back(chunk),
+            None => inner.body_done = true,
+        }
+        if inner.delivered_last {
+            return;
+        }
+        if let Some(waiter) = inner.receive_waiter.take() {
+            let message = next_message(py, &mut inner);
+            drop(inner);
+            resolve(py, waiter, message.map(Bound::unbind));
+        }
+    }
+
+    /// The client is gone (or the response was dropped): `receive` says `http.disconnect`,
+    /// `send` stops waiting.
+    pub(crate) fn disconnect(&self, py: Python<'_>) {
+        let mut inner = self.lock();
+        inner.disconnected = true;
+        let receive = inner.receive_waiter.take();
+        let send = inner.send_waiter.take();
+        drop(inner);
+        if let Some(waiter) = receive {
+            resolve(
+                py,
+                waiter,
+                disconnect_message(py).map(|d| d.into_any().unbind()),
+            );
+        }
+        if let Some(waiter) = send {
+            resolve(py, waiter, Ok(py.None()));
+        }
+    }
+
+    /// The response ended (completely, or given up): later `receive` calls say disconnect.
+    pub(crate) fn finish(&self, py: Python<'_>) {
+        self.disconnect(py);
+    }
+
+    /// The stream took chunks: release a `send` waiting for room.
+    pub(crate) fn drained(&self, py: Python<'_>) {
+        let mut inner = self.lock();
+        if inner.queued <= HIGH_WATER {
+            if let Some(waiter) = inner.send_waiter.take() {
+                drop(inner);
+                resolve(py, waiter, Ok(py.None()));
+            }
+        }
+    }
+
+    /// End the stream with an error (the app failed after starting the response).
+    pub(crate) fn fail(&self, message: String) {
+        let mut inner = self.lock();
+        if inner.failed.is_none() {
+            inner.failed = Some(message);
+        }
+        if let Some(waker) = inner.stream_waker.take() {
+            waker.wake();
+        }
+    }
+}
+
+fn disconnect_message(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let message = PyDict::new(py);
+    message.set_item("type", "http.disconnect")?;
+    Ok(message)
+}
+
+/// The next message for `receive`, if one is ready.
+fn next_message<'py>(py: Python<'py>, inner: &mut Inner) -> PyResult<Bound<'py, PyAny>> {
+    if inner.disconnected {
+        return Ok(disconnect_message(py)?.into_any());
+    }
+    let message = PyDict::new(py);
+    message.set_item("type", "http.request")?;
+    let chunk = inner.chunks.pop_front().unwrap_or_default();
+    let last = inner.body_done && inner.chunks.is_empty();
+    inner.delivered_last = last;
+    message.set_item("body", PyBytes::new(py, &chunk))?;
+    message.set_item("more_body", !last)?;
+    Ok(message.into_any())
+}
+
+/// Complete an asyncio future from the loop's thread (it may have been cancelled).
+fn resolve(py: Python<'_>, future: Py<PyAny>, value: PyResult<Py<PyAny>>) {
+    let future = future.bind(py);
+    let outcome = (|| -> PyResult<()> {
+        if future.call_method0("done")?.is_truthy()? {
+            return Ok(());
+        }
+        match value {
+            Ok(value) => future.call_method1("set_result", (value,))?,
+            Err(e) => future.call_method1("set_exception", (e.into_value(py),))?,
+        };
+        Ok(())
+    })();
+    if let Err(e) = outcome {
+        e.print(py);
+    }
+    if let Some(state) = event_loop::current() {
+        state.kick(py);
+    }
+}
+
+fn new_future(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    let state = event_loop::current()
+        .ok_or_else(|| PyRuntimeError::new_err("receive/send called off the server's loop"))?;
+    state.event_loop.call_method0(py, "create_future")
+}
+
+fn ready(py: Python<'_>, value: Py<PyAny>) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, Ready::new(value))?.into_any())
+}
+
+/// The scope's `receive`.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct Receive(pub Arc<Exchange>);
+
+#[pymethods]
+impl Receive {
+    fn __call__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let mut inner = self.0.lock();
+        inner.asked = true;
+        let body_ready = !inner.chunks.is_empty() || inner.body_done;
+        if inner.disconnected || (!inner.delivered_last && body_ready) {
+            let message = next_message(py, &mut inner)?;
+            return ready(py, message.unbind());
+        }
+        if inner.receive_waiter.is_some() {
+            return Err(PyRuntimeError::new_err(
+                "receive() called again while an earlier receive() is still waiting",
+            ));
+        }
+        // Waiting for a chunk, or (the body all given) for the client to go away.
+        let future = new_future(py)?;
+        inner.receive_waiter = Some(future.clone_ref(py));
+        drop(inner);
+        self.0.want.notify_one();
+        Ok(future)
+    }
+}
+
+/// The scope's `send`.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct Send(pub Arc<Exchange>);
+
+#[pymethods]
+impl Send {
+    fn __call__(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
+        let kind: String = message
+            .get_item("type")?
+            .ok_or_else(|| PyTypeError::new_err("an ASGI message needs a 'type'"))?
+            .extract()?;
+        match kind.as_str() {
+            "http.response.start" => self.start(py, message),
+            "http.response.body" => self.body(py, message),
+            "http.response.pathsend" => self.pathsend(py, message),
+            other => Err(PyRuntimeError::new_err(format!(
+                "Unexpected ASGI message {other:?} sent to an http connection"
+            ))),
+        }
+    }
+}
+
+impl Send {
+    fn start(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
+        let code: u16 = message
+            .get_item("status")?
+            .ok_or_else(|| PyTypeError::new_err("http.response.start needs a 'status'"))?
+            .extract()?;
+        let status = StatusCode::from_u16(code)
+            .ok()
+            .filter(|s| *s >= StatusCode::OK)
+            .ok_or_else(|| {
+                PyRuntimeError::new_err(format!("http.response.start: invalid status {code}"))
+            })?;
+        let mut headers = HeaderMap::new();
+        let mut content_length = None;
+        if let Some(list) = message.get_item("headers")? {
+            for pair in list.try_iter()? {
+                let pair = pair?;
+                let name = pair.get_item(0)?;
+                let value = pair.get_item(1)?;
+                let name = HeaderName::from_bytes(&bytes_of(&name)?).map_err(|_| {
+                    PyRuntimeError::new_err(format!(
+                        "http.response.start: invalid header name {name}"
+                    ))
+                })?;
+                let value = HeaderValue::from_bytes(&bytes_of(&value)?).map_err(|_| {
+                    PyRuntimeError::new_err(format!(
+                        "http.response.start: invalid value for header {name}: {value}"
+                    ))
+                })?;
+                if name == vireo_http::http::header::CONTENT_LENGTH {
+                    content_length = value.to_str().ok().and_then(|v| v.trim().parse().ok());
+                }
+                headers.append(name, value);
+            }
+        }
+        let mut inner = self.0.lock();
+        if !matches!(inner.phase, Phase::Waiting) {
+            return Err(PyRuntimeError::new_err(
+                "Unexpected ASGI message 'http.response.start' sent, after response already started",
+            ));
+        }
+        inner.phase = Phase::Started;
+        inner.status = status;
+        inner.headers = headers;
+        inner.content_length = content_length;
+        drop(inner);
+        self.0.wake.notify_one();
+        ready(py, py.None())
+    }
+
+    /// The extension's `{"type": "http.response.pathsend", "path": ...}`: the file is the
+    /// rest of the body, read by the server.
+    fn pathsend(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
+        let path: std::path::PathBuf = message
+            .get_item("path")?
+            .ok_or_else(|| PyTypeError::new_err("http.response.pathsend needs a 'path'"))?
+            .extract()?;
+        let file = std::fs::File::open(&path)?;
+        let len = file.metadata()?.len();
+        let mut inner = self.0.lock();
+        if !matches!(inner.phase, Phase::Started) {
+            return Err(PyRuntimeError::new_err(
+                "Unexpected ASGI message 'http.response.pathsend' sent, outside a started response",
+            ));
+        }
+        if !inner.disconnected {
+            inner.file = Some((file, len));
+        }
+        inner.phase = Phase::Complete;
+        if let Some(waker) = inner.stream_waker.take() {
+            waker.wake();
+        }
+        drop(inner);
+        self.0.wake.notify_one();
+        ready(py, py.None())
+    }
+
+    fn body(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
+        let chunk = match message.get_item("body")? {
+            Some(body) => Bytes::from(bytes_of(&body)?),
+            None => Bytes::new(),
+        };
+        let more = match message.get_item("more_body")? {
+            Some(more) => more.is_truthy()?,
+            None => false,
+        };
+        let mut inner = self.0.lock();
+        match inner.phase {
+            Phase::Waiting => {
+                return Err(PyRuntimeError::new_err(
+                    "Unexpected ASGI message 'http.response.body' sent, before 'http.response.start'",
+                ))
+            }
+            Phase::Complete => {
+                return Err(PyRuntimeError::new_err(
+                    "Unexpected ASGI message 'http.response.body' sent, after response already completed",
+                ))
+            }
+            Phase::Started => {}
+        }
+        if inner.disconnected {
+            // As other servers do: the client is gone, so what is sent goes nowhere.
+            return ready(py, py.None());
+        }
+        if !chunk.is_empty() {
+            inner.queued += chunk.len();
+            inner.out.push_back(chunk);
+        }
+        if !more {
+            inner.phase = Phase::Complete;
+        }
+        if let Some(waker) = inner.stream_waker.take() {
+            waker.wake();
+        }
+        let wait = more && inner.queued > HIGH_WATER;
+        let out = if wait {
+            let future = new_future(py)?;
+            inner.send_waiter = Some(future.clone_ref(py));
+            future
+        } else {
+            ready(py, py.None())?
+        };
+        drop(inner);
+        self.0.wake.notify_one();
+        Ok(out)
+    }
+}
+
+/// The bytes of a `bytes`, `bytearray` or `memoryview`.
+fn bytes_of(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(b) = value.cast::<PyBytes>() {
+        return Ok(b.as_bytes().to_vec());
+    }
+    if let Ok(b) = value.cast::<PyByteArray>() {
+        return Ok(b.to_vec());
+    }
+    if value.is_instance_of::<PyMemoryView>() {
+        return value.call_method0("tobytes")?.extract();
+    }
+    Err(PyTypeError::new_err(format!(
+        "expected bytes in an ASGI message, got {}",
+        value.get_type().name()?
+    )))
+}

@@ -1,0 +1,168 @@
+//! An ASGI or WSGI application as `vireo serve` runs it, with the server options that shape
+//! each request (root path, trusted proxies, concurrency limit, logging hooks).
+
+use crate::event_loop::LoopRefs;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::net::IpAddr;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+
+/// How the application is called.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Interface {
+    Asgi,
+    Wsgi,
+}
+
+/// Which peers may set the client address and scheme with `X-Forwarded-For` / `-Proto`.
+pub(crate) enum Trusted {
+    Any,
+    Addrs(Vec<IpAddr>),
+}
+
+impl Trusted {
+    pub(crate) fn allows(&self, ip: IpAddr) -> bool {
+        match self {
+            Trusted::Any => true,
+            Trusted::Addrs(list) => list
+                .iter()
+                .any(|a| *a == ip || a.to_canonical() == ip.to_canonical()),
+        }
+    }
+}
+
+/// What the service needs for every request; shared by the worker's requests.
+pub(crate) struct AppConfig {
+    pub app: Py<PyAny>,
+    pub interface: Interface,
+    pub root_path: String,
+    /// `Some` with `--proxy-headers`.
+    pub proxy: Option<Trusted>,
+    pub limit_concurrency: Option<usize>,
+    /// More than one worker process serves the app (WSGI's `wsgi.multiprocess`).
+    pub multiprocess: bool,
+    pub in_flight: AtomicUsize,
+    /// The listening address for the scope's `server`; `None` on a Unix socket.
+    pub server: Option<(String, u16)>,
+    /// The lifespan state each request's scope gets a shallow copy of.
+    pub state: Option<Py<PyDict>>,
+    /// `start_app(app, scope, receive, send, completion)`: the app's task on the loop.
+    pub start_app: Py<PyAny>,
+    /// `log_error(message, exc_or_none)`: logs through the `vireo.error` logger.
+    pub log_error: Py<PyAny>,
+    /// `access(client, method, path, version, status)`, when access logging is on.
+    pub access_log: Option<Py<PyAny>>,
+    /// `call_wsgi(app, environ_parts...)`, see `vireo/_wsgi.py`.
+    pub wsgi_call: Py<PyAny>,
+    pub bind_loop: Py<PyAny>,
+    pub spawn: Py<PyAny>,
+    pub context_run: Py<PyAny>,
+    pub send_none: Py<PyAny>,
+}
+
+impl AppConfig {
+    pub(crate) fn loop_refs(&self, py: Python<'_>) -> LoopRefs {
+        LoopRefs {
+            bind_loop: self.bind_loop.clone_ref(py),
+            spawn: self.spawn.clone_ref(py),
+            context_run: self.context_run.clone_ref(py),
+            send_none: self.send_none.clone_ref(py),
+        }
+    }
+
+    /// Log a server-side error with the app's traceback, if any.
+    pub(crate) fn log(&self, py: Python<'_>, message: &str, err: Option<PyErr>) {
+        let exc = err.map(|e| e.into_value(py).into_any());
+        if let Err(e) = self.log_error.call1(py, (message, exc)) {
+            e.print(py);
+        }
+    }
+}
+
+/// An application made servable: `AsgiApp(app, interface, helpers, **options)`.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct AsgiApp {
+    pub(crate) config: Arc<AppConfig>,
+}
+
+#[pymethods]
+impl AsgiApp {
+    #[new]
+    #[pyo3(signature = (app, interface, helpers, root_path=String::new(), proxy_headers=false,
+        forwarded_allow_ips=vec!["127.0.0.1".to_owned()], limit_concurrency=None, server=None,
+        state=None, access_log=None, multiprocess=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        app: Py<PyAny>,
+        interface: &str,
+        helpers: &Bound<'_, PyDict>,
+        root_path: String,
+        proxy_headers: bool,
+        forwarded_allow_ips: Vec<String>,
+        limit_concurrency: Option<usize>,
+        server: Option<(String, u16)>,
+        state: Option<Py<PyDict>>,
+        access_log: Option<Py<PyAny>>,
+        multiprocess: bool,
+    ) -> PyResult<Self> {
+        let interface = match interface {
+            "asgi" => Interface::Asgi,
+            "wsgi" => Interface::Wsgi,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown interface {other:?}"
+                )))
+            }
+        };
+        let proxy = proxy_headers
+            .then(|| trusted(&forwarded_allow_ips))
+            .transpose()?;
+        let get = |name: &str| -> PyResult<Py<PyAny>> {
+            helpers
+                .get_item(name)?
+                .map(Bound::unbind)
+                .ok_or_else(|| PyValueError::new_err(format!("vireo helper {name} missing")))
+        };
+        Ok(AsgiApp {
+            config: Arc::new(AppConfig {
+                app,
+                interface,
+                root_path,
+                proxy,
+                limit_concurrency: limit_concurrency.filter(|n| *n > 0),
+                multiprocess,
+                in_flight: AtomicUsize::new(0),
+                server,
+                state,
+                start_app: get("start_app")?,
+                log_error: get("log_error")?,
+                access_log,
+                wsgi_call: get("call_wsgi")?,
+                bind_loop: get("bind_loop")?,
+                spawn: get("spawn")?,
+                context_run: get("context_run")?,
+                send_none: get("send_none")?,
+            }),
+        })
+    }
+}
+
+/// `--forwarded-allow-ips`: addresses, or `*` for any peer.
+fn trusted(list: &[String]) -> PyResult<Trusted> {
+    let mut addrs = Vec::new();
+    for item in list.iter().flat_map(|s| s.split(',')) {
+        let item = item.trim();
+        match item {
+            "" => {}
+            "*" => return Ok(Trusted::Any),
+            ip => addrs.push(ip.parse::<IpAddr>().map_err(|e| {
+                PyValueError::new_err(format!(
+                    "--forwarded-allow-ips: {ip:?} is not an IP address: {e}"
+                ))
+            })?),
+        }
+    }
+    Ok(Trusted::Addrs(addrs))
+}

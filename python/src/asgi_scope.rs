@@ -1,0 +1,169 @@
+//! The ASGI `http` scope of a request, and what it shares with a WSGI environ: the client and
+//! scheme (rewritten from a trusted proxy's `X-Forwarded-*`), the decoded path.
+
+use crate::asgi_config::AppConfig;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use std::net::{IpAddr, SocketAddr};
+use vireo_http::http::Version;
+use vireo_http::Head;
+
+/// Where a request came from, as the app should see it.
+pub(crate) struct Origin {
+    pub client: Option<(String, u16)>,
+    pub scheme: String,
+}
+
+/// The peer, or the client a trusted proxy names.
+pub(crate) fn origin(
+    head: &Head,
+    peer: Option<SocketAddr>,
+    secure: bool,
+    config: &AppConfig,
+) -> Origin {
+    let mut origin = Origin {
+        client: peer.map(|p| (p.ip().to_string(), p.port())),
+        scheme: if secure { "https" } else { "http" }.to_owned(),
+    };
+    let Some(trusted) = &config.proxy else {
+        return origin;
+    };
+    // A Unix socket's peer is the proxy in front, trusted as uvicorn trusts it.
+    if let Some(peer) = peer {
+        if !trusted.allows(peer.ip()) {
+            return origin;
+        }
+    }
+    if let Some(proto) = head.header("x-forwarded-proto") {
+        if let Ok(proto) = std::str::from_utf8(proto) {
+            let proto = proto
+                .rsplit(',')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            if proto == "http" || proto == "https" {
+                origin.scheme = proto;
+            }
+        }
+    }
+    if let Some(xff) = head.header("x-forwarded-for") {
+        if let Ok(xff) = std::str::from_utf8(xff) {
+            let hosts: Vec<&str> = xff
+                .split(',')
+                .map(str::trim)
+                .filter(|h| !h.is_empty())
+                .collect();
+            // The nearest address that is not itself a trusted proxy; the first if all are.
+            let client = hosts
+                .iter()
+                .rev()
+                .find(|h| h.parse::<IpAddr>().map_or(true, |ip| !trusted.allows(ip)))
+                .or(hosts.first());
+            if let Some(host) = client {
+                origin.client = Some(((*host).to_owned(), 0));
+            }
+        }
+    }
+    origin
+}
+
+/// `%XX` sequences decoded; invalid UTF-8 replaced, as Python's `unquote` does.
+pub(crate) fn percent_decode(raw: &str) -> String {
+    if !raw.contains('%') {
+        return raw.to_owned();
+    }
+    String::from_utf8_lossy(&percent_decode_bytes(raw)).into_owned()
+}
+
+/// `%XX` sequences decoded to bytes; a `%` not followed by two hex digits is kept.
+pub(crate) fn percent_decode_bytes(raw: &str) -> Vec<u8> {
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = |b: u8| (b as char).to_digit(16);
+            if let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                out.push((h * 16 + l) as u8);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    out
+}
+
+pub(crate) fn http_version(head: &Head) -> &'static str {
+    match head.version() {
+        Version::HTTP_10 => "1.0",
+        Version::HTTP_2 => "2",
+        _ => "1.1",
+    }
+}
+
+/// The scope dict for an `http` request.
+pub(crate) fn http_scope<'py>(
+    py: Python<'py>,
+    head: &Head,
+    origin: &Origin,
+    config: &AppConfig,
+) -> PyResult<Bound<'py, PyDict>> {
+    let scope = PyDict::new(py);
+    scope.set_item("type", "http")?;
+    let asgi = PyDict::new(py);
+    asgi.set_item("version", "3.0")?;
+    asgi.set_item("spec_version", "2.3")?;
+    scope.set_item("asgi", asgi)?;
+    scope.set_item("http_version", http_version(head))?;
+    scope.set_item("method", head.method().as_str())?;
+    scope.set_item("scheme", origin.scheme.as_str())?;
+    let raw_path = head.path();
+    let root = config.root_path.as_str();
+    scope.set_item("path", format!("{root}{}", percent_decode(raw_path)))?;
+    let mut raw = Vec::with_capacity(root.len() + raw_path.len());
+    raw.extend_from_slice(root.as_bytes());
+    raw.extend_from_slice(raw_path.as_bytes());
+    scope.set_item("raw_path", PyBytes::new(py, &raw))?;
+    scope.set_item(
+        "query_string",
+        PyBytes::new(py, head.query().unwrap_or("").as_bytes()),
+    )?;
+    scope.set_item("root_path", root)?;
+    let headers = PyList::empty(py);
+    let mut lower = Vec::new();
+    for (name, value) in head.headers() {
+        lower.clear();
+        lower.extend(name.bytes().map(|b| b.to_ascii_lowercase()));
+        headers.append(PyTuple::new(
+            py,
+            [PyBytes::new(py, &lower), PyBytes::new(py, value)],
+        )?)?;
+    }
+    scope.set_item("headers", headers)?;
+    scope.set_item("client", origin.client.clone())?;
+    scope.set_item("server", config.server.clone())?;
+    let extensions = PyDict::new(py);
+    extensions.set_item("http.response.pathsend", PyDict::new(py))?;
+    scope.set_item("extensions", extensions)?;
+    if let Some(state) = &config.state {
+        scope.set_item("state", state.bind(py).copy()?)?;
+    }
+    Ok(scope)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decode;
+
+    #[test]
+    fn decodes_percent_escapes() {
+        assert_eq!(percent_decode("/a%20b"), "/a b");
+        assert_eq!(percent_decode("/caf%C3%A9"), "/café");
+        assert_eq!(percent_decode("/bad%zz%4"), "/bad%zz%4");
+        assert_eq!(percent_decode("/end%"), "/end%");
+        assert_eq!(percent_decode("/%ff"), "/\u{fffd}");
+    }
+}

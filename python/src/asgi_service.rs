@@ -1,0 +1,303 @@
+//! An ASGI 3 application as the engine's service: the app runs on the worker's persistent
+//! loop, started inline; the service reads the body as the app asks for it and answers once
+//! the app has sent its response head (and, when it came at once, the whole body).
+
+use crate::asgi_body::AsgiBody;
+use crate::asgi_channel::{Exchange, Phase, Receive, Send};
+use crate::asgi_config::AppConfig;
+use crate::asgi_file::FileStream;
+use crate::asgi_scope::{http_scope, origin};
+use crate::coroutine::{self, Completion, Outcome};
+use crate::event_loop::{self, LoopState};
+use crate::thread_state;
+use bytes::{Bytes, BytesMut};
+use pyo3::prelude::*;
+use std::pin::pin;
+use std::rc::Rc;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+use vireo_http::http::{header, HeaderValue, Method, StatusCode};
+use vireo_http::{Body, BodyError, BodyKind, ContentType, RequestBody, Response};
+
+/// This thread's loop, bound on the first request the thread serves.
+pub(crate) fn loop_for_thread(config: &AppConfig) -> Result<Rc<LoopState>, Response> {
+    if let Some(state) = event_loop::current() {
+        return Ok(state);
+    }
+    thread_state::keep();
+    let refs = Python::attach(|py| config.loop_refs(py));
+    event_loop::install_with(refs).map_err(|e| {
+        Python::attach(|py| config.log(py, "binding the event loop", Some(e)));
+        server_error()
+    })
+}
+
+/// The 500 sent when the app fails before its response starts.
+pub(crate) fn server_error() -> Response {
+    let mut res = Response::typed(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Internal Server Error",
+        ContentType::Text,
+    );
+    res.headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    res
+}
+
+/// Gives `receive` a disconnect if the service is dropped (or ends) without handing the
+/// response to a stream.
+struct Guard(Option<Arc<Exchange>>);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(ex) = self.0.take() {
+            Python::attach(|py| ex.finish(py));
+        }
+    }
+}
+
+/// Answer one request with the ASGI app.
+pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>) -> Response {
+    let peer = req.remote_addr().copied();
+    let secure = req.is_secure();
+    let (head, body) = req.into_parts();
+    let state = match loop_for_thread(config) {
+        Ok(state) => state,
+        Err(res) => return res,
+    };
+    let is_head = head.method() == Method::HEAD;
+    let ex = Exchange::new(matches!(head.body_kind(), BodyKind::Empty));
+    // The app runs as an asyncio task of its own, as under other servers: libraries such as
+    // anyio tie cancel scopes to the task they were entered in.
+    let started = Python::attach(|py| -> PyResult<oneshot::Receiver<Outcome>> {
+        let origin = origin(&head, peer, secure, config);
+        let scope = http_scope(py, &head, &origin, config)?;
+        let receive = Py::new(py, Receive(ex.clone()))?;
+        let send = Py::new(py, Send(ex.clone()))?;
+        let (completion, rx) = Completion::channel(py)?;
+        let task = config
+            .start_app
+            .call1(py, (config.app.bind(py), scope, receive, send, &completion))?;
+        completion.get().hold(task);
+        state.kick(py);
+        Ok(rx)
+    });
+    drop(head);
+    let guard = Guard(Some(ex.clone()));
+    let (mut app_done, mut rx) = match started {
+        Ok(rx) => (None, Some(rx)),
+        Err(e) => (Some(Err(e)), None),
+    };
+    let mut pump = pin!(pump(body, &ex));
+    let mut pump_done = false;
+    while app_done.is_none() && !response_ready(&ex) {
+        tokio::select! {
+            outcome = async {
+                match rx.as_mut() {
+                    Some(rx) => rx.await,
+                    None => std::future::pending().await,
+                }
+            } => {
+                app_done = Some(outcome.unwrap_or_else(|_| Err(ended())).map(drop));
+            }
+            _ = ex.wake.notified() => {}
+            result = &mut pump, if !pump_done => {
+                pump_done = true;
+                if let Err(e) = result {
+                    // The body could not be read: the client is gone or broke a limit.
+                    Python::attach(|py| ex.disconnect(py));
+                    if matches!(ex.lock().phase, Phase::Waiting) {
+                        return Response::typed(e.status(), e.to_string(), ContentType::Text);
+                    }
+                }
+            }
+        }
+    }
+    // The app may have finished in the same step that started the response.
+    if app_done.is_none() {
+        if let Some(outcome) = rx.as_mut().and_then(|rx| rx.try_recv().ok()) {
+            app_done = Some(outcome.map(drop));
+        }
+    }
+    // An app that reads the body and answers before reading all of it still gets the rest.
+    let read_rest = {
+        let inner = ex.lock();
+        inner.asked && !inner.body_done && !inner.disconnected
+    };
+    if read_rest && !pump_done {
+        ex.lock().draining = true;
+        ex.want.notify_one();
+        if pump.as_mut().await.is_err() {
+            Python::attach(|py| ex.disconnect(py));
+        }
+    }
+    if let Some(result) = app_done {
+        return Python::attach(|py| finished(py, config, &ex, result, is_head, guard));
+    }
+    // The app goes on sending on the loop; its outcome is logged when it comes.
+    if let Some(rx) = rx {
+        let (config, ex) = (config.clone(), ex.clone());
+        tokio::task::spawn_local(async move {
+            let outcome = coroutine::finish(rx).await;
+            Python::attach(|py| after_start(py, &config, &ex, outcome.map(drop)));
+        });
+    }
+    respond(&ex, is_head, guard)
+}
+
+/// Whether the app has sent enough to answer: the head, and the body if it came with it.
+fn response_ready(ex: &Exchange) -> bool {
+    !matches!(ex.lock().phase, Phase::Waiting)
+}
+
+/// Read body chunks when `receive` waits for one (or all, when draining).
+async fn pump(mut body: RequestBody<'_>, ex: &Exchange) -> Result<(), BodyError> {
+    loop {
+        loop {
+            let wanted = ex.wants_body() || {
+                let inner = ex.lock();
+                inner.draining && !inner.body_done
+            };
+            if wanted {
+                break;
+            }
+            if ex.lock().body_done {
+                return Ok(());
+            }
+            ex.want.notified().await;
+        }
+        let chunk = body.chunk().await?;
+        Python::attach(|py| ex.push_body(py, chunk));
+    }
+}
+
+/// The app returned or raised before the service answered.
+fn finished(
+    py: Python<'_>,
+    config: &AppConfig,
+    ex: &Arc<Exchange>,
+    result: PyResult<()>,
+    is_head: bool,
+    guard: Guard,
+) -> Response {
+    // Nothing has reached the client yet: a failed or unfinished response is a clean 500.
+    let complete = ex.lock().phase.complete();
+    match (complete, result) {
+        (true, Err(e)) => config.log(py, "Exception in ASGI application", Some(e)),
+        (true, Ok(())) => {}
+        (false, Err(e)) => {
+            config.log(py, "Exception in ASGI application", Some(e));
+            return server_error();
+        }
+        (false, Ok(())) => {
+            let waiting = matches!(ex.lock().phase, Phase::Waiting);
+            let message = if waiting {
+                "ASGI callable returned without starting response."
+            } else {
+                "ASGI callable returned without completing response."
+            };
+            config.log(py, message, None);
+            return server_error();
+        }
+    }
+    respond(ex, is_head, guard)
+}
+
+/// The app's outcome after the response was handed to the engine.
+fn after_start(py: Python<'_>, config: &AppConfig, ex: &Exchange, outcome: PyResult<()>) {
+    let complete = matches!(ex.lock().phase, Phase::Complete);
+    match outcome {
+        Err(e) => {
+            config.log(py, "Exception in ASGI application", Some(e));
+            if !complete {
+                ex.fail("the application raised while sending its response".to_owned());
+            }
+        }
+        Ok(()) if !complete => {
+            config.log(
+                py,
+                "ASGI callable returned without completing response.",
+                None,
+            );
+            ex.fail("the application did not complete its response".to_owned());
+        }
+        Ok(()) => {}
+    }
+}
+
+/// The engine's response for what the app has sent: whole if it is complete, else a stream.
+fn respond(ex: &Arc<Exchange>, is_head: bool, guard: Guard) -> Response {
+    let mut inner = ex.lock();
+    let status = inner.status;
+    let headers = std::mem::take(&mut inner.headers);
+    let length = inner.content_length;
+    let complete = matches!(inner.phase, Phase::Complete) && inner.failed.is_none();
+    if complete && inner.out.is_empty() {
+        if let Some((file, len)) = inner.file.take() {
+            drop(inner);
+            drop(guard);
+            let mut res = Response::new(
+                status,
+                Body::SizedStream(len, Box::pin(FileStream::new(file))),
+            );
+            *res.headers_mut() = headers;
+            return res;
+        }
+    }
+    let body = if complete && inner.file.is_none() {
+        let body = match inner.out.len() {
+            0 => Bytes::new(),
+            1 => inner.out.pop_front().unwrap_or_default(),
+            _ => {
+                let mut all = BytesMut::with_capacity(inner.queued);
+                for chunk in inner.out.drain(..) {
+                    all.extend_from_slice(&chunk);
+                }
+                all.freeze()
+            }
+        };
+        inner.queued = 0;
+        drop(inner);
+        // `guard` tells a still-listening `receive` that the response is done.
+        drop(guard);
+        match length {
+            // A HEAD answer announces the length of the body it does not send.
+            Some(len) if is_head && body.is_empty() => Body::SizedStream(len, empty()),
+            _ => Body::Bytes(body),
+        }
+    } else {
+        drop(inner);
+        let mut guard = guard;
+        guard.0 = None;
+        let stream = Box::pin(AsgiBody::new(ex.clone()));
+        match length {
+            Some(len) => Body::SizedStream(len, stream),
+            None => Body::Stream(stream),
+        }
+    };
+    let mut res = Response::new(status, body);
+    *res.headers_mut() = headers;
+    res
+}
+
+fn empty() -> vireo_http::BodyStream {
+    Box::pin(Empty)
+}
+
+struct Empty;
+
+impl futures_core::Stream for Empty {
+    type Item = Result<Bytes, vireo_http::BoxError>;
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        std::task::Poll::Ready(None)
+    }
+}
+
+fn ended() -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err(
+        "the task running the application ended without an outcome",
+    )
+}

@@ -1,0 +1,175 @@
+"""A raw ASGI 3 app for the server tests: it echoes its scope, streams, and misbehaves on
+purpose, one path per case."""
+
+import asyncio
+import json
+
+listener_saw = []
+events = {}
+
+
+def _jsonable(value):
+    if isinstance(value, bytes):
+        return {"bytes": list(value)}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
+async def _json(send, value, status=200):
+    body = json.dumps(value).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _read_all(receive):
+    chunks = []
+    while True:
+        message = await receive()
+        assert message["type"] == "http.request", message
+        chunks.append(message["body"])
+        if not message.get("more_body", False):
+            return chunks
+
+
+async def lifespan(scope, receive, send):
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            scope["state"]["started"] = True
+            scope["state"]["shared"] = []
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            print("app: lifespan shutdown", flush=True)
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        return await lifespan(scope, receive, send)
+    path = scope["path"]
+    if path.endswith("/scope") or path.startswith("/scope"):
+        # Each request's state is a shallow copy: a key added here is not seen by the next.
+        scope["state"]["added_by_request"] = True
+        scope["state"]["shared"].append(1)
+        return await _json(send, _jsonable(dict(scope)))
+    if path == "/echo":
+        chunks = await _read_all(receive)
+        body = b"".join(chunks)
+        return await _json(send, {"messages": len(chunks), "length": len(body),
+                                  "sum": sum(body) % 65521})
+    if path == "/echo-stream":
+        # Answers before reading the body; the server reads the rest for it.
+        first = await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": first["body"], "more_body": True})
+        more = first.get("more_body", False)
+        while more:
+            message = await receive()
+            await send({"type": "http.response.body", "body": message["body"], "more_body": True})
+            more = message.get("more_body", False)
+        await send({"type": "http.response.body", "body": b""})
+        return
+    if path == "/stream":
+        qs = dict(p.split("=") for p in scope["query_string"].decode().split("&") if p)
+        n = int(qs.get("n", "3"))
+        size = int(qs.get("size", "10"))
+
+        async def listen():
+            # As Starlette's StreamingResponse does: wait for the disconnect while streaming.
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    listener_saw.append("http.disconnect")
+                    return
+
+        task = asyncio.get_running_loop().create_task(listen())
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/plain"), (b"x-chunks", str(n).encode())]})
+        for i in range(n):
+            await send({"type": "http.response.body", "body": bytes([65 + i % 26]) * size,
+                        "more_body": True})
+            await asyncio.sleep(0)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        await task
+        return
+    if path == "/listener":
+        return await _json(send, listener_saw)
+    if path == "/raise-before":
+        raise ValueError("boom before start")
+    if path == "/raise-after":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"partial", "more_body": True})
+        await asyncio.sleep(0.01)
+        raise ValueError("boom after start")
+    if path == "/body-before-start":
+        await send({"type": "http.response.body", "body": b"oops"})
+        return
+    if path == "/double-start":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        return
+    if path == "/invalid-header":
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"bad name", b"x")]})
+        await send({"type": "http.response.body", "body": b"no"})
+        return
+    if path == "/invalid-value":
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"x-bad", b"a\r\nb: c")]})
+        await send({"type": "http.response.body", "body": b"no"})
+        return
+    if path == "/no-response":
+        return
+    if path == "/incomplete":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"half", "more_body": True})
+        await asyncio.sleep(0.01)
+        return
+    if path == "/complete-then-raise":
+        # As Starlette's error middleware does: answer 500, then re-raise for the server log.
+        await send({"type": "http.response.start", "status": 500, "headers": []})
+        await send({"type": "http.response.body", "body": b"handled"})
+        raise RuntimeError("re-raised after the response")
+    if path == "/block":
+        event = events.setdefault("block", asyncio.Event())
+        try:
+            await asyncio.wait_for(event.wait(), 5)
+        except asyncio.TimeoutError:
+            pass
+        return await _json(send, {"blocked": True})
+    if path == "/release":
+        events.setdefault("block", asyncio.Event()).set()
+        events.pop("block")
+        return await _json(send, {"released": True})
+    if path == "/slow":
+        await asyncio.sleep(0.5)
+        return await _json(send, {"slow": True})
+    if path == "/big":
+        chunk = b"x" * 65536
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        for _ in range(64):
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    if path == "/pathsend":
+        assert "http.response.pathsend" in scope["extensions"]
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/x-python")]})
+        await send({"type": "http.response.pathsend", "path": __file__})
+        return
+    if path == "/pathsend-missing":
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.pathsend", "path": __file__ + ".missing"})
+        return
+    if path == "/head-length":
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-length", b"1234")]})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    await _json(send, {"path": path}, status=404)

@@ -1,0 +1,97 @@
+"""A raw WSGI app for the server tests."""
+
+import json
+import sys
+import time
+
+closed = []
+
+
+class Tracked:
+    """A result iterable with close(), counted when closed."""
+
+    def __init__(self, chunks, name, fail_at=None):
+        self.chunks = chunks
+        self.name = name
+        self.fail_at = fail_at
+
+    def __iter__(self):
+        for i, chunk in enumerate(self.chunks):
+            if i == self.fail_at:
+                raise ValueError("boom while iterating")
+            yield chunk
+
+    def close(self):
+        closed.append(self.name)
+
+
+def app(environ, start_response):
+    path = environ["PATH_INFO"]
+    if path.startswith("/environ"):
+        body = json.dumps({k: v for k, v in environ.items() if isinstance(v, (str, bool, int, tuple))}
+                          | {"input_type": type(environ["wsgi.input"]).__name__,
+                             "errors_is_stderr": environ["wsgi.errors"] is sys.stderr}).encode()
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [body]
+    if path == "/echo":
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        data = environ["wsgi.input"].read(length) if length else environ["wsgi.input"].read()
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [str(len(data)).encode(), b":", str(sum(data) % 65521).encode()]
+    if path == "/lines":
+        stream = environ["wsgi.input"]
+        first = stream.readline()
+        rest = list(stream)
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [json.dumps({"first": first.decode(), "rest": len(rest),
+                            "last": rest[-1].decode() if rest else None,
+                            "after_eof": stream.read().decode()}).encode()]
+    if path == "/partial":
+        head = environ["wsgi.input"].read(10)
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [head]
+    if path == "/gen":
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return Tracked([b"one,", b"", b"two,", b"three"], "gen")
+    if path == "/gen-fails":
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return Tracked([b"one,", b"two,", b"three"], "gen-fails", fail_at=2)
+    if path == "/exc-before":
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        try:
+            raise KeyError("caught")
+        except KeyError:
+            start_response("503 Service Unavailable", [("Content-Type", "text/plain")], sys.exc_info())
+        return Tracked([b"recovered"], "exc-before")
+    if path == "/exc-after":
+        def gen():
+            yield b"first"
+            try:
+                raise KeyError("late")
+            except KeyError:
+                start_response("500 Internal Server Error", [], sys.exc_info())
+            yield b"never"
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return gen()
+    if path == "/twice":
+        start_response("200 OK", [])
+        start_response("200 OK", [])
+        return [b"no"]
+    if path == "/raise":
+        raise RuntimeError("wsgi boom")
+    if path == "/closed":
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [json.dumps(closed).encode()]
+    if path == "/file":
+        start_response("200 OK", [("Content-Type", "text/x-python")])
+        return environ["wsgi.file_wrapper"](open(__file__, "rb"), 1024)
+    if path == "/write":
+        write = start_response("200 OK", [("Content-Type", "text/plain")])
+        write(b"written,")
+        return [b"returned"]
+    if path == "/slow":
+        time.sleep(1.0)
+        start_response("200 OK", [])
+        return [b"slow"]
+    start_response("404 Not Found", [("Content-Type", "text/plain")])
+    return [b"not found"]

@@ -1,0 +1,258 @@
+"""`vireo serve` with a raw ASGI app over real sockets: the scope, streaming both ways,
+lifespan, and apps that break the protocol."""
+
+from __future__ import annotations
+
+import http.client
+import json
+
+import pytest
+
+
+def scope_of(served, path, **kw):
+    status, _, body = served.request("GET", path, **kw)
+    assert status == 200, body
+    return json.loads(body)
+
+
+def b(value):
+    return bytes(value["bytes"])
+
+
+def test_http_scope_has_every_key(serve):
+    served = serve("asgi_raw:app")
+    scope = scope_of(
+        served, "/scope/caf%C3%A9%20x?a=1&a=2&b=%20c",
+        headers={"X-Custom": "One", "x-custom": "two", "Cookie": "k=v"},
+    )
+    assert scope["type"] == "http"
+    assert scope["asgi"] == {"version": "3.0", "spec_version": "2.3"}
+    assert scope["http_version"] == "1.1"
+    assert scope["method"] == "GET"
+    assert scope["scheme"] == "http"
+    assert scope["path"] == "/scope/café x"
+    assert b(scope["raw_path"]) == b"/scope/caf%C3%A9%20x"
+    assert b(scope["query_string"]) == b"a=1&a=2&b=%20c"
+    assert scope["root_path"] == ""
+    headers = [(b(n), b(v)) for n, v in scope["headers"]]
+    assert (b"x-custom", b"One") in headers and (b"x-custom", b"two") in headers
+    assert headers.index((b"x-custom", b"One")) < headers.index((b"x-custom", b"two"))
+    assert all(n == n.lower() for n, _ in headers)
+    assert scope["client"][0] == "127.0.0.1" and scope["client"][1] > 0
+    assert scope["server"] == ["127.0.0.1", served.port]
+    # The lifespan's state, as a shallow copy per request.
+    assert scope["state"]["started"] is True
+    assert "added_by_request" in scope["state"]
+    again = scope_of(served, "/scope")
+    assert again["state"]["shared"] == [1, 1], "the copy is shallow: the list is shared"
+    assert served.stop() == 0
+
+
+def test_root_path_and_proxy_headers(serve):
+    served = serve("asgi_raw:app", "--root-path", "/api", "--proxy-headers",
+                   "--forwarded-allow-ips", "127.0.0.1")
+    scope = scope_of(served, "/scope", headers={
+        "X-Forwarded-For": "203.0.113.9, 127.0.0.1", "X-Forwarded-Proto": "https"})
+    assert scope["root_path"] == "/api"
+    assert scope["path"] == "/api/scope"
+    assert b(scope["raw_path"]) == b"/api/scope"
+    assert scope["client"] == ["203.0.113.9", 0]
+    assert scope["scheme"] == "https"
+
+
+def test_proxy_headers_ignored_from_untrusted_peer(serve):
+    served = serve("asgi_raw:app", "--proxy-headers", "--forwarded-allow-ips", "10.0.0.1")
+    scope = scope_of(served, "/scope", headers={
+        "X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"})
+    assert scope["client"][0] == "127.0.0.1"
+    assert scope["scheme"] == "http"
+    # Without --proxy-headers they are ignored whatever the peer.
+    plain = serve("asgi_raw:app")
+    scope = scope_of(plain, "/scope", headers={"X-Forwarded-For": "203.0.113.9"})
+    assert scope["client"][0] == "127.0.0.1"
+
+
+def test_request_body_streams_in_chunks(serve):
+    served = serve("asgi_raw:app")
+    data = bytes(range(256)) * 4096  # 1 MiB
+
+    def chunks():
+        for i in range(0, len(data), 65536):
+            yield data[i:i + 65536]
+
+    status, _, body = served.request("POST", "/echo", body=chunks(), chunked=True)
+    reply = json.loads(body)
+    assert status == 200
+    assert reply["length"] == len(data)
+    assert reply["sum"] == sum(data) % 65521
+    assert reply["messages"] > 1, "the body arrives as more than one http.request message"
+    status, _, body = served.request("POST", "/echo", body=data)
+    assert json.loads(body)["length"] == len(data)
+    status, _, body = served.request("POST", "/echo", body=b"")
+    assert json.loads(body) == {"messages": 1, "length": 0, "sum": 0}
+
+
+def test_response_started_before_the_body_is_read(serve):
+    served = serve("asgi_raw:app")
+    data = b"abcdefgh" * 50000
+    status, _, body = served.request("POST", "/echo-stream", body=data)
+    assert (status, body) == (200, data)
+
+
+def test_streamed_response_and_disconnect_after_completion(serve):
+    served = serve("asgi_raw:app")
+    status, headers, body = served.get("/stream?n=5&size=3")
+    assert status == 200
+    assert dict(headers)["transfer-encoding"] == "chunked"
+    assert dict(headers)["x-chunks"] == "5"
+    assert body == b"AAABBBCCCDDDEEE"
+    # The listener waiting on receive() got http.disconnect once the response completed.
+    assert json.loads(served.get("/listener")[2]) == ["http.disconnect"]
+    status, _, body = served.get("/big")
+    assert (status, len(body)) == (200, 64 * 65536)
+
+
+def test_pathsend_sends_the_file(serve):
+    from conftest import APPS
+
+    served = serve("asgi_raw:app")
+    status, headers, body = served.get("/pathsend")
+    expected = (APPS / "asgi_raw.py").read_bytes()
+    assert (status, body) == (200, expected)
+    assert dict(headers)["content-length"] == str(len(expected))
+    assert served.get("/pathsend-missing")[0] == 500
+    served.stop()
+    assert "No such file" in served.log()
+
+
+def test_head_keeps_the_declared_length(serve):
+    served = serve("asgi_raw:app")
+    status, headers, body = served.request("HEAD", "/head-length")
+    assert (status, body) == (200, b"")
+    assert dict(headers)["content-length"] == "1234"
+
+
+@pytest.mark.parametrize("path, message", [
+    ("/raise-before", "boom before start"),
+    ("/body-before-start", "'http.response.body' sent, before 'http.response.start'"),
+    ("/double-start", "after response already started"),
+    ("/invalid-header", "invalid header name"),
+    ("/invalid-value", "invalid value for header x-bad"),
+    ("/no-response", "returned without starting response"),
+])
+def test_misbehaving_app_gets_a_500_and_a_logged_error(serve, path, message):
+    served = serve("asgi_raw:app")
+    status, headers, body = served.get(path)
+    assert (status, body) == (500, b"Internal Server Error")
+    assert dict(headers)["connection"] == "close"
+    assert served.get("/scope")[0] == 200, "the worker goes on"
+    assert served.stop() == 0
+    assert message in served.log()
+
+
+@pytest.mark.parametrize("path", ["/raise-after", "/incomplete"])
+def test_failure_after_the_response_started_closes_the_connection(serve, path):
+    served = serve("asgi_raw:app")
+    conn = served.connection()
+    conn.request("GET", path)
+    res = conn.getresponse()
+    assert res.status == 200
+    with pytest.raises(http.client.IncompleteRead) as err:
+        res.read()
+    assert err.value.partial.startswith(b"half" if path == "/incomplete" else b"partial")
+    conn.close()
+    assert served.get("/scope")[0] == 200
+    served.stop()
+    log = served.log()
+    assert ("boom after start" if path == "/raise-after" else "without completing response") in log
+
+
+def test_error_after_a_complete_response_keeps_the_response(serve):
+    served = serve("asgi_raw:app")
+    assert served.get("/complete-then-raise")[0::2] == (500, b"handled")
+    served.stop()
+    assert "re-raised after the response" in served.log()
+
+
+def test_websocket_upgrade_is_served_as_http(serve):
+    # As uvicorn does without a WebSocket library: the upgrade request is a plain http scope.
+    served = serve("asgi_raw:app")
+    scope = scope_of(served, "/scope", headers={
+        "Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
+    assert scope["type"] == "http"
+    assert [b"upgrade", b"websocket"] in [[b(n), b(v)] for n, v in scope["headers"]]
+
+
+def test_lifespan_shutdown_runs_on_sigterm(serve):
+    served = serve("asgi_raw:app")
+    assert served.stop() == 0
+    assert "app: lifespan shutdown" in served.proc.stdout.read()
+    log = served.log()
+    assert "Application startup complete." in log
+    assert "Application shutdown complete." in log
+
+
+def test_app_without_lifespan_is_served(serve):
+    served = serve("asgi_no_lifespan:app")
+    assert served.get("/")[0::2] == (200, b"no lifespan")
+    assert "lifespan' protocol appears unsupported" in served.log()
+    assert served.stop() == 0
+
+
+def test_failed_startup_is_fatal(serve):
+    import subprocess
+    import sys
+
+    from conftest import APPS
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "vireo", "serve", "asgi_startup_fails:app", "--port", "0"],
+        cwd=APPS, capture_output=True, text=True, timeout=30,
+    )
+    assert proc.returncode != 0
+    assert "database unreachable" in proc.stderr
+    assert "Application startup failed" in proc.stderr
+    assert "listening" not in proc.stdout
+    proc = subprocess.run(
+        [sys.executable, "-m", "vireo", "serve", "asgi_startup_fails:app", "--port", "0",
+         "--workers", "2"],
+        cwd=APPS, capture_output=True, text=True, timeout=30,
+    )
+    assert proc.returncode != 0, "a worker that cannot start stops the supervisor too"
+
+
+def test_factory(serve):
+    served = serve("asgi_startup_fails:make_app", "--factory")
+    assert served.get("/")[0::2] == (200, b"from a factory")
+
+
+def test_limit_concurrency_answers_503(serve):
+    import threading
+
+    served = serve("asgi_raw:app", "--limit-concurrency", "1")
+    refused = False
+    blocked: dict = {}
+    # /block holds the only slot for a while; a request meanwhile is refused. Which of the
+    # two reaches the server first is a race, so the pair is retried until /block won it.
+    for _ in range(20):
+        blocked.clear()
+        thread = threading.Thread(target=lambda: blocked.setdefault("r", served.get("/block")))
+        thread.start()
+        while thread.is_alive() and not refused:
+            refused = served.get("/scope")[0] == 503
+            thread.join(0.02)
+        thread.join(10)
+        if refused:
+            break
+    assert refused
+    assert blocked["r"][0] == 200, "the request holding the slot is answered"
+    assert served.get("/scope")[0] == 200, "a slot is free again"
+
+
+def test_request_body_limit_answers_413(serve):
+    served = serve("asgi_raw:app", "--limit-request-body", "1000")
+    assert served.request("POST", "/echo", body=b"x" * 1000)[0] == 200
+    assert served.request("POST", "/echo", body=b"x" * 1001)[0] == 413
+    served = serve("wsgi_raw:app", "--limit-request-body", "1000")
+    assert served.request("POST", "/echo", body=b"x" * 1001)[0] == 413

@@ -1,0 +1,148 @@
+"""`vireo serve` with a raw WSGI app: the PEP 3333 environ, wsgi.input, start_response with
+exc_info, results closed, wsgi.file_wrapper, and a slow request not stalling the worker."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import APPS
+
+
+def test_environ_has_every_required_key(serve):
+    served = serve("wsgi_raw:app", "--root-path", "/mount")
+    status, _, body = served.request(
+        "POST", "/environ?a=1&a=2&b=%20c", body=b"x=1",
+        headers={"Content-Type": "application/x-www-form-urlencoded", "X-Thing": "one",
+                 "Cookie": "a=1"},
+    )
+    env = json.loads(body)
+    assert status == 200
+    assert env["REQUEST_METHOD"] == "POST"
+    assert env["SCRIPT_NAME"] == "/mount"
+    assert env["PATH_INFO"] == "/environ"
+    assert env["QUERY_STRING"] == "a=1&a=2&b=%20c"
+    assert env["CONTENT_TYPE"] == "application/x-www-form-urlencoded"
+    assert env["CONTENT_LENGTH"] == "3"
+    assert "HTTP_CONTENT_TYPE" not in env and "HTTP_CONTENT_LENGTH" not in env
+    assert env["HTTP_X_THING"] == "one"
+    assert env["HTTP_COOKIE"] == "a=1"
+    assert env["HTTP_HOST"] == f"127.0.0.1:{served.port}"
+    assert env["SERVER_NAME"] == "127.0.0.1"
+    assert env["SERVER_PORT"] == str(served.port)
+    assert env["SERVER_PROTOCOL"] == "HTTP/1.1"
+    assert env["REMOTE_ADDR"] == "127.0.0.1"
+    assert env["wsgi.version"] == [1, 0]
+    assert env["wsgi.url_scheme"] == "http"
+    assert env["wsgi.multithread"] is True
+    assert env["wsgi.multiprocess"] is False
+    assert env["wsgi.run_once"] is False
+    assert env["input_type"] == "WsgiInput"
+    assert env["errors_is_stderr"] is True
+
+
+def test_path_info_is_latin1_bytes(serve):
+    served = serve("wsgi_raw:app")
+    status, _, body = served.get("/environ/caf%C3%A9%20x")
+    # The decoded bytes, each as one code point, as PEP 3333 wants.
+    assert json.loads(body)["PATH_INFO"] == "/environ/caf\xc3\xa9 x"
+
+
+def test_input_reads_the_whole_body(serve):
+    served = serve("wsgi_raw:app")
+    data = bytes(range(256)) * 2048
+
+    def chunks():
+        for i in range(0, len(data), 10000):
+            yield data[i:i + 10000]
+
+    status, _, body = served.request("POST", "/echo", body=chunks(), chunked=True)
+    assert (status, body) == (200, f"{len(data)}:{sum(data) % 65521}".encode())
+    status, _, body = served.request("POST", "/echo", body=data)
+    assert body == f"{len(data)}:{sum(data) % 65521}".encode()
+
+
+def test_input_streams_lines_and_partial_reads(serve):
+    served = serve("wsgi_raw:app")
+    lines = b"".join(b"line %d\n" % i for i in range(20000)) + b"tail"
+
+    def chunks():
+        for i in range(0, len(lines), 7000):
+            yield lines[i:i + 7000]
+
+    status, _, body = served.request("POST", "/lines", body=chunks(), chunked=True)
+    assert status == 200
+    assert json.loads(body) == {"first": "line 0\n", "rest": 20000, "last": "tail", "after_eof": ""}
+    # An app that reads part of a large body and answers: the rest is read for it, and the
+    # connection serves the next request.
+    conn = served.connection()
+    conn.request("POST", "/partial", body=b"0123456789" * 100000)
+    res = conn.getresponse()
+    assert (res.status, res.read()) == (200, b"0123456789")
+    conn.request("GET", "/write")
+    assert conn.getresponse().read() == b"written,returned"
+    conn.close()
+
+
+def test_results_are_streamed_and_closed(serve):
+    served = serve("wsgi_raw:app")
+    status, headers, body = served.get("/gen")
+    assert (status, body) == (200, b"one,two,three")
+    assert dict(headers)["transfer-encoding"] == "chunked"
+    conn = served.connection()
+    conn.request("GET", "/gen-fails")
+    res = conn.getresponse()
+    with pytest.raises(http.client.IncompleteRead):
+        res.read()
+    conn.close()
+    assert json.loads(served.get("/closed")[2]) == ["gen", "gen-fails"]
+    served.stop()
+    assert "boom while iterating" in served.log()
+
+
+def test_start_response_exc_info(serve):
+    served = serve("wsgi_raw:app")
+    # Before anything was sent, exc_info replaces the status and headers.
+    assert served.get("/exc-before")[0::2] == (503, b"recovered")
+    # After the first chunk went out, it re-raises: the connection is closed.
+    conn = served.connection()
+    conn.request("GET", "/exc-after")
+    res = conn.getresponse()
+    assert res.status == 200
+    with pytest.raises(http.client.IncompleteRead) as err:
+        res.read()
+    assert err.value.partial == b"first"
+    conn.close()
+    # Twice without exc_info is an error: 500.
+    assert served.get("/twice")[0] == 500
+    assert served.get("/raise")[0::2] == (500, b"Internal Server Error")
+    assert json.loads(served.get("/closed")[2]) == ["exc-before"]
+    served.stop()
+    log = served.log()
+    assert "late" in log and "wsgi boom" in log and "second time without exc_info" in log
+
+
+def test_file_wrapper_and_write(serve):
+    served = serve("wsgi_raw:app")
+    status, _, body = served.get("/file")
+    assert (status, body) == (200, (APPS / "wsgi_raw.py").read_bytes())
+    assert served.get("/write")[0::2] == (200, b"written,returned")
+    assert served.request("HEAD", "/write")[0::2] == (200, b"")
+
+
+def test_slow_request_does_not_stall_the_worker(serve):
+    served = serve("wsgi_raw:app")
+    slow = {}
+    thread = threading.Thread(target=lambda: slow.setdefault("r", served.get("/slow")))
+    thread.start()
+    time.sleep(0.2)
+    # While /slow sleeps on the blocking pool, the worker answers others.
+    assert served.get("/write", timeout=5)[0] == 200
+    assert thread.is_alive(), "the slow request is still running"
+    thread.join(10)
+    assert slow["r"][0::2] == (200, b"slow")

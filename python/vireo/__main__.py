@@ -1,0 +1,7 @@
+"""`python -m vireo serve MODULE:ATTR`."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,257 @@
+"""`vireo serve` / `vireo.serve(app)`: an existing ASGI 3 or WSGI application on the engine.
+
+Each worker process keeps one event loop, runs the app's lifespan startup on it, then serves;
+on SIGTERM it stops accepting, finishes the requests in flight, and runs the lifespan shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import importlib
+import inspect
+import logging
+import os
+import signal
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import _loop, _vireo, server
+from ._lifespan import Lifespan
+from ._wsgi import call_wsgi
+
+logger = logging.getLogger("vireo.error")
+access_logger = logging.getLogger("vireo.access")
+
+# A worker that could not start the application (failed lifespan startup) exits with this.
+STARTUP_FAILED = 3
+
+LOG_LEVELS = {
+    "critical": logging.CRITICAL,
+    "error": logging.ERROR,
+    "warning": logging.WARNING,
+    "info": logging.INFO,
+    "debug": logging.DEBUG,
+    "trace": 5,
+}
+
+
+@dataclass
+class Options:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    uds: str | None = None
+    workers: int = 1
+    interface: str = "auto"
+    lifespan: str = "auto"
+    factory: bool = False
+    root_path: str = ""
+    proxy_headers: bool = False
+    forwarded_allow_ips: list[str] = field(default_factory=lambda: ["127.0.0.1"])
+    limit_concurrency: int | None = None
+    limit_request_body: int = 100 * 1024 * 1024
+    timeout_keep_alive: float = 5.0
+    timeout_graceful_shutdown: float | None = None
+    log_level: str = "info"
+    access_log: bool = True
+
+
+def import_app(spec: str, factory: bool = False) -> Any:
+    """`module:attr` (attr may be dotted) imported; called first if `factory`."""
+    module_name, sep, attrs = spec.partition(":")
+    if not sep or not module_name or not attrs:
+        raise ImportError(f'the app must be given as "module:attribute", not {spec!r}')
+    module = importlib.import_module(module_name)
+    app: Any = module
+    for name in attrs.split("."):
+        try:
+            app = getattr(app, name)
+        except AttributeError:
+            raise ImportError(f'attribute "{attrs}" not found in module "{module_name}"') from None
+    if factory:
+        app = app()
+    return app
+
+
+def detect_interface(app: Any) -> str:
+    """ASGI for a coroutine function (or an object whose `__call__` is one) taking
+    `(scope, receive, send)`; WSGI for any other callable."""
+    if not callable(app):
+        raise TypeError(f"the application must be callable, not {type(app).__name__}")
+    call = app if inspect.isfunction(app) or inspect.ismethod(app) else getattr(app, "__call__", app)
+    while isinstance(call, __import__("functools").partial):
+        call = call.func
+    if inspect.iscoroutinefunction(call) or inspect.iscoroutinefunction(app):
+        try:
+            params = [
+                p for p in inspect.signature(app).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            ]
+        except (TypeError, ValueError):
+            return "asgi"
+        if len(params) not in (3,) and not any(
+            p.kind == p.VAR_POSITIONAL for p in inspect.signature(app).parameters.values()
+        ):
+            raise TypeError(
+                f"an async application must take (scope, receive, send); this one takes "
+                f"{len(params)} parameters (ASGI 2 applications are not supported)"
+            )
+        return "asgi"
+    return "wsgi"
+
+
+def configure_logging(level: str) -> None:
+    numeric = LOG_LEVELS.get(level.lower())
+    if numeric is None:
+        raise ValueError(f"unknown log level {level!r}; one of {', '.join(LOG_LEVELS)}")
+    root = logging.getLogger("vireo")
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)-9s %(message)s"))
+        root.addHandler(handler)
+        root.propagate = False
+    root.setLevel(numeric)
+
+
+def _log_error(message: str, exc: BaseException | None) -> None:
+    if exc is None:
+        logger.error(message)
+    else:
+        logger.error(message, exc_info=(type(exc), exc, exc.__traceback__))
+
+
+def _access(client: str | None, method: str, path: str, version: str, status: int) -> None:
+    access_logger.info('%s - "%s %s HTTP/%s" %d', client or "-", method, path, version, status)
+
+
+def _helpers(loop: Any) -> dict[str, Any]:
+    return {
+        "context_run": contextvars.Context.run,
+        "send_none": _vireo.send_none,
+        "spawn": _loop.make_spawn(loop),
+        "bind_loop": lambda: _loop.bind(loop),
+        "log_error": _log_error,
+        "call_wsgi": call_wsgi,
+        "start_app": _make_start_app(loop),
+    }
+
+
+def _make_start_app(loop: Any) -> Callable[..., Any]:
+    """Each request's app call as a task on the worker's loop, in a copy of the context;
+    started eagerly where asyncio can (3.12+), so an app that answers without waiting
+    finishes before the engine looks again."""
+    create_task = loop.create_task
+    eager = sys.version_info >= (3, 12)
+
+    async def run(app: Any, scope: Any, receive: Any, send: Any, completion: Any) -> None:
+        try:
+            await app(scope, receive, send)
+        except BaseException as exc:  # noqa: BLE001 - the engine answers for every outcome
+            completion.reject(exc)
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+        else:
+            completion.resolve(None)
+
+    def start_app(app: Any, scope: Any, receive: Any, send: Any, completion: Any) -> Any:
+        coro = run(app, scope, receive, send, completion)
+        context = contextvars.copy_context()
+        if eager:
+            return asyncio.Task(coro, loop=loop, context=context, eager_start=True)
+        return create_task(coro, context=context)
+
+    return start_app
+
+
+class _Target:
+    """What each worker serves: the app, how to call it, and the options."""
+
+    def __init__(self, app: Any, interface: str, options: Options, listener: Any) -> None:
+        self.app = app
+        self.interface = interface
+        self.options = options
+        self.server_addr = None if options.uds else (listener.host, listener.port)
+
+
+def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None],
+                  handle_signals: bool = True) -> None:
+    options = target.options
+    loop = _loop.new_loop()
+    lifespan = Lifespan(target.app, options.lifespan if target.interface == "asgi" else "off")
+    if not loop.run_until_complete(lifespan.startup()):
+        loop.close()
+        raise SystemExit(STARTUP_FAILED)
+    access = _access if options.access_log and access_logger.isEnabledFor(logging.INFO) else None
+    core = _vireo.AsgiApp(
+        target.app,
+        target.interface,
+        _helpers(loop),
+        root_path=options.root_path,
+        proxy_headers=options.proxy_headers,
+        forwarded_allow_ips=list(options.forwarded_allow_ips),
+        limit_concurrency=options.limit_concurrency,
+        server=target.server_addr,
+        state=lifespan.state,
+        access_log=access,
+        multiprocess=options.workers > 1,
+    )
+    restore = {}
+    if handle_signals and threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            restore[sig] = signal.signal(sig, signal.SIG_DFL)
+    try:
+        listener.serve_app(
+            core, on_ready, handle_signals,
+            keep_alive_timeout=options.timeout_keep_alive,
+            shutdown_timeout=options.timeout_graceful_shutdown,
+            max_body_size=options.limit_request_body,
+        )
+    finally:
+        for sig, handler in restore.items():
+            signal.signal(sig, handler)
+        _loop.unbind(loop)
+        try:
+            loop.run_until_complete(lifespan.shutdown())
+        finally:
+            loop.close()
+
+
+def _announce(address: str) -> None:
+    scheme = "" if address.startswith("unix:") else "http://"
+    print(f"vireo: listening on {scheme}{address}", flush=True)
+
+
+def serve(app: Any, announce: Callable[[str], None] = _announce, **options: Any) -> int:
+    """Serve an ASGI 3 or WSGI application (or a `"module:attr"` string) until SIGTERM or
+    SIGINT; returns the exit status. Options are `vireo serve`'s (see `vireo serve --help`):
+    host, port, uds, workers, interface, lifespan, factory, root_path, proxy_headers,
+    forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
+    timeout_graceful_shutdown,
+    log_level, access_log."""
+    opts = Options(**options)
+    configure_logging(opts.log_level)
+    if isinstance(app, str):
+        app = import_app(app, opts.factory)
+    elif opts.factory:
+        app = app()
+    interface = detect_interface(app) if opts.interface == "auto" else opts.interface
+    if interface not in ("asgi", "wsgi"):
+        raise ValueError(f"unknown interface {opts.interface!r}; one of auto, asgi, wsgi")
+    if opts.uds:
+        listener = _vireo.Listener.unix(opts.uds)
+    else:
+        listener = _vireo.Listener(opts.host, opts.port)
+    target = _Target(app, interface, opts, listener)
+    logger.info("Started server process [%d] (%s)", os.getpid(), interface.upper())
+    if opts.workers <= 1:
+        try:
+            _serve_worker(target, listener, announce)
+        except SystemExit as exit:
+            return exit.code if isinstance(exit.code, int) else 1
+        return 0
+    return server._supervise(
+        target, listener, opts.workers, announce, worker=_serve_worker,
+        fatal_exit=STARTUP_FAILED,
+    )

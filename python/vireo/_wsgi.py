@@ -1,0 +1,106 @@
+"""Calling a WSGI (PEP 3333) application for `vireo serve`: `start_response` with `exc_info`,
+`write()`, `wsgi.file_wrapper`, and the result closed however it ends. Runs on the engine's
+blocking pool; the native side builds the rest of the environ."""
+
+from __future__ import annotations
+
+import io
+import sys
+from typing import Any, Iterable, Iterator
+
+
+class FileWrapper:
+    """`wsgi.file_wrapper`: a file-like object read in blocks, closed with the result."""
+
+    def __init__(self, filelike: Any, blksize: int = 65536) -> None:
+        self.filelike = filelike
+        self.blksize = blksize
+        if hasattr(filelike, "close"):
+            self.close = filelike.close
+
+    def __iter__(self) -> Iterator[bytes]:
+        read = self.filelike.read
+        while True:
+            block = read(self.blksize)
+            if not block:
+                return
+            yield block
+
+
+def call_wsgi(app: Any, environ: dict[str, Any], body: Any) -> tuple[Any, ...]:
+    """Call `app`; returns `(status, headers, chunks, rest, result)`: the status and headers it
+    started the response with, the chunks up to the first non-empty one (or all of them when
+    the result is a list or tuple, `rest` then `None`), and the iterator for the rest."""
+    # The body as a file: streamed from the engine (`_vireo.WsgiInput`), or bytes given whole.
+    environ["wsgi.input"] = io.BytesIO(body) if isinstance(body, bytes) else body
+    environ["wsgi.errors"] = sys.stderr
+    environ["wsgi.file_wrapper"] = FileWrapper
+    started: list[Any] = [None, None]
+    sent = False
+    written: list[bytes] = []
+
+    def write(data: bytes) -> None:
+        if started[0] is None:
+            raise AssertionError("write() before start_response()")
+        written.append(bytes(data))
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        if exc_info:
+            try:
+                if sent:
+                    raise exc_info[1].with_traceback(exc_info[2])
+            finally:
+                exc_info = None
+        elif started[0] is not None:
+            raise AssertionError("start_response() called a second time without exc_info")
+        if not isinstance(status, str):
+            raise TypeError(f"the WSGI status must be a str, not {type(status).__name__}")
+        for pair in headers:
+            name, value = pair
+            if not isinstance(name, str) or not isinstance(value, str):
+                raise TypeError(f"WSGI header names and values must be str: {pair!r}")
+        started[0], started[1] = status, list(headers)
+        return write
+
+    result: Iterable[bytes] = app(environ, start_response)
+    closed = False
+
+    def close() -> None:
+        nonlocal closed
+        if not closed:
+            closed = True
+            _close(result)
+
+    try:
+        if isinstance(result, (list, tuple)):
+            chunks = written + [bytes(c) for c in result]
+            close()
+            if started[0] is None:
+                raise RuntimeError("the WSGI application returned without calling start_response()")
+            return started[0], started[1], chunks, None, result
+        rest = iter(result)
+        chunks = list(written)
+        for chunk in rest:
+            if not isinstance(chunk, bytes):
+                raise TypeError(f"a WSGI application must yield bytes, not {type(chunk).__name__}")
+            chunks.append(chunk)
+            if chunk:
+                break
+        else:
+            close()
+            if started[0] is None:
+                raise RuntimeError("the WSGI application returned without calling start_response()")
+            return started[0], started[1], chunks, None, result
+        if started[0] is None:
+            raise RuntimeError("the WSGI application yielded before calling start_response()")
+        sent = True
+        return started[0], started[1], chunks, rest, result
+    except BaseException:
+        close()
+        raise
+
+
+def _close(result: Any) -> None:
+    close = getattr(result, "close", None)
+    if close is not None:
+        close()

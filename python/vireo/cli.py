@@ -1,0 +1,141 @@
+"""The `vireo` command: `vireo serve MODULE:ATTR [options]` runs an existing ASGI 3 or WSGI
+application on the Vireo engine, with the options uvicorn and Granian users know."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from ._serve import LOG_LEVELS
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vireo", description="Vireo: serve Python web apps.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser(
+        "serve", help="serve an ASGI 3 or WSGI application",
+        description="Serve an ASGI 3 or WSGI application, given as MODULE:ATTR.",
+    )
+    p.add_argument("app", metavar="MODULE:ATTR", help="the application, e.g. main:app")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
+    p.add_argument("--uds", metavar="PATH", help="bind a Unix domain socket instead")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--interface", choices=("auto", "asgi", "wsgi"), default="auto")
+    p.add_argument("--lifespan", choices=("auto", "on", "off"), default="auto",
+                   help="the ASGI lifespan protocol (default auto)")
+    p.add_argument("--factory", action="store_true",
+                   help="MODULE:ATTR is a function that returns the application")
+    p.add_argument("--app-dir", default=".", help="directory added to sys.path (default .)")
+    p.add_argument("--root-path", default="", help="the path the app is mounted under")
+    p.add_argument("--proxy-headers", action="store_true",
+                   help="take the client address and scheme from X-Forwarded-For/-Proto")
+    p.add_argument("--forwarded-allow-ips", default=os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1"),
+                   help="comma-separated proxy addresses trusted with --proxy-headers, or *")
+    p.add_argument("--limit-concurrency", type=int, default=None,
+                   help="answer 503 beyond this many requests in flight per worker")
+    p.add_argument("--limit-request-body", type=int, default=100 * 1024 * 1024, metavar="BYTES",
+                   help="answer 413 to a larger request body (default 100 MiB)")
+    p.add_argument("--timeout-keep-alive", type=float, default=5.0,
+                   help="seconds an idle keep-alive connection is kept (default 5)")
+    p.add_argument("--timeout-graceful-shutdown", type=float, default=None,
+                   help="seconds to wait for requests in flight on shutdown (default 30)")
+    p.add_argument("--log-level", choices=tuple(LOG_LEVELS), default="info")
+    p.add_argument("--access-log", dest="access_log", action="store_true", default=True)
+    p.add_argument("--no-access-log", dest="access_log", action="store_false")
+    p.add_argument("--reload", action="store_true",
+                   help="development: restart when a .py file under --reload-dir changes")
+    p.add_argument("--reload-dir", action="append", default=None,
+                   help="directory to watch with --reload (default: --app-dir)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    app_dir = str(Path(args.app_dir).resolve())
+    if app_dir not in sys.path:
+        sys.path.insert(0, app_dir)
+    if args.reload:
+        return _reload(args, list(sys.argv[1:] if argv is None else argv))
+    from ._serve import serve
+
+    return serve(
+        args.app,
+        host=args.host,
+        port=args.port,
+        uds=args.uds,
+        workers=args.workers,
+        interface=args.interface,
+        lifespan=args.lifespan,
+        factory=args.factory,
+        root_path=args.root_path,
+        proxy_headers=args.proxy_headers,
+        forwarded_allow_ips=[ip for ip in args.forwarded_allow_ips.split(",") if ip.strip()],
+        limit_concurrency=args.limit_concurrency,
+        limit_request_body=args.limit_request_body,
+        timeout_keep_alive=args.timeout_keep_alive,
+        timeout_graceful_shutdown=args.timeout_graceful_shutdown,
+        log_level=args.log_level,
+        access_log=args.access_log,
+    )
+
+
+def _snapshot(dirs: list[str]) -> dict[str, float]:
+    seen = {}
+    for root in dirs:
+        for path in Path(root).rglob("*.py"):
+            if ".venv" in path.parts or "__pycache__" in path.parts:
+                continue
+            try:
+                seen[str(path)] = path.stat().st_mtime
+            except OSError:
+                pass
+    return seen
+
+
+def _reload(args: Any, argv: list[str]) -> int:
+    """Run the server in a child process and restart it when a watched .py file changes.
+    A polling watcher (every half second): simple, and enough for development."""
+    dirs = args.reload_dir or [args.app_dir]
+    child_argv = [a for a in argv if a != "--reload"]
+    command = [sys.executable, "-m", "vireo", *child_argv]
+    stopping = False
+
+    def stop(_signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        while True:
+            before = _snapshot(dirs)
+            child = subprocess.Popen(command)
+            while not stopping and child.poll() is None:
+                time.sleep(0.5)
+                if _snapshot(dirs) != before:
+                    print("vireo: a file changed; reloading", file=sys.stderr, flush=True)
+                    break
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+                child.wait()
+            if stopping:
+                return 0
+            if child.returncode not in (0, -signal.SIGTERM, None):
+                # It failed to start: wait for a change before trying again.
+                while not stopping and _snapshot(dirs) == before:
+                    time.sleep(0.5)
+                if stopping:
+                    return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
