@@ -55,7 +55,7 @@ LEAD_MEANING = {
 CHARTS = [
     ("cpu.png", "Server CPU µs per request, per scenario (lower is better)"),
     ("rps.png", "Requests per second, per scenario (higher is better)"),
-    ("idle.png", "KiB per idle keep-alive connection (lower is better)"),
+    ("idle.png", "KiB per idle connection, keep-alive or WebSocket (lower is better)"),
 ]
 
 AB_NOTE = ("ab speaks HTTP/1.0 and keeps a connection open only when the response says "
