@@ -128,7 +128,8 @@ def evaluate_protocols(rows: list) -> list:
             continue
         best, peer = min(theirs)
         value = ours / best
-        out.append(Row(f"{WHAT[scenario]}: CPU against the best of {', '.join(sorted(peers))}",
+        against = f"the best of {', '.join(sorted(peers))}" if len(peers) > 1 else next(iter(peers))
+        out.append(Row(f"{WHAT[scenario]}: CPU against {against}",
                        f"{scenario} (vireo / {peer})", f"{ours:.2f} / {best:.2f} µs", value,
                        f"≤ {limit:.2f}×", value <= limit))
     r = by.get(("ws-idle-5k", "vireo"))
