@@ -229,10 +229,21 @@ def _runnable(p: Peer) -> bool:
 
 def harness_ready() -> list:
     """What the runner itself needs; returns what is missing."""
-    needed = [("wrk", have("wrk")), ("ab", have("ab")), ("h2load", have("h2load")),
-              ("curl", have("curl")), ("taskset", have("taskset")),
+    needed = [("wrk", have("wrk")), ("ab", have("ab")), ("taskset", have("taskset")),
               ("tools/bin/fixedrate", (BENCH / "tools/bin/fixedrate").exists()),
-              ("tools/bin/idleconns", (BENCH / "tools/bin/idleconns").exists()),
-              ("tools/bin/wsecho", (BENCH / "tools/bin/wsecho").exists()),
-              ("the bench certificate (.certs/)", CERT.exists() and KEY.exists())]
+              ("tools/bin/idleconns", (BENCH / "tools/bin/idleconns").exists())]
     return [name for name, ok in needed if not ok]
+
+
+def tool_missing(sc) -> str | None:
+    """What a protocol scenario needs that this machine lacks (the scenario is then skipped
+    with that reason, rather than the whole run stopped), or None."""
+    if sc.tool == "h2load" and not have("h2load"):
+        return "h2load (nghttp2-client) is not installed"
+    if sc.tool in ("wsecho", "wsidle") and not (BENCH / "tools/bin/wsecho").exists():
+        return "tools/bin/wsecho is not built"
+    if sc.protocol in ("h2", "https") and not (CERT.exists() and KEY.exists()):
+        return "the bench certificate (bench/.certs/) is missing"
+    if sc.protocol == "h2c" and not have("curl"):
+        return "curl is not installed (it checks the h2c routes)"
+    return None
