@@ -14,11 +14,12 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-from .peers import VIREO_BIN, Peer, vireo_target
+from .peers import CERT, CERT_DIR, KEY, VIREO_BIN, Peer, vireo_target
 from .util import BENCH, REPO, VENV, VENV_PY, have, log, sh, stale
 
 # Debian packages and the command each one provides.
-APT = {"wrk": "wrk", "ab": "apache2-utils", "nginx": "nginx", "curl": "curl"}
+APT = {"wrk": "wrk", "ab": "apache2-utils", "nginx": "nginx", "curl": "curl",
+       "h2load": "nghttp2-client", "openssl": "openssl"}
 
 
 def _apt() -> None:
@@ -65,11 +66,23 @@ def _go_build(module: Path, pkgs: list) -> None:
 
 
 def _go() -> None:
-    _go_build(BENCH / "peers" / "go", ["nethttp", "fasthttp"])
+    _go_build(BENCH / "peers" / "go", ["nethttp", "fasthttp", "ws"])
 
 
 def _tools() -> None:
-    _go_build(BENCH / "tools", ["fixedrate", "idleconns"])
+    _go_build(BENCH / "tools", ["fixedrate", "idleconns", "wsecho"])
+
+
+def _certs() -> None:
+    """One self-signed certificate for 127.0.0.1 and localhost that every TLS peer serves:
+    ECDSA P-256, as a modern deployment would choose."""
+    if CERT.exists() and KEY.exists():
+        return
+    CERT_DIR.mkdir(exist_ok=True)
+    sh(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+        "-nodes", "-keyout", str(KEY), "-out", str(CERT), "-days", "3650",
+        "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+       quiet=True)
 
 
 def _c() -> None:
@@ -104,7 +117,7 @@ def _rust() -> None:
         return
     # Build them one by one so one broken peer does not take out the others;
     # the availability check afterwards names the ones still missing.
-    for member in ["actix-web", "axum", "hyper", "may_minihttp", "rust-book"]:
+    for member in ["actix-web", "axum", "hyper", "may_minihttp", "rust-book", "ws-tungstenite"]:
         _cargo(["-p", "peer-" + member.replace("_", "-")], d, env)
 
 
@@ -168,6 +181,7 @@ STEPS = {
     "apt": _apt,
     "venv": _venv,
     "tools": _tools,
+    "certs": _certs,
     "c": _c,
     "go": _go,
     "node": _node,
@@ -176,7 +190,7 @@ STEPS = {
     "vireo-http": lambda: _vireo("vireo-http", "engine_hello"),
     "vireo-python": _vireo_python,
 }
-TOOLCHAIN = {"venv": "python3", "tools": "go", "go": "go", "node": "npm", "c": "gcc",
+TOOLCHAIN = {"venv": "python3", "tools": "go", "certs": "openssl", "go": "go", "node": "npm", "c": "gcc",
              "rust": "cargo", "vireo": "cargo", "vireo-http": "cargo", "vireo-python": "cargo"}
 
 
@@ -184,7 +198,7 @@ def build(peers: list, no_build: bool = False) -> dict:
     """Run the build steps these peers need (plus the harness's own tools).
     Returns {peer name: reason it is unavailable} for the peers that are not."""
     failed = {}
-    for step in dict.fromkeys(["apt", "venv", "tools"] + [p.build for p in peers]):
+    for step in dict.fromkeys(["apt", "venv", "tools", "certs"] + [p.build for p in peers]):
         if step in failed or no_build:
             continue
         tool = TOOLCHAIN.get(step)
@@ -219,3 +233,17 @@ def harness_ready() -> list:
               ("tools/bin/fixedrate", (BENCH / "tools/bin/fixedrate").exists()),
               ("tools/bin/idleconns", (BENCH / "tools/bin/idleconns").exists())]
     return [name for name, ok in needed if not ok]
+
+
+def tool_missing(sc) -> str | None:
+    """What a protocol scenario needs that this machine lacks (the scenario is then skipped
+    with that reason, rather than the whole run stopped), or None."""
+    if sc.tool == "h2load" and not have("h2load"):
+        return "h2load (nghttp2-client) is not installed"
+    if sc.tool in ("wsecho", "wsidle") and not (BENCH / "tools/bin/wsecho").exists():
+        return "tools/bin/wsecho is not built"
+    if sc.protocol in ("h2", "https") and not (CERT.exists() and KEY.exists()):
+        return "the bench certificate (bench/.certs/) is missing"
+    if sc.protocol == "h2c" and not have("curl"):
+        return "curl is not installed (it checks the h2c routes)"
+    return None

@@ -56,14 +56,15 @@ def main(results_dir: Path) -> None:
     data = json.loads((results_dir / "results.json").read_text())
     rows, kinds = data["summary"], data["scenario_tools"]
     order = list(kinds)
-    load = [s for s in order if kinds[s] in ("wrk", "ab")]
-    panels(results_dir / "rps.png", "Requests per second (median; higher is better)",
+    # WebSocket echo scenarios count messages where the others count requests.
+    load = [s for s in order if kinds[s] in ("wrk", "ab", "h2load", "handshake", "wsecho")]
+    panels(results_dir / "rps.png", "Requests (or WebSocket messages) per second (median; higher is better)",
            load, rows, "rps", "req/s", ascending=False)
-    panels(results_dir / "cpu.png", "Server CPU µs per request (median; lower is better)",
-           [s for s in order if kinds[s] in ("wrk", "ab", "fixedrate")], rows,
+    panels(results_dir / "cpu.png", "Server CPU µs per request or message (median; lower is better)",
+           [s for s in order if kinds[s] in ("wrk", "ab", "fixedrate", "h2load", "handshake", "wsecho")], rows,
            "cpu_us_per_req", "µs/request", ascending=True)
-    panels(results_dir / "idle.png", "Server memory per idle keep-alive connection (lower is better)",
-           [s for s in order if kinds[s] == "idle"], rows, "kib_per_conn", "KiB/connection",
+    panels(results_dir / "idle.png", "Server memory per idle connection (lower is better)",
+           [s for s in order if kinds[s] in ("idle", "wsidle")], rows, "kib_per_conn", "KiB/connection",
            ascending=True)
 
 

@@ -1,6 +1,7 @@
-"""The load generators: wrk, ab, the fixed-rate client and the idle-connection
-opener. Each runs pinned to core 0 and returns a dict of metrics:
-requests (completed), rps, p50_ms, p99_ms, errors (socket level), non2xx."""
+"""The load generators: wrk, ab, h2load, the fixed-rate client, the WebSocket echo client
+and the idle-connection openers. Each runs pinned to core 0 and returns a dict of metrics:
+requests (completed; WebSocket messages echoed), rps, p50_ms, p99_ms, errors (socket
+level), non2xx."""
 from __future__ import annotations
 
 import json
@@ -78,16 +79,18 @@ _AB_NUMBERS = {
 }
 
 
-def ab(url: str, requests: int, conns: int) -> dict:
+def ab(url: str, requests: int, conns: int, keepalive: bool = True) -> dict:
     """ApacheBench as the TurboAPI write-up ran it (ab -k -n N -c C). -r keeps
     ab going after a socket error so errors are counted rather than fatal; -e writes
     the latency percentiles to a CSV file in microseconds, where ab's own report
-    rounds them to whole milliseconds."""
+    rounds them to whole milliseconds. Without keep-alive every request opens a new
+    connection (over https://, a full TLS handshake: ab resumes no session)."""
     with tempfile.TemporaryDirectory(prefix="vireo-bench-ab-") as tmp:
         csv = Path(tmp) / "percentiles.csv"
         try:
-            out = _run(PIN + ["ab", "-k", "-r", "-q", "-s", "10", "-e", str(csv),
-                              "-n", str(requests), "-c", str(conns), url], timeout=600)
+            out = _run(PIN + ["ab"] + (["-k"] if keepalive else []) + [
+                "-r", "-q", "-s", "10", "-e", str(csv),
+                "-n", str(requests), "-c", str(conns), url], timeout=600)
         except LoadError as e:
             if "timeout specified has expired" in str(e):
                 raise LoadError("ab waited 10 s for a response or a close: the server stalled, or kept "
@@ -114,6 +117,60 @@ def ab(url: str, requests: int, conns: int) -> dict:
     m["requests"] -= m["errors"]
     m["raw"] = out[out.find("Server Software"):] if "Server Software" in out else out[-2000:]
     return m
+
+
+_H2LOAD_NUMBERS = {
+    "seconds": r"finished in ([\d.]+)s",
+    "done": r"requests: \d+ total, \d+ started, (\d+) done",
+    "errored": r"(\d+) errored",
+    "timeout": r"(\d+) timeout",
+    "s2xx": r"status codes: (\d+) 2xx",
+    "s3xx": r"(\d+) 3xx",
+    "s4xx": r"(\d+) 4xx",
+    "s5xx": r"(\d+) 5xx",
+}
+
+
+def h2load(url: str, conns: int, streams: int, seconds: int) -> dict:
+    """nghttp2's h2load: one thread, `conns` connections with `streams` concurrent streams
+    each, for `seconds`. An http:// URL is HTTP/2 with prior knowledge; https:// negotiates
+    h2 by ALPN, and anything else is an error. h2load reports no latency percentiles."""
+    out = _run(PIN + ["h2load", "-t1", f"-c{conns}", f"-m{streams}", f"-D{seconds}", url],
+               timeout=seconds + 60)
+    proto = re.search(r"Application protocol: (\S+)", out)
+    if url.startswith("https:") and (not proto or proto.group(1) != "h2"):
+        raise LoadError("h2load did not negotiate h2: " + (proto.group(1) if proto else out[-300:]))
+    n = {}
+    for key, pattern in _H2LOAD_NUMBERS.items():
+        found = re.search(pattern, out)
+        if not found:
+            raise LoadError(f"h2load printed no {key!r}: " + out[-300:])
+        n[key] = float(found.group(1))
+    return {
+        "requests": int(n["done"]),
+        "rps": n["done"] / n["seconds"] if n["seconds"] else 0.0,
+        "p50_ms": None, "p99_ms": None,
+        "errors": int(n["errored"] + n["timeout"]),
+        "non2xx": int(n["s3xx"] + n["s4xx"] + n["s5xx"]),
+        "raw": out[out.find("finished in"):] if "finished in" in out else out[-2000:],
+    }
+
+
+def wsecho(url: str, conns: int, size: int, seconds: int) -> dict:
+    """tools/wsecho: `conns` WebSocket connections, each sending a `size`-byte message and
+    waiting for its echo, in a loop; `requests` counts the messages echoed."""
+    out = _run(PIN + [str(TOOLS / "wsecho"), "-url", url, "-conns", str(conns),
+                      "-size", str(size), "-duration", f"{seconds}s"], timeout=seconds + 60)
+    r = json.loads(out)
+    return {
+        "requests": r["messages"],
+        "rps": r["messages"] / r["seconds"] if r["seconds"] else 0.0,
+        "p50_ms": r["latency_us"]["p50"] / 1000,
+        "p99_ms": r["latency_us"]["p99"] / 1000,
+        "errors": r["errors"],
+        "non2xx": 0,
+        "raw": r,
+    }
 
 
 def _ab_percentiles(csv: Path) -> dict:
@@ -206,26 +263,27 @@ def fixedrate(url: str, rate: int, conns: int, seconds: int) -> dict:
     }
 
 
-def idle(server, conns: int, settle: float) -> dict:
-    """Open `conns` keep-alive connections (one request each), hold them idle,
-    and charge the server's RSS growth to them. The opener is a separate
-    process on the client core, so it neither runs on nor shares memory with
+def idle(server, conns: int, settle: float, ws_url: str | None = None) -> dict:
+    """Open `conns` keep-alive connections (one request each), or with `ws_url` WebSocket
+    connections, hold them idle, and charge the server's RSS growth to them. The opener is
+    a separate process on the client core, so it neither runs on nor shares memory with
     the server."""
     before = server.rss_kib()
+    argv = ([str(TOOLS / "wsecho"), "-url", ws_url, "-idle", str(conns)] if ws_url else
+            [str(TOOLS / "idleconns"), "-addr", f"127.0.0.1:{server.port}", "-n", str(conns)])
     opener = subprocess.Popen(
-        PIN + [str(TOOLS / "idleconns"), "-addr", f"127.0.0.1:{server.port}", "-n", str(conns)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        PIN + argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # Opening takes seconds; a server that stops answering new connections costs the
         # opener 10 s per attempt, so give up on it rather than wait for every one.
         limit = 60 + conns / 200
         if not select.select([opener.stdout], [], [], limit)[0]:
             opener.kill()
-            raise LoadError(f"idleconns had not opened {conns:,} connections after {limit:.0f} s: "
+            raise LoadError(f"{Path(argv[0]).name} had not opened {conns:,} connections after {limit:.0f} s: "
                             "the server stopped answering new ones")
         line = opener.stdout.readline()
         if not line:
-            raise LoadError("idleconns: " + opener.stderr.read().strip()[-300:])
+            raise LoadError(f"{Path(argv[0]).name}: " + opener.stderr.read().strip()[-300:])
         opened = json.loads(line)
         time.sleep(settle)   # let lazy per-connection work (and GC) catch up
         after = server.rss_kib()

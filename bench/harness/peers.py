@@ -17,10 +17,27 @@ ROUTES = {
     "compute": ("/compute", 200, "332833500"),
     "async": ("/async?ms=0", 200, "waited 0"),
     "async-nowait": ("/async-nowait", 200, "Hello, World!"),
+    # A WebSocket echo: checked by the WebSocket client itself, not by a plain GET.
+    "ws": ("/ws", 101, ""),
 }
-# The routes every full peer serves; `async-nowait` is Vireo for Python's alone.
-ALL = frozenset(ROUTES) - {"async-nowait"}
+# The routes every full peer serves; `async-nowait` is Vireo for Python's alone, `ws` is
+# served by the peers that speak WebSocket.
+ALL = frozenset(ROUTES) - {"async-nowait", "ws"}
 ROOT_ONLY = frozenset({"plaintext"})
+WS_ONLY = frozenset({"ws"})
+
+# Protocols a peer can be asked for beyond cleartext HTTP/1.1 (its capability set), each
+# needing the server started in one of the modes below:
+#   h2c    HTTP/2 with prior knowledge on a cleartext port   (mode "h2c")
+#   h2     HTTP/2 over TLS, chosen by ALPN                    (mode "tls")
+#   https  HTTP/1.1 over TLS                                  (mode "tls")
+# A peer's `modes` gives the extra arguments each mode takes; "plain" is its plain argv.
+PROTOCOL_MODE = {None: "plain", "h2c": "h2c", "h2": "tls", "https": "tls"}
+
+# The one self-signed certificate every TLS peer serves (made by the build step `certs`).
+CERT_DIR = BENCH / ".certs"
+CERT = CERT_DIR / "cert.pem"
+KEY = CERT_DIR / "key.pem"
 
 RUST_BIN = BENCH / "peers" / "rust" / "target" / "release"
 GO_BIN = BENCH / "peers" / "go" / "bin"
@@ -41,28 +58,42 @@ class Peer:
     argv: list                    # {port} and {tmp} (a fresh temp dir) are filled in at start
     routes: frozenset = ALL
     env: dict = field(default_factory=dict)
-    prepare: object = None        # (port, tmp) -> None, run before start
+    prepare: object = None        # (port, tmp, mode) -> None, run before start
     keepalive: bool = True
     max_idle: int = 20000         # most idle connections to open against it
     idle_note: str = ""           # why max_idle is lower, if it is
     paths: dict = field(default_factory=dict)   # route key -> (path, status, body) where it differs
     quick: bool = True            # run by `--quick` when no --peers are named
+    protocols: frozenset = frozenset()   # capability set: h2c, h2, https (see PROTOCOL_MODE)
+    modes: dict = field(default_factory=dict)   # mode -> arguments added to argv in that mode
 
     def route(self, key: str) -> tuple:
         """(path, expected status, expected body) of a route on this peer."""
         return self.paths.get(key) or ROUTES[key]
 
-    def command(self, port: int, tmp: Path) -> list:
+    def command(self, port: int, tmp: Path, mode: str = "plain") -> list:
+        """The argv that starts it in `mode` ("plain", "h2c" or "tls"); {port}, {tmp},
+        {cert} and {key} are filled in."""
         if self.prepare:
-            self.prepare(port, tmp)
-        return [str(a).format(port=port, tmp=tmp) for a in self.argv]
+            self.prepare(port, tmp, mode)
+        argv = self.argv + self.modes.get(mode, [])
+        return [str(a).format(port=port, tmp=tmp, cert=CERT, key=KEY) for a in argv]
 
 
-def _nginx_conf(port: int, tmp: Path) -> None:
+# nginx 1.22 (Debian bookworm) turns HTTP/2 on per `listen`; without `ssl` that port speaks
+# h2c with prior knowledge only.
+_NGINX_LISTEN = {"plain": "", "h2c": " http2", "tls": " ssl http2"}
+
+
+def _nginx_conf(port: int, tmp: Path, mode: str = "plain") -> None:
     # nginx takes no port on its command line, so write its config into the
     # server's temporary directory, every writable path inside that directory.
     conf = (BENCH / "peers" / "nginx" / "nginx.conf").read_text()
-    (tmp / "nginx.conf").write_text(conf.replace("@PREFIX@", str(tmp)).replace("@PORT@", str(port)))
+    tls = (f"ssl_certificate {CERT};\n        ssl_certificate_key {KEY};" if mode == "tls"
+           else "# cleartext")
+    (tmp / "nginx.conf").write_text(
+        conf.replace("@PREFIX@", str(tmp)).replace("@PORT@", str(port))
+        .replace("@LISTEN@", _NGINX_LISTEN[mode]).replace("@TLS@", tls))
 
 
 # Where the build step keeps Vireo's binaries, one per package and example.
@@ -105,31 +136,50 @@ PYTHON_GROUP = ["vireo-python", "fastapi", "fastapi-async", "granian-rsgi", "gra
                 "vireo-serve-asgi", "uvicorn-asgi", "granian-asgi-hello", "vireo-serve-fastapi",
                 "vireo-serve-flask", "granian-wsgi", "gunicorn-flask"]
 
+# The arguments that make a Rust or Go peer serve TLS with the bench certificate.
+TLS_ARGS = ["--tls", "{cert}", "{key}"]
+ALL_PROTOCOLS = frozenset({"h2c", "h2", "https"})
+
 PEERS = [
     Peer("vireo", "Vireo's reference app (crates/vireo/examples/reference.rs), 1 worker, "
          "without its metrics recording (`--no-metrics`), as no peer records metrics",
-         "vireo", _vireo("vireo", "reference") + ["--no-metrics"]),
+         "vireo", _vireo("vireo", "reference") + ["--no-metrics"],
+         routes=ALL | WS_ONLY, protocols=ALL_PROTOCOLS,
+         modes={"tls": ["--tls-cert", "{cert}", "--tls-key", "{key}"]}),
     Peer("vireo-http", "Vireo's engine alone (crates/vireo-http/examples/engine_hello.rs), 1 worker",
-         "vireo-http", _vireo("vireo-http", "engine_hello"), routes=ROOT_ONLY),
+         "vireo-http", _vireo("vireo-http", "engine_hello"), routes=ROOT_ONLY,
+         protocols=frozenset({"h2c"})),
     Peer("floor-c", "canned-response epoll loop in C, no parsing: the kernel-cost floor",
          "c", [BENCH / "peers" / "c" / "bin" / "floor", "{port}"], routes=ROOT_ONLY),
     Peer("nginx", "nginx (Debian package), 1 worker process, `return 200`",
          "apt", ["nginx", "-p", "{tmp}", "-e", "{tmp}/error.log", "-c", "{tmp}/nginx.conf",
-                 "-g", "daemon off;"], routes=ROOT_ONLY, prepare=_nginx_conf),
+                 "-g", "daemon off;"], routes=ROOT_ONLY | {"json"}, prepare=_nginx_conf,
+         protocols=ALL_PROTOCOLS),
     Peer("actix-web", "actix-web 4, 1 worker",
          "rust", [RUST_BIN / "actix-web", "{port}"]),
-    Peer("axum", "axum 0.8 on a current_thread tokio runtime, TCP_NODELAY",
-         "rust", [RUST_BIN / "axum", "{port}"]),
-    Peer("hyper", "hyper 1 + hyper-util on a current_thread tokio runtime, TCP_NODELAY",
-         "rust", [RUST_BIN / "hyper", "{port}"]),
+    Peer("axum", "axum 0.8 on a current_thread tokio runtime, TCP_NODELAY; HTTPS with tokio-rustls",
+         "rust", [RUST_BIN / "axum", "{port}"],
+         protocols=frozenset({"https"}), modes={"tls": TLS_ARGS}),
+    Peer("hyper", "hyper 1 + hyper-util on a current_thread tokio runtime, TCP_NODELAY; "
+         "HTTP/2 by hyper-util's auto builder, TLS with tokio-rustls",
+         "rust", [RUST_BIN / "hyper", "{port}"],
+         protocols=ALL_PROTOCOLS, modes={"h2c": ["--h2c"], "tls": TLS_ARGS}),
     Peer("may_minihttp", "may_minihttp, 1 may worker",
          "rust", [RUST_BIN / "may_minihttp", "{port}"]),
     Peer("rust-book", "the Rust Book ch. 20 server: 4-thread pool, Connection: close",
          "rust", [RUST_BIN / "rust-book", "{port}"], routes=ROOT_ONLY, keepalive=False),
-    Peer("go-nethttp", "Go net/http with ServeMux, GOMAXPROCS=1",
-         "go", [GO_BIN / "nethttp", "{port}"], env=ONE_CORE_GO),
+    Peer("go-nethttp", "Go net/http with ServeMux, GOMAXPROCS=1; h2c by `http.Protocols`, "
+         "TLS by ListenAndServeTLS",
+         "go", [GO_BIN / "nethttp", "{port}"], env=ONE_CORE_GO,
+         protocols=ALL_PROTOCOLS, modes={"h2c": ["--h2c"], "tls": TLS_ARGS}),
     Peer("go-fasthttp", "Go fasthttp v1.74.0, GOMAXPROCS=1",
          "go", [GO_BIN / "fasthttp", "{port}"], env=ONE_CORE_GO),
+    Peer("ws-tungstenite", "tokio-tungstenite WebSocket echo on a current_thread tokio runtime",
+         "rust", [RUST_BIN / "ws-tungstenite", "{port}"], routes=WS_ONLY),
+    Peer("go-ws", "Go gorilla/websocket echo on net/http, GOMAXPROCS=1",
+         "go", [GO_BIN / "ws", "{port}"], env=ONE_CORE_GO, routes=WS_ONLY),
+    Peer("node-ws", "Node `ws` WebSocket echo",
+         "node", ["node", NODE_DIR / "ws.js", "{port}"], routes=WS_ONLY),
     Peer("node-http", "Node node:http, hand-written routing",
          "node", ["node", NODE_DIR / "node-http.js", "{port}"]),
     Peer("express", "Express 5 on Node",

@@ -55,7 +55,7 @@ LEAD_MEANING = {
 CHARTS = [
     ("cpu.png", "Server CPU µs per request, per scenario (lower is better)"),
     ("rps.png", "Requests per second, per scenario (higher is better)"),
-    ("idle.png", "KiB per idle keep-alive connection (lower is better)"),
+    ("idle.png", "KiB per idle connection, keep-alive or WebSocket (lower is better)"),
 ]
 
 AB_NOTE = ("ab speaks HTTP/1.0 and keeps a connection open only when the response says "
@@ -165,7 +165,7 @@ def _lead_table(rows: list, records: list, ref: str) -> list:
     ran = {r["scenario"] for r in rows}
     cols = [c for c in LEAD_COLUMNS if c[0] in ran]
     if not cols:
-        cols = [(s["id"], "kib_per_conn", "KiB / connection") if s["tool"] == "idle"
+        cols = [(s["id"], "kib_per_conn", "KiB / connection") if s["tool"] in ("idle", "wsidle")
                 else (s["id"], "cpu_us_per_req", "CPU µs/req") for s in records if s["id"] in ran]
     if not cols:
         return ["No peer completed a scenario."]
@@ -248,6 +248,16 @@ def _method(meta: dict, records: list, ref: str, peers: list) -> list:
         "wait, its RSS again; KiB per connection = the growth / N. The kernel's socket "
         "buffers are not in RSS: this is the server's user-space cost.",
     ]
+    if any(r["tool"] in ("h2load", "handshake", "wsecho", "wsidle") or r["id"] == "https-hello"
+           for r in records):
+        lines.append(
+            "- **Protocols.** HTTP/2 is loaded by h2load (one thread, 100 connections × 10 "
+            "streams; no latency percentiles), HTTPS/1.1 by wrk over TLS, TLS handshakes by ab "
+            "without keep-alive (a new connection and a full handshake per request), WebSocket "
+            "echo and idle WebSocket connections by `bench/tools/wsecho`. Each runs only on the "
+            "peers that declare the protocol; every TLS peer serves the same self-signed "
+            "ECDSA P-256 certificate with its library's default TLS settings. A WebSocket "
+            "scenario's CPU figure is per message echoed.")
     if any(r["tool"] == "soak" for r in records):
         lines.append(
             "- **Memory soak** runs on a freshly started server, with no warm-up: wrk (one "
@@ -292,7 +302,7 @@ def _scenario_detail(s: dict, srows: list, meta: dict, ref: str) -> list:
     if not srows:
         out.append("No peer completed this scenario.")
         return out
-    if s["tool"] == "idle":
+    if s["tool"] in ("idle", "wsidle"):
         srows.sort(key=lambda r: r.get("kib_per_conn") or 0)
         out += _table(
             ["peer", "connections", "still open", "RSS before (MiB)", "RSS after (MiB)",
@@ -330,7 +340,8 @@ def _scenario_detail(s: dict, srows: list, meta: dict, ref: str) -> list:
              for r in srows])
     else:
         srows.sort(key=lambda r: -(r.get("rps") or 0))
-        header = ["peer", "req/s", "p50 ms", "p99 ms", "errors", "non-2xx", "CPU µs/req",
+        unit = "msg" if s["tool"] == "wsecho" else "req"   # WebSocket echo counts messages
+        header = ["peer", f"{unit}/s", "p50 ms", "p99 ms", "errors", "non-2xx", f"CPU µs/{unit}",
                   f"vs {ref}"]
         if s["tool"] == "ab":
             header.append("keep-alive reqs")
@@ -345,6 +356,8 @@ def _scenario_detail(s: dict, srows: list, meta: dict, ref: str) -> list:
         out += _table(header, table)
         if s["tool"] == "ab":
             out += ["", AB_NOTE]
+        if s["tool"] == "h2load":
+            out += ["", "Latency is not shown: h2load reports no percentiles."]
         if s["pipeline"]:
             out += ["", "Latency is not shown: wrk's histogram is not meaningful when it pipelines."]
     return out

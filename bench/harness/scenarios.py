@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 @dataclass
 class Scenario:
     id: str
-    tool: str            # wrk | ab | fixedrate | idle
+    tool: str            # wrk | ab | fixedrate | idle | soak | h2load | handshake | wsecho | wsidle
     route: str           # key in peers.ROUTES
     about: str           # what it reproduces
     conns: int = 100
@@ -19,6 +19,9 @@ class Scenario:
     keepalive: bool = False        # skip peers that close every connection
     quick: dict = field(default_factory=dict)   # overrides under --quick; {"skip": True} to leave out
     peers: frozenset = None        # the only peers it is run against (None: every peer)
+    protocol: str = None           # the capability a peer needs: h2c, h2, https (peers.PROTOCOL_MODE)
+    streams: int = 0               # h2load: concurrent streams per connection (-m)
+    message: int = 0               # wsecho: bytes per message
 
     def seconds(self, duration: int) -> int:
         """How long a measured run lasts when --duration asks for `duration`."""
@@ -27,8 +30,20 @@ class Scenario:
     def params(self, duration: int) -> str:
         seconds = self.seconds(duration)
         if self.tool == "wrk":
-            p = f"wrk -t1 -c{self.conns} -d{seconds}s"
+            p = f"wrk -t1 -c{self.conns} -d{seconds}s" + (" over TLS" if self.protocol == "https" else "")
             return p + f", {self.pipeline} requests pipelined per write" if self.pipeline else p
+        if self.tool == "h2load":
+            how = "over TLS (ALPN h2)" if self.protocol == "h2" else "cleartext, prior knowledge (h2c)"
+            return f"h2load -t1 -c{self.conns} -m{self.streams} -D{seconds}, {how}"
+        if self.tool == "handshake":
+            return (f"ab -n {self.requests} -c {self.conns} over TLS without keep-alive: "
+                    "a new connection and a full TLS handshake per request")
+        if self.tool == "wsecho":
+            return (f"{self.conns} WebSocket connections for {seconds}s, each sending a "
+                    f"{_size(self.message)} binary message and waiting for its echo, in a loop "
+                    "(`tools/wsecho`)")
+        if self.tool == "wsidle":
+            return f"{self.conns} idle WebSocket connections (`tools/wsecho -idle`)"
         if self.tool == "ab":
             return f"ab -k -n {self.requests} -c {self.conns}"
         if self.tool == "fixedrate":
@@ -38,6 +53,10 @@ class Scenario:
                     f"round-robin over the routes; RSS read after the first {self.requests // 10:,} "
                     "and at the end")
         return f"{self.conns} idle keep-alive connections"
+
+
+def _size(n: int) -> str:
+    return f"{n // 1024} KiB" if n >= 1024 and n % 1024 == 0 else f"{n}-byte"
 
 
 SATURATION_NOTE = (
@@ -101,6 +120,39 @@ SCENARIOS = [
              "them, on a freshly started server",
              requests=1_000_000, keepalive=True, quick={"requests": 50_000},
              peers=frozenset({"vireo-python"})),
+    # The protocols of issue 17: HTTP/2, HTTPS/1.1, TLS handshakes and WebSockets. Each runs
+    # only against the peers that declare its protocol (or serve its route, for WebSockets).
+    Scenario("h2c-hello", "h2load", "plaintext",
+             "HTTP/2 in cleartext with prior knowledge (h2c), as a proxy speaks it: `GET /`, "
+             "100 connections × 10 streams",
+             protocol="h2c", streams=10),
+    Scenario("h2c-json", "h2load", "json",
+             "HTTP/2 in cleartext (h2c): `GET /json`, 100 connections × 10 streams",
+             protocol="h2c", streams=10),
+    Scenario("h2-tls-hello", "h2load", "plaintext",
+             "HTTP/2 over TLS (ALPN h2): `GET /`, 100 connections × 10 streams",
+             protocol="h2", streams=10),
+    Scenario("h2-tls-json", "h2load", "json",
+             "HTTP/2 over TLS (ALPN h2): `GET /json`, 100 connections × 10 streams",
+             protocol="h2", streams=10),
+    Scenario("https-hello", "wrk", "plaintext",
+             "HTTPS/1.1: `GET /` over TLS at 100 keep-alive connections, plaintext-100's load "
+             "with TLS on top",
+             protocol="https"),
+    Scenario("tls-handshake", "handshake", "plaintext",
+             "TLS handshakes per second: `GET /` over HTTPS with a new connection, and so a "
+             "full handshake (no session resumption), per request",
+             protocol="https", conns=50, requests=10000, quick={"requests": 500}),
+    Scenario("ws-echo-32", "wsecho", "ws",
+             "WebSocket echo, 32-byte messages: messages per second and server CPU per message",
+             message=32),
+    Scenario("ws-echo-16k", "wsecho", "ws",
+             "WebSocket echo, 16 KiB messages: messages per second and server CPU per message",
+             message=16384),
+    Scenario("ws-idle-5k", "wsidle", "ws",
+             "memory per idle WebSocket connection, 5,000 connections (server RSS growth / "
+             "connections)",
+             conns=5000, quick={"conns": 1000}),
 ]
 
 # The routes a soak run mixes, where the peer serves them.

@@ -9,13 +9,14 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .peers import Peer
+from .peers import CERT, Peer
 
 SERVER_CORE = "1"   # servers run here; load generators on core 0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -88,8 +89,9 @@ def tree(root: int) -> list:
 
 
 class Server:
-    def __init__(self, peer: Peer, log_dir: Path):
+    def __init__(self, peer: Peer, log_dir: Path, mode: str = "plain"):
         self.peer = peer
+        self.mode = mode      # plain, h2c or tls: see peers.PROTOCOL_MODE
         self.log_path = log_dir / f"{peer.name}.log"
         self.proc = None
         self.tmp = None
@@ -99,9 +101,9 @@ class Server:
     def start(self, timeout: float = 60) -> None:
         self.port = free_port()
         self.tmp = Path(tempfile.mkdtemp(prefix=f"vireo-bench-{self.peer.name}-"))
-        argv = ["taskset", "-c", SERVER_CORE] + self.peer.command(self.port, self.tmp)
+        argv = ["taskset", "-c", SERVER_CORE] + self.peer.command(self.port, self.tmp, self.mode)
         with open(self.log_path, "a") as log:
-            log.write(f"\n=== {time.strftime('%H:%M:%S')} {' '.join(argv)}\n")
+            log.write(f"\n=== {time.strftime('%H:%M:%S')} ({self.mode}) {' '.join(argv)}\n")
             log.flush()
             # A session of its own: Ctrl-C in the terminal reaches the runner
             # only, and the runner stops the server, so it always knows the state.
@@ -185,17 +187,23 @@ class Server:
                 pass
         return total
 
+    @property
+    def scheme(self) -> str:
+        return "https" if self.mode == "tls" else "http"
+
+    def url(self, path: str) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
+
     def check(self, route: str) -> str | None:
-        """GET the route once and compare status and body with what every peer
-        must answer. Returns a description of the mismatch, or None."""
+        """GET the route once, in the server's mode, and compare status and body with
+        what every peer must answer. Returns a description of the mismatch, or None.
+        A WebSocket route is checked by its client, when a scenario loads it."""
         path, status, body = self.peer.route(route)
+        if status == 101:
+            return None
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-            conn.request("GET", path)
-            res = conn.getresponse()
-            got = res.read().decode("utf-8", "replace")
-            conn.close()
-        except (OSError, http.client.HTTPException) as e:
+            got_status, got = self._get(path)
+        except (OSError, http.client.HTTPException, subprocess.SubprocessError, ValueError) as e:
             return f"GET {path}: {e}"
         same = got == body
         if route == "json" and not same:
@@ -203,6 +211,30 @@ class Server:
                 same = json.loads(got) == json.loads(body)
             except ValueError:
                 pass
-        if res.status != status or not same:
-            return f"GET {path}: got {res.status} {got[:60]!r}, want {status} {body!r}"
+        if got_status != status or not same:
+            return f"GET {path}: got {got_status} {got[:60]!r}, want {status} {body!r}"
         return None
+
+    def _get(self, path: str) -> tuple:
+        """(status, body) of one GET: HTTP/1.1, over TLS (verified against the bench
+        certificate) in tls mode, and HTTP/2 with prior knowledge (by curl) in h2c mode,
+        where a peer may speak nothing else."""
+        if self.mode == "h2c":
+            res = subprocess.run(["curl", "-sS", "--max-time", "5", "--http2-prior-knowledge",
+                                  "-w", "\n%{http_code}", self.url(path)],
+                                 capture_output=True, text=True, timeout=10)
+            if res.returncode != 0:
+                raise OSError(res.stderr.strip() or f"curl exited {res.returncode}")
+            got, _, code = res.stdout.rpartition("\n")
+            return int(code), got
+        if self.mode == "tls":
+            conn = http.client.HTTPSConnection(
+                "127.0.0.1", self.port, timeout=5, context=ssl.create_default_context(cafile=CERT))
+        else:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+        try:
+            conn.request("GET", path)
+            res = conn.getresponse()
+            return res.status, res.read().decode("utf-8", "replace")
+        finally:
+            conn.close()

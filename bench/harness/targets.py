@@ -1,9 +1,11 @@
-"""Vireo for Python's performance targets, checked against a run's medians.
+"""Performance targets, checked against a run's medians: Vireo for Python's, and Vireo's
+for the protocols beyond cleartext HTTP/1.1 (HTTP/2, HTTPS, WebSockets).
 
 Each target compares figures of one run: Vireo for Python against another peer in the same
-scenario, or against its own `/` (plaintext-100, or ab-hello for the ab scenarios). CPU
-figures are server CPU µs per request. `evaluate` gives one row per target and scenario pair
-that the run measured; `markdown` the table the results page shows."""
+scenario, or against its own `/` (plaintext-100, or ab-hello for the ab scenarios); Vireo
+against the best of its peers in a protocol scenario. CPU figures are server CPU µs per
+request (per message for WebSocket echo). `evaluate` and `evaluate_protocols` give one row
+per target and scenario that the run measured; `markdown` the tables the results page shows."""
 from __future__ import annotations
 
 import statistics
@@ -95,19 +97,84 @@ def evaluate(rows: list, meta: dict) -> list:
     return [r for r in out if r is not None]
 
 
+# Vireo's protocol targets: scenario -> the peers whose best (lowest) CPU figure it is set
+# against, and the most Vireo's may be as a multiple of it.
+PROTOCOL_TARGETS = {
+    "h2c-hello": ({"nginx", "hyper", "go-nethttp"}, 0.9),
+    "h2c-json": ({"nginx", "hyper", "go-nethttp"}, 0.9),
+    "h2-tls-hello": ({"nginx", "hyper", "go-nethttp"}, 0.9),
+    "h2-tls-json": ({"nginx", "hyper", "go-nethttp"}, 0.9),
+    "https-hello": ({"nginx"}, 0.9),
+    "ws-echo-32": ({"ws-tungstenite", "node-ws", "go-ws"}, 0.9),
+    "ws-echo-16k": ({"ws-tungstenite", "node-ws", "go-ws"}, 0.9),
+}
+WHAT = {
+    "h2c-hello": "HTTP/2 (h2c) `GET /`", "h2c-json": "HTTP/2 (h2c) `GET /json`",
+    "h2-tls-hello": "HTTP/2 over TLS `GET /`", "h2-tls-json": "HTTP/2 over TLS `GET /json`",
+    "https-hello": "HTTPS/1.1 `GET /`", "ws-echo-32": "WebSocket echo, 32 bytes",
+    "ws-echo-16k": "WebSocket echo, 16 KiB",
+}
+IDLE_WS_KIB = 2.0
+
+
+def evaluate_protocols(rows: list) -> list:
+    """Vireo's protocol targets this run measured, as Rows (ratios from the medians)."""
+    by = {(r["scenario"], r["peer"]): r for r in rows}
+    out = []
+    for scenario, (peers, limit) in PROTOCOL_TARGETS.items():
+        ours = _cpu(by, scenario, "vireo")
+        theirs = [(c, p) for p in sorted(peers) if (c := _cpu(by, scenario, p))]
+        if not ours or not theirs:
+            continue
+        best, peer = min(theirs)
+        value = ours / best
+        against = f"the best of {', '.join(sorted(peers))}" if len(peers) > 1 else next(iter(peers))
+        out.append(Row(f"{WHAT[scenario]}: CPU against {against}",
+                       f"{scenario} (vireo / {peer})", f"{ours:.2f} / {best:.2f} µs", value,
+                       f"≤ {limit:.2f}×", value <= limit))
+    r = by.get(("ws-idle-5k", "vireo"))
+    if r and r.get("kib_per_conn") is not None:
+        out.append(Row("memory per idle WebSocket connection", "ws-idle-5k",
+                       f"{r['kib_per_conn']:.2f} KiB", r["kib_per_conn"], f"≤ {IDLE_WS_KIB:.2f} KiB",
+                       r["kib_per_conn"] <= IDLE_WS_KIB))
+    return out
+
+
+def _rows_table(found: list) -> list:
+    out = ["| target | scenarios | figures | measured | target | met |", "|---|---|---|---|---|---|"]
+    for r in found:
+        unit = " KiB" if r.limit.endswith("KiB") else "×"
+        out.append(f"| {r.target} | {r.scenarios} | {r.figures} | {r.value:.2f}{unit} | {r.limit} | "
+                   f"{'yes' if r.met else '**no**'} |")
+    return out
+
+
 def markdown(rows: list, meta: dict) -> list:
-    """The targets section of the results page (no lines when Vireo for Python did not run)."""
+    """The targets sections of the results page: Vireo's protocol targets, then Vireo for
+    Python's (no lines for a group that did not run)."""
+    out = []
+    protocols = evaluate_protocols(rows)
+    if protocols:
+        out += ["## Vireo: protocol targets", "",
+                "Vireo's reference app against the best of its peers in each HTTP/2, HTTPS and "
+                "WebSocket scenario, from the medians below; CPU figures are server CPU µs per "
+                "request (per message for WebSocket echo).", ""]
+        out += _rows_table(protocols)
+        if meta.get("quick"):
+            out += ["", "A quick run's figures are too short to judge a target by."]
+        out += [""]
+    return out + _python_markdown(rows, meta)
+
+
+def _python_markdown(rows: list, meta: dict) -> list:
+    """Vireo for Python's targets section (no lines when it did not run)."""
     found = evaluate(rows, meta)
     if not found:
         return []
     out = ["## Vireo for Python: targets", "",
            "Each target as measured in this run, from the medians below; CPU figures are server "
            "CPU µs per request.", ""]
-    out += ["| target | scenarios | figures | measured | target | met |", "|---|---|---|---|---|---|"]
-    for r in found:
-        unit = " KiB" if r.limit.endswith("KiB") else "×"
-        out.append(f"| {r.target} | {r.scenarios} | {r.figures} | {r.value:.2f}{unit} | {r.limit} | "
-                   f"{'yes' if r.met else '**no**'} |")
+    out += _rows_table(found)
     timed = (meta.get("timeit_compute") or {}).get("runs") or []
     if timed:
         out += ["", f"The `timeit` figure is {(meta['timeit_compute'].get('what') or 'the handler')}, "

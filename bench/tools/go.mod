@@ -1,3 +1,5 @@
 module vireo.bench/tools
 
 go 1.22
+
+require github.com/gorilla/websocket v1.5.3

@@ -1,10 +1,15 @@
 // net/http peer: the standard library server and ServeMux (Go 1.22 patterns).
 // The runner starts it with GOMAXPROCS=1 so it uses one core, like every peer.
+//
+//	nethttp PORT                      HTTP/1.1
+//	nethttp PORT --h2c                HTTP/1.1 and HTTP/2 with prior knowledge (http.Protocols)
+//	nethttp PORT --tls CERT.pem KEY.pem   HTTPS, HTTP/2 or HTTP/1.1 by ALPN
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
@@ -81,7 +86,20 @@ func main() {
 		port = p
 	}
 	// The middlewares wrap the whole mux, so they are app-wide like Express's app.use.
-	if err := http.ListenAndServe("127.0.0.1:"+port, second(first(mux))); err != nil {
-		panic(err)
+	server := &http.Server{Addr: "127.0.0.1:" + port, Handler: second(first(mux))}
+	var err error
+	switch {
+	case len(os.Args) == 3 && os.Args[2] == "--h2c":
+		server.Protocols = new(http.Protocols)
+		server.Protocols.SetHTTP1(true)
+		server.Protocols.SetUnencryptedHTTP2(true)
+		err = server.ListenAndServe()
+	case len(os.Args) == 5 && os.Args[2] == "--tls":
+		err = server.ListenAndServeTLS(os.Args[3], os.Args[4])
+	case len(os.Args) <= 2:
+		err = server.ListenAndServe()
+	default:
+		err = fmt.Errorf("usage: nethttp PORT [--h2c | --tls CERT KEY]")
 	}
+	panic(err)
 }

@@ -1,6 +1,13 @@
 //! hyper peer: hyper 1.x's HTTP/1 server on a current_thread tokio runtime, with
 //! hand-written routing, since hyper has no router or middleware of its own.
+//!
+//! ```text
+//! hyper PORT                         HTTP/1.1
+//! hyper PORT --h2c                   HTTP/1.1 and HTTP/2 with prior knowledge (hyper-util's auto builder)
+//! hyper PORT --tls CERT.pem KEY.pem  HTTPS with tokio-rustls, HTTP/2 or HTTP/1.1 by ALPN
+//! ```
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use http_body_util::Full;
@@ -9,8 +16,13 @@ use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Serialize;
+use tokio_rustls::rustls::ServerConfig;
+use tokio_rustls::TlsAcceptor;
 
 type Res = Response<Full<Bytes>>;
 
@@ -87,6 +99,38 @@ async fn route(req: Request<Incoming>) -> Result<Res, Infallible> {
     Ok(res)
 }
 
+/// How the peer serves, from its arguments after the port.
+enum Mode {
+    Http1,
+    H2c,
+    Tls(TlsAcceptor),
+}
+
+fn mode() -> Mode {
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        [] => Mode::Http1,
+        ["--h2c"] => Mode::H2c,
+        ["--tls", cert, key] => Mode::Tls(acceptor(cert, key)),
+        _ => panic!("usage: hyper PORT [--h2c | --tls CERT.pem KEY.pem]"),
+    }
+}
+
+/// A TLS acceptor for one PEM certificate chain and key, offering h2 and http/1.1 by ALPN.
+fn acceptor(cert: &str, key: &str) -> TlsAcceptor {
+    let chain = CertificateDer::pem_file_iter(cert)
+        .expect("certificate file")
+        .collect::<Result<Vec<_>, _>>()
+        .expect("certificate PEM");
+    let key = PrivateKeyDer::from_pem_file(key).expect("key PEM");
+    let mut config = ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .expect("certificate and key");
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    TlsAcceptor::from(Arc::new(config))
+}
+
 fn port() -> u16 {
     std::env::args()
         .nth(1)
@@ -97,18 +141,40 @@ fn port() -> u16 {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    let mode = mode();
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port())).await.expect("bind");
     loop {
         let Ok((tcp, _)) = listener.accept().await else { continue };
         // Same as the axum peer (which is hyper underneath): no Nagle delay.
         let _ = tcp.set_nodelay(true);
-        tokio::spawn(async move {
-            let _ = http1::Builder::new()
-                // Gather the responses to pipelined requests into one write, as
-                // hyper's own TechEmpower entry does.
-                .pipeline_flush(true)
-                .serve_connection(TokioIo::new(tcp), service_fn(|req| route(second(first(req)))))
-                .await;
-        });
+        let service = service_fn(|req| route(second(first(req))));
+        match &mode {
+            Mode::Http1 => {
+                tokio::spawn(async move {
+                    let _ = http1::Builder::new()
+                        // Gather the responses to pipelined requests into one write, as
+                        // hyper's own TechEmpower entry does.
+                        .pipeline_flush(true)
+                        .serve_connection(TokioIo::new(tcp), service)
+                        .await;
+                });
+            }
+            Mode::H2c => {
+                tokio::spawn(async move {
+                    let _ = auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(tcp), service)
+                        .await;
+                });
+            }
+            Mode::Tls(acceptor) => {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else { return };
+                    let _ = auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+        }
     }
 }
