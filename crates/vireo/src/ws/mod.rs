@@ -55,6 +55,10 @@ pub struct WsConfig {
     /// Subprotocols the server speaks, in order of preference; the first one the client
     /// offers is selected and reported by [`WebSocket::protocol`]. Default none.
     pub protocols: Vec<String>,
+    /// The most bytes read from the connection at once, and the read buffer each connection
+    /// starts with: small, so that many idle connections stay cheap; larger messages are read
+    /// in several steps. Default 4 KiB.
+    pub read_buffer_size: usize,
 }
 
 impl Default for WsConfig {
@@ -66,11 +70,17 @@ impl Default for WsConfig {
             pong_timeout: Duration::from_secs(20),
             close_timeout: Duration::from_secs(5),
             protocols: Vec::new(),
+            read_buffer_size: 4 << 10,
         }
     }
 }
 
 impl WsConfig {
+    /// Set [`WsConfig::read_buffer_size`].
+    pub fn read_buffer_size(mut self, bytes: usize) -> Self {
+        self.read_buffer_size = bytes;
+        self
+    }
     /// Set [`WsConfig::max_message_size`].
     pub fn max_message_size(mut self, bytes: usize) -> Self {
         self.max_message_size = bytes;
@@ -160,7 +170,8 @@ impl WebSocket {
         let shutdown: Pin<Box<dyn Future<Output = ()>>> = Box::pin(io.shutdown_requested());
         let framing = WebSocketConfig::default()
             .max_message_size(Some(config.max_message_size))
-            .max_frame_size(Some(config.max_frame_size));
+            .max_frame_size(Some(config.max_frame_size))
+            .read_buffer_size(config.read_buffer_size);
         let stream = WebSocketStream::from_raw_socket(io, Role::Server, Some(framing)).await;
         let (sink, stream) = stream.split();
         let shared = Rc::new(Shared {
