@@ -77,18 +77,7 @@ impl Listener {
     ) -> PyResult<()> {
         let server = self.take()?;
         let service = PyService(core.inner.clone());
-        let server = server
-            .workers(1)
-            .handle_signals(handle_signals)
-            .on_ready(move |addr| {
-                Python::attach(|py| {
-                    if let Err(e) = on_ready.call1(py, (addr.to_string(),)) {
-                        e.print(py);
-                    }
-                })
-            });
-        py.detach(move || server.serve(service))
-            .map_err(PyOSError::new_err)
+        serve_one_worker(py, server, service, on_ready, handle_signals)
     }
 
     /// Serve an ASGI or WSGI application (`vireo serve`) like `serve`, with the engine's
@@ -119,18 +108,7 @@ impl Listener {
             server = server.shutdown_timeout(seconds(secs)?);
         }
         let service = AppService(app.config.clone());
-        let server = server
-            .workers(1)
-            .handle_signals(handle_signals)
-            .on_ready(move |addr| {
-                Python::attach(|py| {
-                    if let Err(e) = on_ready.call1(py, (addr.to_string(),)) {
-                        e.print(py);
-                    }
-                })
-            });
-        py.detach(move || server.serve(service))
-            .map_err(PyOSError::new_err)
+        serve_one_worker(py, server, service, on_ready, handle_signals)
     }
 
     /// Start a graceful shutdown of `serve`.
@@ -142,4 +120,27 @@ impl Listener {
     fn close(&self) {
         self.server.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
+}
+
+/// Serve `service` with one worker thread until a graceful shutdown, calling `on_ready(address)`
+/// once it accepts. The GIL is released throughout.
+fn serve_one_worker<S: vireo_http::Service>(
+    py: Python<'_>,
+    server: Server,
+    service: S,
+    on_ready: Py<PyAny>,
+    handle_signals: bool,
+) -> PyResult<()> {
+    let server = server
+        .workers(1)
+        .handle_signals(handle_signals)
+        .on_ready(move |addr| {
+            Python::attach(|py| {
+                if let Err(e) = on_ready.call1(py, (addr.to_string(),)) {
+                    e.print(py);
+                }
+            })
+        });
+    py.detach(move || server.serve(service))
+        .map_err(PyOSError::new_err)
 }

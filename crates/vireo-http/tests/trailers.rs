@@ -4,7 +4,7 @@
 mod common;
 
 use bytes::Bytes;
-use common::run;
+use common::{run, Iter};
 use http::{HeaderMap, HeaderValue};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -27,24 +27,11 @@ fn serve() -> RunningServer {
                 fields
             };
             Response::text(Body::stream_with_trailers(
-                StreamOf(chunks.into_iter()),
+                Iter(chunks.into_iter()),
                 trailers,
             ))
         }))
         .unwrap()
-}
-
-/// A stream over an iterator.
-struct StreamOf<I>(I);
-
-impl<I: Iterator + Unpin> futures_core::Stream for StreamOf<I> {
-    type Item = I::Item;
-    fn poll_next(
-        mut self: std::pin::Pin<&mut Self>,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<I::Item>> {
-        std::task::Poll::Ready(self.0.next())
-    }
 }
 
 /// Send `request` and read until the server closes.

@@ -101,7 +101,7 @@ fn reflect(head: &vireo_http::proto::RequestHead, body: &[u8]) -> Vec<u8> {
 }
 
 /// A `Stream` over an iterator, for the streaming route.
-struct Iter<I>(I);
+pub struct Iter<I>(pub I);
 
 impl<I: Iterator + Unpin> futures_core::Stream for Iter<I> {
     type Item = I::Item;
