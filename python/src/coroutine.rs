@@ -78,14 +78,7 @@ pub(crate) fn start<'py>(
             Ok(Started::Done(value))
         }
         PySendResult::Next(yielded) => {
-            let (tx, rx) = oneshot::channel();
-            let completion = Bound::new(
-                py,
-                Completion {
-                    tx: Mutex::new(Some(tx)),
-                    task: Mutex::new(None),
-                },
-            )?;
+            let (completion, rx) = Completion::channel(py)?;
             let task = state
                 .spawn
                 .call1(py, (coro, yielded, &completion, context))?;

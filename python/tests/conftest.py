@@ -17,6 +17,18 @@ HERE = Path(__file__).resolve().parent
 REFERENCE = HERE.parent / "examples" / "reference.py"
 
 
+def stop(proc: subprocess.Popen, timeout: float) -> int:
+    """SIGTERM `proc` and return its exit status; kill it (and fail) if it outlives `timeout`."""
+    if proc.poll() is None:
+        proc.terminate()
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise
+
+
 class Server:
     def __init__(self, workers: int = 1) -> None:
         self.proc = subprocess.Popen(
@@ -56,14 +68,7 @@ class Server:
         return self.request("GET", path, timeout=timeout)
 
     def stop(self, timeout: float = 30) -> int:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise
+        return stop(self.proc, timeout)
 
 
 @pytest.fixture
@@ -136,14 +141,7 @@ class Served:
         return self.request("GET", path, **kw)
 
     def stop(self, timeout: float = 30) -> int:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        try:
-            return self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            raise
+        return stop(self.proc, timeout)
 
     def kill(self) -> None:
         if self.proc.poll() is None:
