@@ -48,6 +48,14 @@ def test_http_scope_has_every_key(serve):
     assert served.stop() == 0
 
 
+def test_anyio_worker_threads_outlive_the_request(serve):
+    # anyio ties its worker threads to the loop's root task: one that lasts as long as the
+    # server, not as long as the request that started the thread.
+    served = serve("asgi_raw:app")
+    seen = [scope_of(served, "/to-thread")["new_thread"] for _ in range(3)]
+    assert seen == [True, False, False]
+
+
 def test_root_path_and_proxy_headers(serve):
     served = serve("asgi_raw:app", "--root-path", "/api", "--proxy-headers",
                    "--forwarded-allow-ips", "127.0.0.1")

@@ -26,6 +26,22 @@ async def sleep0():
     return {"loop": id(asyncio.get_running_loop()), "task": asyncio.current_task() is not None}
 
 
+_thread_seen = threading.local()
+
+
+def _first_call_on_this_thread():
+    first = not getattr(_thread_seen, "seen", False)
+    _thread_seen.seen = True
+    return first
+
+
+@app.get("/anyio-thread")
+async def anyio_thread():
+    import anyio.to_thread
+
+    return {"new_thread": await anyio.to_thread.run_sync(_first_call_on_this_thread)}
+
+
 @app.get("/sleep")
 async def sleep(ms: int = 10):
     await asyncio.sleep(ms / 1000)
@@ -113,6 +129,14 @@ def test_no_event_loop_per_request(monkeypatch):
             loops.add(client.get("/sync-loop").json())
         assert made == [], "no event loop was created while serving"
         assert len(loops) == 1, "every request saw the same running loop"
+
+
+def test_anyio_worker_threads_outlive_the_request():
+    # anyio keeps its worker threads for the life of the loop's root task, which lasts as
+    # long as the app is served.
+    with TestClient(app) as client:
+        seen = [client.get("/anyio-thread").json()["new_thread"] for _ in range(3)]
+    assert seen == [True, False, False]
 
 
 def test_tasks_created_by_a_handler_run_in_the_background():

@@ -13,6 +13,7 @@ import os
 import selectors
 import threading
 import types
+from asyncio.base_events import _run_until_complete_cb  # type: ignore[attr-defined]
 from typing import Any
 
 
@@ -63,6 +64,7 @@ def bind(loop: asyncio.BaseEventLoop) -> tuple[Any, Any, Any, _FdCopy, Any]:
     selector.driven = True
     asyncio.events._set_running_loop(loop)
     loop._thread_id = threading.get_ident()  # type: ignore[attr-defined]
+    selector.root = _start_root(loop)
     run_once = loop._run_once  # type: ignore[attr-defined]
     ready = loop._ready  # type: ignore[attr-defined]
     scheduled = loop._scheduled  # type: ignore[attr-defined]
@@ -83,8 +85,35 @@ def bind(loop: asyncio.BaseEventLoop) -> tuple[Any, Any, Any, _FdCopy, Any]:
 
 def unbind(loop: asyncio.BaseEventLoop) -> None:
     """After serving: the loop runs normally again (for shutdown hooks on the main thread)."""
-    loop._selector.driven = False  # type: ignore[attr-defined]
+    selector = loop._selector  # type: ignore[attr-defined]
+    selector.driven = False
     loop._thread_id = None  # type: ignore[attr-defined]
+    root = getattr(selector, "root", None)
+    if root is not None:
+        selector.root = None
+        task, stop = root
+        task.remove_done_callback(_run_until_complete_cb)
+        if not stop.done():
+            stop.set_result(None)
+
+
+async def _serving(stop: asyncio.Future[None]) -> None:
+    while not stop.done():
+        try:
+            await asyncio.shield(stop)
+        except asyncio.CancelledError:
+            pass  # the root task lasts exactly as long as the engine serves
+
+
+def _start_root(loop: asyncio.AbstractEventLoop) -> tuple[asyncio.Task[None], asyncio.Future[None]]:
+    """The loop's root task while the engine drives it, marked as `run_until_complete` marks
+    its own. Libraries that tie state to the root task find it at once: anyio keeps its
+    worker threads for its life (instead of for one request's) and otherwise searches every
+    task on the loop on each `to_thread` call."""
+    stop = loop.create_future()
+    task = loop.create_task(_serving(stop))
+    task.add_done_callback(_run_until_complete_cb)
+    return task, stop
 
 
 @types.coroutine

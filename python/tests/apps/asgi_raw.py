@@ -3,9 +3,17 @@ purpose, one path per case."""
 
 import asyncio
 import json
+import threading
 
 listener_saw = []
 events = {}
+_thread_seen = threading.local()
+
+
+def _first_call_on_this_thread():
+    first = not getattr(_thread_seen, "seen", False)
+    _thread_seen.seen = True
+    return first
 
 
 def _jsonable(value):
@@ -58,6 +66,11 @@ async def app(scope, receive, send):
         scope["state"]["added_by_request"] = True
         scope["state"]["shared"].append(1)
         return await _json(send, _jsonable(dict(scope)))
+    if path == "/to-thread":
+        import anyio.to_thread
+
+        first = await anyio.to_thread.run_sync(_first_call_on_this_thread)
+        return await _json(send, {"new_thread": first})
     if path == "/echo":
         chunks = await _read_all(receive)
         body = b"".join(chunks)
