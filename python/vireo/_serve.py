@@ -183,6 +183,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
     if not loop.run_until_complete(lifespan.startup()):
         loop.close()
         raise SystemExit(STARTUP_FAILED)
+    server.freeze_startup_objects()
     access = _access if options.access_log and access_logger.isEnabledFor(logging.INFO) else None
     core = _vireo.AsgiApp(
         target.app,
