@@ -4,7 +4,7 @@
 use crate::event_loop::LoopRefs;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyString};
 use std::net::IpAddr;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
@@ -46,6 +46,9 @@ pub(crate) struct AppConfig {
     pub in_flight: AtomicUsize,
     /// The listening address for the scope's `server`; `None` on a Unix socket.
     pub server: Option<(String, u16)>,
+    /// `server` and `root_path` as the scope gives them, made once.
+    pub server_tuple: Py<PyAny>,
+    pub root_path_str: Py<PyString>,
     /// The lifespan state each request's scope gets a shallow copy of.
     pub state: Option<Py<PyDict>>,
     /// `start_app(app, scope, receive, send, completion)`: the app's task on the loop.
@@ -95,6 +98,7 @@ impl AsgiApp {
         state=None, access_log=None, multiprocess=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         app: Py<PyAny>,
         interface: &str,
         helpers: &Bound<'_, PyDict>,
@@ -125,10 +129,14 @@ impl AsgiApp {
                 .map(Bound::unbind)
                 .ok_or_else(|| PyValueError::new_err(format!("vireo helper {name} missing")))
         };
+        let server_tuple = server.clone().into_pyobject(py)?.into_any().unbind();
+        let root_path_str = PyString::new(py, &root_path).unbind();
         Ok(AsgiApp {
             config: Arc::new(AppConfig {
                 app,
                 interface,
+                server_tuple,
+                root_path_str,
                 root_path,
                 proxy,
                 limit_concurrency: limit_concurrency.filter(|n| *n > 0),

@@ -2,10 +2,11 @@
 //! scheme (rewritten from a trusted proxy's `X-Forwarded-*`), the decoded path.
 
 use crate::asgi_config::AppConfig;
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::net::{IpAddr, SocketAddr};
-use vireo_http::http::Version;
+use vireo_http::http::{Method, Version};
 use vireo_http::Head;
 
 /// Where a request came from, as the app should see it.
@@ -104,7 +105,8 @@ pub(crate) fn http_version(head: &Head) -> &'static str {
     }
 }
 
-/// The scope dict for an `http` request.
+/// The scope dict for an `http` request. Keys and fixed values are interned strings, made
+/// and hashed once per process.
 pub(crate) fn http_scope<'py>(
     py: Python<'py>,
     head: &Head,
@@ -112,26 +114,47 @@ pub(crate) fn http_scope<'py>(
     config: &AppConfig,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scope = PyDict::new(py);
-    scope.set_item("type", "http")?;
+    scope.set_item(intern!(py, "type"), intern!(py, "http"))?;
     let asgi = PyDict::new(py);
-    asgi.set_item("version", "3.0")?;
-    asgi.set_item("spec_version", "2.3")?;
-    scope.set_item("asgi", asgi)?;
-    scope.set_item("http_version", http_version(head))?;
-    scope.set_item("method", head.method().as_str())?;
-    scope.set_item("scheme", origin.scheme.as_str())?;
+    asgi.set_item(intern!(py, "version"), intern!(py, "3.0"))?;
+    asgi.set_item(intern!(py, "spec_version"), intern!(py, "2.3"))?;
+    scope.set_item(intern!(py, "asgi"), asgi)?;
+    let version = match head.version() {
+        Version::HTTP_10 => intern!(py, "1.0"),
+        Version::HTTP_2 => intern!(py, "2"),
+        _ => intern!(py, "1.1"),
+    };
+    scope.set_item(intern!(py, "http_version"), version)?;
+    let method = head.method();
+    let method = match *method {
+        Method::GET => intern!(py, "GET").clone(),
+        Method::POST => intern!(py, "POST").clone(),
+        _ => PyString::new(py, method.as_str()),
+    };
+    scope.set_item(intern!(py, "method"), method)?;
+    let scheme = match origin.scheme.as_str() {
+        "http" => intern!(py, "http").clone(),
+        "https" => intern!(py, "https").clone(),
+        other => PyString::new(py, other),
+    };
+    scope.set_item(intern!(py, "scheme"), scheme)?;
     let raw_path = head.path();
     let root = config.root_path.as_str();
-    scope.set_item("path", format!("{root}{}", percent_decode(raw_path)))?;
+    let path = percent_decode(raw_path);
+    if root.is_empty() {
+        scope.set_item(intern!(py, "path"), path)?;
+    } else {
+        scope.set_item(intern!(py, "path"), format!("{root}{path}"))?;
+    }
     let mut raw = Vec::with_capacity(root.len() + raw_path.len());
     raw.extend_from_slice(root.as_bytes());
     raw.extend_from_slice(raw_path.as_bytes());
-    scope.set_item("raw_path", PyBytes::new(py, &raw))?;
+    scope.set_item(intern!(py, "raw_path"), PyBytes::new(py, &raw))?;
     scope.set_item(
-        "query_string",
+        intern!(py, "query_string"),
         PyBytes::new(py, head.query().unwrap_or("").as_bytes()),
     )?;
-    scope.set_item("root_path", root)?;
+    scope.set_item(intern!(py, "root_path"), config.root_path_str.bind(py))?;
     let headers = PyList::empty(py);
     let mut lower = Vec::new();
     for (name, value) in head.headers() {
@@ -142,14 +165,14 @@ pub(crate) fn http_scope<'py>(
             [PyBytes::new(py, &lower), PyBytes::new(py, value)],
         )?)?;
     }
-    scope.set_item("headers", headers)?;
-    scope.set_item("client", origin.client.clone())?;
-    scope.set_item("server", config.server.clone())?;
+    scope.set_item(intern!(py, "headers"), headers)?;
+    scope.set_item(intern!(py, "client"), origin.client.clone())?;
+    scope.set_item(intern!(py, "server"), config.server_tuple.bind(py))?;
     let extensions = PyDict::new(py);
-    extensions.set_item("http.response.pathsend", PyDict::new(py))?;
-    scope.set_item("extensions", extensions)?;
+    extensions.set_item(intern!(py, "http.response.pathsend"), PyDict::new(py))?;
+    scope.set_item(intern!(py, "extensions"), extensions)?;
     if let Some(state) = &config.state {
-        scope.set_item("state", state.bind(py).copy()?)?;
+        scope.set_item(intern!(py, "state"), state.bind(py).copy()?)?;
     }
     Ok(scope)
 }
