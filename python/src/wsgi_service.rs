@@ -5,6 +5,7 @@
 use crate::asgi_config::AppConfig;
 use crate::asgi_scope::{http_version, origin, percent_decode_bytes, Origin};
 use crate::asgi_service::server_error;
+use crate::thread_state;
 use crate::wsgi_input::{Input, WsgiInput};
 use crate::wsgi_stream::WsgiStream;
 use bytes::{Bytes, BytesMut};
@@ -36,6 +37,8 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
     let app_config = config.clone();
     let app_input = input.clone();
     let mut called = tokio::task::spawn_blocking(move || {
+        // The pool's threads are reused: each keeps its thread state between requests.
+        thread_state::keep_until_exit();
         let config = app_config;
         Python::attach(|py| -> Result<Response, Response> {
             let environ = environ(py, &head, &origin, &config)

@@ -2,6 +2,7 @@
 //! takes it; the result's `close()` is called when it ends, fails or the client goes away.
 
 use crate::asgi_config::AppConfig;
+use crate::thread_state;
 use bytes::Bytes;
 use futures_core::Stream;
 use pyo3::prelude::*;
@@ -114,7 +115,10 @@ impl Stream for WsgiStream {
         };
         let pending = this.pending.get_or_insert_with(|| {
             let (iter, config) = (iter.clone(), config.clone());
-            tokio::task::spawn_blocking(move || next_chunk(&iter, &config))
+            tokio::task::spawn_blocking(move || {
+                thread_state::keep_until_exit();
+                next_chunk(&iter, &config)
+            })
         });
         let next = match Pin::new(pending).poll(cx) {
             Poll::Pending => return Poll::Pending,
@@ -151,6 +155,7 @@ impl Drop for WsgiStream {
                 let _ = pending.await;
             }
             let _ = tokio::task::spawn_blocking(move || {
+                thread_state::keep_until_exit();
                 Python::attach(|py| close(py, &iter.1, &config))
             })
             .await;

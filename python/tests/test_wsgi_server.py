@@ -135,6 +135,13 @@ def test_file_wrapper_and_write(serve):
     assert served.request("HEAD", "/write")[0::2] == (200, b"")
 
 
+def test_pool_threads_keep_their_state_between_requests(serve):
+    served = serve("wsgi_raw:app")
+    seen = [served.request("GET", "/thread-local")[2] for _ in range(4)]
+    assert seen[0] == b"new" and seen[1:] == [b"seen"] * 3, seen
+    assert served.stop() == 0
+
+
 def test_slow_request_does_not_stall_the_worker(serve):
     served = serve("wsgi_raw:app")
     slow = {}

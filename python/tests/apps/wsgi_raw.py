@@ -2,9 +2,11 @@
 
 import json
 import sys
+import threading
 import time
 
 closed = []
+_thread_seen = threading.local()
 
 
 class Tracked:
@@ -33,6 +35,12 @@ def app(environ, start_response):
                              "errors_is_stderr": environ["wsgi.errors"] is sys.stderr}).encode()
         start_response("200 OK", [("Content-Type", "application/json")])
         return [body]
+    if path == "/thread-local":
+        # A pool thread keeps its thread state, and so its thread-local values, between requests.
+        first = not getattr(_thread_seen, "seen", False)
+        _thread_seen.seen = True
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"new" if first else b"seen"]
     if path == "/echo":
         length = int(environ.get("CONTENT_LENGTH") or 0)
         data = environ["wsgi.input"].read(length) if length else environ["wsgi.input"].read()
