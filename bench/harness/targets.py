@@ -1,5 +1,5 @@
-"""Performance targets, checked against a run's medians: Vireo for Python's, and Vireo's
-for the protocols beyond cleartext HTTP/1.1 (HTTP/2, HTTPS, WebSockets).
+"""Performance targets, checked against a run's medians: Vireo for Python's, `vireo serve`'s,
+and Vireo's for the protocols beyond cleartext HTTP/1.1 (HTTP/2, HTTPS, WebSockets).
 
 Each target compares figures of one run: Vireo for Python against another peer in the same
 scenario, or against its own `/` (plaintext-100, or ab-hello for the ab scenarios); Vireo
@@ -140,11 +140,39 @@ def evaluate_protocols(rows: list) -> list:
     return out
 
 
+# `vireo serve`'s targets (plaintext-100): (its peer, the peer it is set against, the most
+# its CPU per request may be as a multiple of that peer's, what is compared).
+SERVE_TARGETS = [
+    ("vireo-serve-asgi", "granian-asgi-hello", 0.9, "raw ASGI hello against Granian (ASGI)"),
+    ("vireo-serve-asgi", "uvicorn-asgi", 0.5, "raw ASGI hello against uvicorn"),
+    ("vireo-serve-fastapi", "fastapi", 0.9, "the FastAPI app against uvicorn"),
+    ("vireo-serve-flask", "granian-wsgi", 0.9, "Flask hello against Granian (WSGI)"),
+    ("vireo-serve-flask", "gunicorn-flask", 0.3, "Flask hello against gunicorn"),
+]
+
+
+def evaluate_serve(rows: list) -> list:
+    """`vireo serve`'s targets this run measured, as Rows (ratios from the medians)."""
+    by = {(r["scenario"], r["peer"]): r for r in rows}
+    out = [_ratio(by, what, ("plaintext-100", ours), ("plaintext-100", theirs), limit)
+           for ours, theirs, limit, what in SERVE_TARGETS]
+    for peer in sorted({ours for ours, *_ in SERVE_TARGETS}):
+        r = by.get(("ab-hello-500", peer))
+        if r:
+            errors = r["errors"] + r["non2xx"] + r.get("length_mismatch", 0)
+            out.append(Row(f"{peer}: no errors at 500 connections", "ab-hello-500",
+                           f"{errors} errors", errors, "0 errors", errors == 0))
+    return [r for r in out if r is not None]
+
+
 def _rows_table(found: list) -> list:
     out = ["| target | scenarios | figures | measured | target | met |", "|---|---|---|---|---|---|"]
     for r in found:
-        unit = " KiB" if r.limit.endswith("KiB") else "×"
-        out.append(f"| {r.target} | {r.scenarios} | {r.figures} | {r.value:.2f}{unit} | {r.limit} | "
+        if r.limit.endswith("errors"):
+            measured = f"{r.value:.0f}"
+        else:
+            measured = f"{r.value:.2f}" + (" KiB" if r.limit.endswith("KiB") else "×")
+        out.append(f"| {r.target} | {r.scenarios} | {r.figures} | {measured} | {r.limit} | "
                    f"{'yes' if r.met else '**no**'} |")
     return out
 
@@ -163,7 +191,22 @@ def markdown(rows: list, meta: dict) -> list:
         if meta.get("quick"):
             out += ["", "A quick run's figures are too short to judge a target by."]
         out += [""]
-    return out + _python_markdown(rows, meta)
+    return out + _python_markdown(rows, meta) + _serve_markdown(rows, meta)
+
+
+def _serve_markdown(rows: list, meta: dict) -> list:
+    """`vireo serve`'s targets section (no lines when none of its peers ran)."""
+    found = evaluate_serve(rows)
+    if not found:
+        return []
+    out = ["## `vireo serve`: targets", "",
+           "Existing ASGI and WSGI apps under `vireo serve` against the same apps under their "
+           "usual servers, one worker each, from the medians below; CPU figures are server CPU "
+           "µs per request at 100 connections (plaintext-100).", ""]
+    out += _rows_table(found)
+    if meta.get("quick"):
+        out += ["", "A quick run's figures are too short to judge a target by."]
+    return out + [""]
 
 
 def _python_markdown(rows: list, meta: dict) -> list:
