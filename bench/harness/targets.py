@@ -178,51 +178,37 @@ def _rows_table(found: list) -> list:
 
 
 def markdown(rows: list, meta: dict) -> list:
-    """The targets sections of the results page: Vireo's protocol targets, then Vireo for
-    Python's (no lines for a group that did not run)."""
-    out = []
-    protocols = evaluate_protocols(rows)
-    if protocols:
-        out += ["## Vireo: protocol targets", "",
-                "Vireo's reference app against the best of its peers in each HTTP/2, HTTPS and "
-                "WebSocket scenario, from the medians below; CPU figures are server CPU µs per "
-                "request (per message for WebSocket echo).", ""]
-        out += _rows_table(protocols)
-        if meta.get("quick"):
-            out += ["", "A quick run's figures are too short to judge a target by."]
-        out += [""]
-    return out + _python_markdown(rows, meta) + _serve_markdown(rows, meta)
-
-
-def _serve_markdown(rows: list, meta: dict) -> list:
-    """`vireo serve`'s targets section (no lines when none of its peers ran)."""
-    found = evaluate_serve(rows)
-    if not found:
-        return []
-    out = ["## `vireo serve`: targets", "",
-           "Existing ASGI and WSGI apps under `vireo serve` against the same apps under their "
-           "usual servers, one worker each, from the medians below; CPU figures are server CPU "
-           "µs per request at 100 connections (plaintext-100).", ""]
-    out += _rows_table(found)
-    if meta.get("quick"):
-        out += ["", "A quick run's figures are too short to judge a target by."]
-    return out + [""]
-
-
-def _python_markdown(rows: list, meta: dict) -> list:
-    """Vireo for Python's targets section (no lines when it did not run)."""
-    found = evaluate(rows, meta)
-    if not found:
-        return []
-    out = ["## Vireo for Python: targets", "",
-           "Each target as measured in this run, from the medians below; CPU figures are server "
-           "CPU µs per request.", ""]
-    out += _rows_table(found)
+    """The targets sections of the results page: Vireo's protocol targets, Vireo for
+    Python's, then `vireo serve`'s (no lines for a group that did not run)."""
     timed = (meta.get("timeit_compute") or {}).get("runs") or []
-    if timed:
-        out += ["", f"The `timeit` figure is {(meta['timeit_compute'].get('what') or 'the handler')}, "
-                f"run by the server's Python ({timed[0].get('python', '?')}) on the server core "
-                "before each run of the server; the median over the runs is used."]
+    timeit_note = [
+        f"The `timeit` figure is {(meta['timeit_compute'].get('what') or 'the handler')}, run by "
+        f"the server's Python ({timed[0].get('python', '?')}) on the server core before each run "
+        "of the server; the median over the runs is used."] if timed else []
+    return (
+        _section("Vireo: protocol targets",
+                 "Vireo's reference app against the best of its peers in each HTTP/2, HTTPS and "
+                 "WebSocket scenario, from the medians below; CPU figures are server CPU µs per "
+                 "request (per message for WebSocket echo).",
+                 evaluate_protocols(rows), meta)
+        + _section("Vireo for Python: targets",
+                   "Each target as measured in this run, from the medians below; CPU figures are "
+                   "server CPU µs per request.",
+                   evaluate(rows, meta), meta, timeit_note)
+        + _section("`vireo serve`: targets",
+                   "Existing ASGI and WSGI apps under `vireo serve` against the same apps under "
+                   "their usual servers, one worker each, from the medians below; CPU figures are "
+                   "server CPU µs per request at 100 connections (plaintext-100).",
+                   evaluate_serve(rows), meta))
+
+
+def _section(title: str, intro: str, found: list, meta: dict, notes: list = ()) -> list:
+    """One targets section: its title, what it compares, the table, and notes."""
+    if not found:
+        return []
+    out = [f"## {title}", "", intro, ""] + _rows_table(found)
+    for note in notes:
+        out += ["", note]
     if meta.get("quick"):
         out += ["", "A quick run's figures are too short to judge a target by."]
     return out + [""]
