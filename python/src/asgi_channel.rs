@@ -17,7 +17,7 @@ use tokio::sync::Notify;
 use vireo_http::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 
 /// Bytes a streamed response may have queued before `send` waits for the client.
-const HIGH_WATER: usize = 64 * 1024;
+pub(crate) const HIGH_WATER: usize = 64 * 1024;
 
 /// Where the response stands.
 pub(crate) enum Phase {
@@ -200,7 +200,7 @@ fn next_message<'py>(py: Python<'py>, inner: &mut Inner) -> PyResult<Bound<'py, 
 }
 
 /// Complete an asyncio future from the loop's thread (it may have been cancelled).
-fn resolve(py: Python<'_>, future: Py<PyAny>, value: PyResult<Py<PyAny>>) {
+pub(crate) fn resolve(py: Python<'_>, future: Py<PyAny>, value: PyResult<Py<PyAny>>) {
     let future = future.bind(py);
     let outcome = (|| -> PyResult<()> {
         if future.call_method0("done")?.is_truthy()? {
@@ -220,13 +220,13 @@ fn resolve(py: Python<'_>, future: Py<PyAny>, value: PyResult<Py<PyAny>>) {
     }
 }
 
-fn new_future(py: Python<'_>) -> PyResult<Py<PyAny>> {
+pub(crate) fn new_future(py: Python<'_>) -> PyResult<Py<PyAny>> {
     let state = event_loop::current()
         .ok_or_else(|| PyRuntimeError::new_err("receive/send called off the server's loop"))?;
     state.event_loop.call_method0(py, "create_future")
 }
 
-fn ready(py: Python<'_>, value: Py<PyAny>) -> PyResult<Py<PyAny>> {
+pub(crate) fn ready(py: Python<'_>, value: Py<PyAny>) -> PyResult<Py<PyAny>> {
     Ok(Py::new(py, Ready::new(value))?.into_any())
 }
 
@@ -265,11 +265,7 @@ pub(crate) struct Send(pub Arc<Exchange>);
 #[pymethods]
 impl Send {
     fn __call__(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
-        let kind: String = message
-            .get_item("type")?
-            .ok_or_else(|| PyTypeError::new_err("an ASGI message needs a 'type'"))?
-            .extract()?;
-        match kind.as_str() {
+        match message_type(message)?.as_str() {
             "http.response.start" => self.start(py, message),
             "http.response.body" => self.body(py, message),
             "http.response.pathsend" => self.pathsend(py, message),
@@ -292,29 +288,7 @@ impl Send {
             .ok_or_else(|| {
                 PyRuntimeError::new_err(format!("http.response.start: invalid status {code}"))
             })?;
-        let mut headers = HeaderMap::new();
-        let mut content_length = None;
-        if let Some(list) = message.get_item("headers")? {
-            for pair in list.try_iter()? {
-                let pair = pair?;
-                let name = pair.get_item(0)?;
-                let value = pair.get_item(1)?;
-                let name = HeaderName::from_bytes(&bytes_of(&name)?).map_err(|_| {
-                    PyRuntimeError::new_err(format!(
-                        "http.response.start: invalid header name {name}"
-                    ))
-                })?;
-                let value = HeaderValue::from_bytes(&bytes_of(&value)?).map_err(|_| {
-                    PyRuntimeError::new_err(format!(
-                        "http.response.start: invalid value for header {name}: {value}"
-                    ))
-                })?;
-                if name == vireo_http::http::header::CONTENT_LENGTH {
-                    content_length = value.to_str().ok().and_then(|v| v.trim().parse().ok());
-                }
-                headers.append(name, value);
-            }
-        }
+        let (headers, content_length) = parse_headers(message, "http.response.start")?;
         let mut inner = self.0.lock();
         if !matches!(inner.phase, Phase::Waiting) {
             return Err(PyRuntimeError::new_err(
@@ -408,8 +382,43 @@ impl Send {
     }
 }
 
+/// A message's `type`.
+pub(crate) fn message_type(message: &Bound<'_, PyDict>) -> PyResult<String> {
+    message
+        .get_item("type")?
+        .ok_or_else(|| PyTypeError::new_err("an ASGI message needs a 'type'"))?
+        .extract()
+}
+
+/// A message's `headers` (byte pairs) as a header map, and the `content-length` among them.
+pub(crate) fn parse_headers(
+    message: &Bound<'_, PyDict>,
+    kind: &str,
+) -> PyResult<(HeaderMap, Option<u64>)> {
+    let mut headers = HeaderMap::new();
+    let mut content_length = None;
+    if let Some(list) = message.get_item("headers")? {
+        for pair in list.try_iter()? {
+            let pair = pair?;
+            let name = pair.get_item(0)?;
+            let value = pair.get_item(1)?;
+            let name = HeaderName::from_bytes(&bytes_of(&name)?).map_err(|_| {
+                PyRuntimeError::new_err(format!("{kind}: invalid header name {name}"))
+            })?;
+            let value = HeaderValue::from_bytes(&bytes_of(&value)?).map_err(|_| {
+                PyRuntimeError::new_err(format!("{kind}: invalid value for header {name}: {value}"))
+            })?;
+            if name == vireo_http::http::header::CONTENT_LENGTH {
+                content_length = value.to_str().ok().and_then(|v| v.trim().parse().ok());
+            }
+            headers.append(name, value);
+        }
+    }
+    Ok((headers, content_length))
+}
+
 /// The bytes of a `bytes`, `bytearray` or `memoryview`.
-fn bytes_of(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+pub(crate) fn bytes_of(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     if let Ok(b) = value.cast::<PyBytes>() {
         return Ok(b.as_bytes().to_vec());
     }

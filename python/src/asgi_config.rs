@@ -8,6 +8,8 @@ use pyo3::types::{PyDict, PyString};
 use std::net::IpAddr;
 use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
+use std::time::Duration;
+use vireo::ws::WsConfig;
 
 /// How the application is called.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +51,9 @@ pub(crate) struct AppConfig {
     /// `server` and `root_path` as the scope gives them, made once.
     pub server_tuple: Py<PyAny>,
     pub root_path_str: Py<PyString>,
+    /// The limits of WebSocket sessions; `None` when WebSockets are off (`--ws none`), and an
+    /// upgrade request is then an ordinary `http` request.
+    pub ws: Option<WsConfig>,
     /// The lifespan state each request's scope gets a shallow copy of.
     pub state: Option<Py<PyDict>>,
     /// `start_app(app, scope, receive, send, completion)`: the app's task on the loop.
@@ -95,7 +100,8 @@ impl AsgiApp {
     #[new]
     #[pyo3(signature = (app, interface, helpers, root_path=String::new(), proxy_headers=false,
         forwarded_allow_ips=vec!["127.0.0.1".to_owned()], limit_concurrency=None, server=None,
-        state=None, access_log=None, multiprocess=false))]
+        state=None, access_log=None, multiprocess=false, ws=true, ws_max_size=16 << 20,
+        ws_ping_interval=20.0, ws_ping_timeout=20.0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -110,6 +116,10 @@ impl AsgiApp {
         state: Option<Py<PyDict>>,
         access_log: Option<Py<PyAny>>,
         multiprocess: bool,
+        ws: bool,
+        ws_max_size: usize,
+        ws_ping_interval: f64,
+        ws_ping_timeout: f64,
     ) -> PyResult<Self> {
         let interface = match interface {
             "asgi" => Interface::Asgi,
@@ -129,6 +139,9 @@ impl AsgiApp {
                 .map(Bound::unbind)
                 .ok_or_else(|| PyValueError::new_err(format!("vireo helper {name} missing")))
         };
+        let ws = ws
+            .then(|| ws_config(ws_max_size, ws_ping_interval, ws_ping_timeout))
+            .transpose()?;
         let server_tuple = server.clone().into_pyobject(py)?.into_any().unbind();
         let root_path_str = PyString::new(py, &root_path).unbind();
         Ok(AsgiApp {
@@ -144,6 +157,7 @@ impl AsgiApp {
                 in_flight: AtomicUsize::new(0),
                 server,
                 state,
+                ws,
                 start_app: get("start_app")?,
                 log_error: get("log_error")?,
                 access_log,
@@ -155,6 +169,30 @@ impl AsgiApp {
             }),
         })
     }
+}
+
+/// The WebSocket limits from `--ws-max-size`, `--ws-ping-interval` and `--ws-ping-timeout`.
+fn ws_config(max_size: usize, ping_interval: f64, ping_timeout: f64) -> PyResult<WsConfig> {
+    let seconds = |name: &str, secs: f64| {
+        Duration::try_from_secs_f64(secs)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "{name} must be a positive number of seconds, not {secs}"
+                ))
+            })
+    };
+    if max_size == 0 {
+        return Err(PyValueError::new_err(
+            "--ws-max-size must be at least 1 byte",
+        ));
+    }
+    Ok(WsConfig::default()
+        .max_message_size(max_size)
+        .max_frame_size(max_size)
+        .idle_timeout(seconds("--ws-ping-interval", ping_interval)?)
+        .pong_timeout(seconds("--ws-ping-timeout", ping_timeout)?))
 }
 
 /// `--forwarded-allow-ips`: addresses, or `*` for any peer.

@@ -1,4 +1,4 @@
-//! The ASGI `http` scope of a request, and what it shares with a WSGI environ: the client and
+//! The ASGI `http` and `websocket` scopes of a request, and what it shares with a WSGI environ: the client and
 //! scheme (rewritten from a trusted proxy's `X-Forwarded-*`), the decoded path.
 
 use crate::asgi_config::AppConfig;
@@ -113,18 +113,13 @@ pub(crate) fn http_scope<'py>(
     origin: &Origin,
     config: &AppConfig,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let scope = PyDict::new(py);
-    scope.set_item(intern!(py, "type"), intern!(py, "http"))?;
-    let asgi = PyDict::new(py);
-    asgi.set_item(intern!(py, "version"), intern!(py, "3.0"))?;
-    asgi.set_item(intern!(py, "spec_version"), intern!(py, "2.3"))?;
-    scope.set_item(intern!(py, "asgi"), asgi)?;
-    let version = match head.version() {
-        Version::HTTP_10 => intern!(py, "1.0"),
-        Version::HTTP_2 => intern!(py, "2"),
-        _ => intern!(py, "1.1"),
+    let scheme = match origin.scheme.as_str() {
+        "http" => intern!(py, "http").clone(),
+        "https" => intern!(py, "https").clone(),
+        other => PyString::new(py, other),
     };
-    scope.set_item(intern!(py, "http_version"), version)?;
+    let kind = (intern!(py, "http"), intern!(py, "2.3"));
+    let scope = common_scope(py, kind, scheme, head, origin, config)?;
     let method = head.method();
     let method = match *method {
         Method::GET => intern!(py, "GET").clone(),
@@ -132,11 +127,65 @@ pub(crate) fn http_scope<'py>(
         _ => PyString::new(py, method.as_str()),
     };
     scope.set_item(intern!(py, "method"), method)?;
+    let extensions = PyDict::new(py);
+    extensions.set_item(intern!(py, "http.response.pathsend"), PyDict::new(py))?;
+    scope.set_item(intern!(py, "extensions"), extensions)?;
+    Ok(scope)
+}
+
+/// The scope dict for a WebSocket handshake: `ws` or `wss`, the subprotocols the client
+/// offers, and the denial-response extension.
+pub(crate) fn websocket_scope<'py>(
+    py: Python<'py>,
+    head: &Head,
+    origin: &Origin,
+    config: &AppConfig,
+) -> PyResult<Bound<'py, PyDict>> {
     let scheme = match origin.scheme.as_str() {
-        "http" => intern!(py, "http").clone(),
-        "https" => intern!(py, "https").clone(),
-        other => PyString::new(py, other),
+        "https" => intern!(py, "wss"),
+        _ => intern!(py, "ws"),
     };
+    let kind = (intern!(py, "websocket"), intern!(py, "2.4"));
+    let scope = common_scope(py, kind, scheme.clone(), head, origin, config)?;
+    let subprotocols = PyList::empty(py);
+    for (name, value) in head.headers() {
+        if name.eq_ignore_ascii_case("sec-websocket-protocol") {
+            for item in String::from_utf8_lossy(value).split(',') {
+                let item = item.trim();
+                if !item.is_empty() {
+                    subprotocols.append(item)?;
+                }
+            }
+        }
+    }
+    scope.set_item(intern!(py, "subprotocols"), subprotocols)?;
+    let extensions = PyDict::new(py);
+    extensions.set_item(intern!(py, "websocket.http.response"), PyDict::new(py))?;
+    scope.set_item(intern!(py, "extensions"), extensions)?;
+    Ok(scope)
+}
+
+/// The keys the `http` and `websocket` scopes share; `kind` is the type and its spec version.
+fn common_scope<'py>(
+    py: Python<'py>,
+    (kind, spec_version): (&Bound<'py, PyString>, &Bound<'py, PyString>),
+    scheme: Bound<'py, PyString>,
+    head: &Head,
+    origin: &Origin,
+    config: &AppConfig,
+) -> PyResult<Bound<'py, PyDict>> {
+    let scope = PyDict::new(py);
+    scope.set_item(intern!(py, "type"), kind)?;
+    let asgi = PyDict::new(py);
+    asgi.set_item(intern!(py, "version"), intern!(py, "3.0"))?;
+    asgi.set_item(intern!(py, "spec_version"), spec_version)?;
+    scope.set_item(intern!(py, "asgi"), asgi)?;
+    let version = match head.version() {
+        Version::HTTP_10 => intern!(py, "1.0"),
+        Version::HTTP_2 => intern!(py, "2"),
+        _ => intern!(py, "1.1"),
+    };
+    scope.set_item(intern!(py, "http_version"), version)?;
     scope.set_item(intern!(py, "scheme"), scheme)?;
     let raw_path = head.path();
     let root = config.root_path.as_str();
@@ -168,9 +217,6 @@ pub(crate) fn http_scope<'py>(
     scope.set_item(intern!(py, "headers"), headers)?;
     scope.set_item(intern!(py, "client"), origin.client.clone())?;
     scope.set_item(intern!(py, "server"), config.server_tuple.bind(py))?;
-    let extensions = PyDict::new(py);
-    extensions.set_item(intern!(py, "http.response.pathsend"), PyDict::new(py))?;
-    scope.set_item(intern!(py, "extensions"), extensions)?;
     if let Some(state) = &config.state {
         scope.set_item(intern!(py, "state"), state.bind(py).copy()?)?;
     }

@@ -7,6 +7,7 @@ use crate::asgi_channel::{Exchange, Phase, Receive, Send};
 use crate::asgi_config::AppConfig;
 use crate::asgi_file::FileStream;
 use crate::asgi_scope::{http_scope, origin};
+use crate::asgi_ws;
 use crate::coroutine::{self, Completion, Outcome};
 use crate::event_loop::{self, LoopState};
 use crate::thread_state;
@@ -58,6 +59,9 @@ impl Drop for Guard {
 
 /// Answer one request with the ASGI app.
 pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>) -> Response {
+    if config.ws.is_some() && asgi_ws::is_websocket(req.head()) {
+        return asgi_ws::serve(config, req).await;
+    }
     let peer = req.remote_addr().copied();
     let secure = req.is_secure();
     let (head, body) = req.into_parts();

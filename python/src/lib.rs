@@ -13,6 +13,8 @@ mod asgi_config;
 mod asgi_file;
 mod asgi_scope;
 mod asgi_service;
+mod asgi_ws;
+mod asgi_ws_channel;
 mod convert;
 mod coroutine;
 mod dispatch;
@@ -55,6 +57,8 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<asgi_config::AsgiApp>()?;
     m.add_class::<asgi_channel::Receive>()?;
     m.add_class::<asgi_channel::Send>()?;
+    m.add_class::<asgi_ws_channel::WsReceive>()?;
+    m.add_class::<asgi_ws_channel::WsSend>()?;
     m.add_class::<wsgi_input::WsgiInput>()?;
     m.add_class::<testclient::LocalClient>()?;
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
@@ -64,6 +68,10 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add(
         "MultipartError",
         m.py().get_type::<multipart::MultipartError>(),
+    )?;
+    m.add(
+        "ClientDisconnected",
+        m.py().get_type::<asgi_ws_channel::ClientDisconnected>(),
     )?;
     m.add(
         "ValidationFailed",

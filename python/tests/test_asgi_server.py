@@ -182,16 +182,6 @@ def test_error_after_a_complete_response_keeps_the_response(serve):
     assert "re-raised after the response" in served.log()
 
 
-def test_websocket_upgrade_is_served_as_http(serve):
-    # As uvicorn does without a WebSocket library: the upgrade request is a plain http scope.
-    served = serve("asgi_raw:app")
-    scope = scope_of(served, "/scope", headers={
-        "Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
-        "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="})
-    assert scope["type"] == "http"
-    assert [b"upgrade", b"websocket"] in [[b(n), b(v)] for n, v in scope["headers"]]
-
-
 def test_lifespan_shutdown_runs_on_sigterm(serve):
     served = serve("asgi_raw:app")
     assert served.stop() == 0

@@ -27,6 +27,8 @@ import sys
 from dataclasses import dataclass, field
 
 import pytest
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.sync.client import connect
 
 from conftest import APPS
 
@@ -222,4 +224,64 @@ def test_same_responses_as_the_reference_server(serve, spec, kind, corpus):
     vireo = serve(spec, "--no-access-log")
     ref = reference(serve, kind, spec)
     found = differences(vireo, ref, corpus)
+    assert not found, "\n".join(found)
+
+
+@dataclass
+class Talk:
+    """A WebSocket conversation: open `path`, send each item, note each answer or the close."""
+    path: str
+    sends: list = field(default_factory=list)
+    subprotocols: list | None = None
+    headers: dict = field(default_factory=dict)
+
+
+def talk(served, conv: Talk):
+    out = []
+    try:
+        # No compression offered: permessage-deflate is the server's choice, not the app's.
+        with connect(f"ws://{served.host}:{served.port}{conv.path}", open_timeout=10,
+                     compression=None, subprotocols=conv.subprotocols,
+                     additional_headers=conv.headers) as ws:
+            fields = [(n.lower(), v) for n, v in ws.response.headers.raw_items()
+                      if n.lower() not in SKIP | {"sec-websocket-accept"}]
+            out.append(("open", ws.response.status_code, ws.subprotocol, sorted(fields)))
+            for item in conv.sends:
+                ws.send(item)
+                out.append(("received", ws.recv(timeout=10)))
+    except InvalidStatus as refused:
+        out.append(("refused", refused.response.status_code, refused.response.body))
+    except ConnectionClosed as closed:
+        out.append(("closed", closed.rcvd and closed.rcvd.code, closed.rcvd and closed.rcvd.reason))
+    return out
+
+
+STARLETTE_WS = [
+    Talk("/ws?room=a%20b", ["hi", b"\x01\x02\x03", "json", "close"], ["x", "echo"]),
+    Talk("/ws", ["json"], headers={"Cookie": "k=v"}),
+    Talk("/ws", ["é" * 70000, b"\0" * 70000]),
+    Talk("/ws-deny"),
+    Talk("/ws-fail"),
+    Talk("/missing-ws"),
+]
+
+FASTAPI_WS = [
+    Talk("/ws/lobby?token=secret", ["one", "two"]),
+    Talk("/ws/lobby?token=wrong", ["one"]),
+    Talk("/ws/lobby"),
+]
+
+
+@pytest.mark.parametrize("spec, conversations", [
+    ("diff_starlette:app", STARLETTE_WS),
+    ("diff_fastapi:app", FASTAPI_WS),
+], ids=["starlette", "fastapi"])
+def test_same_websocket_conversations_as_uvicorn(serve, spec, conversations):
+    vireo = serve(spec, "--no-access-log")
+    ref = reference(serve, "uvicorn", spec)
+    found = []
+    for conv in conversations:
+        a, b = talk(vireo, conv), talk(ref, conv)
+        if a != b:
+            found.append(f"{conv.path}:\n  vireo:     {a!r:.600}\n  reference: {b!r:.600}")
     assert not found, "\n".join(found)

@@ -56,6 +56,10 @@ class Options:
     timeout_graceful_shutdown: float | None = None
     log_level: str = "info"
     access_log: bool = True
+    ws: str = "auto"
+    ws_max_size: int = 16 * 1024 * 1024
+    ws_ping_interval: float = 20.0
+    ws_ping_timeout: float = 20.0
 
 
 def import_app(spec: str, factory: bool = False) -> Any:
@@ -197,6 +201,10 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
         state=lifespan.state,
         access_log=access,
         multiprocess=options.workers > 1,
+        ws=options.ws != "none",
+        ws_max_size=options.ws_max_size,
+        ws_ping_interval=options.ws_ping_interval,
+        ws_ping_timeout=options.ws_ping_timeout,
     )
     restore = {}
     if handle_signals and threading.current_thread() is threading.main_thread():
@@ -229,8 +237,8 @@ def serve(app: Any, announce: Callable[[str], None] = _announce, **options: Any)
     SIGINT; returns the exit status. Options are `vireo serve`'s (see `vireo serve --help`):
     host, port, uds, workers, interface, lifespan, factory, root_path, proxy_headers,
     forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
-    timeout_graceful_shutdown,
-    log_level, access_log."""
+    timeout_graceful_shutdown, log_level, access_log, ws, ws_max_size, ws_ping_interval,
+    ws_ping_timeout."""
     opts = Options(**options)
     configure_logging(opts.log_level)
     if isinstance(app, str):
@@ -240,6 +248,8 @@ def serve(app: Any, announce: Callable[[str], None] = _announce, **options: Any)
     interface = detect_interface(app) if opts.interface == "auto" else opts.interface
     if interface not in ("asgi", "wsgi"):
         raise ValueError(f"unknown interface {opts.interface!r}; one of auto, asgi, wsgi")
+    if opts.ws not in ("auto", "none"):
+        raise ValueError(f"unknown ws {opts.ws!r}; one of auto, none")
     if opts.uds:
         listener = _vireo.Listener.unix(opts.uds)
     else:

@@ -49,6 +49,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", choices=tuple(LOG_LEVELS), default="info")
     p.add_argument("--access-log", dest="access_log", action="store_true", default=True)
     p.add_argument("--no-access-log", dest="access_log", action="store_false")
+    p.add_argument("--ws", choices=("auto", "none"), default="auto",
+                   help="WebSockets for ASGI apps; none serves an upgrade as plain HTTP (default auto)")
+    p.add_argument("--ws-max-size", type=int, default=16 * 1024 * 1024, metavar="BYTES",
+                   help="the largest WebSocket message (default 16 MiB)")
+    p.add_argument("--ws-ping-interval", type=float, default=20.0, metavar="SECONDS",
+                   help="ping a WebSocket client silent this long (default 20)")
+    p.add_argument("--ws-ping-timeout", type=float, default=20.0, metavar="SECONDS",
+                   help="close a WebSocket whose client does not answer the ping within this (default 20)")
     p.add_argument("--reload", action="store_true",
                    help="development: restart when a .py file under --reload-dir changes")
     p.add_argument("--reload-dir", action="append", default=None,
@@ -83,6 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         timeout_graceful_shutdown=args.timeout_graceful_shutdown,
         log_level=args.log_level,
         access_log=args.access_log,
+        ws=args.ws,
+        ws_max_size=args.ws_max_size,
+        ws_ping_interval=args.ws_ping_interval,
+        ws_ping_timeout=args.ws_ping_timeout,
     )
 
 

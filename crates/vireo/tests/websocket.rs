@@ -154,6 +154,10 @@ async fn a_bad_handshake_is_refused() {
     let text = raw_exchange(addr, old_version).await;
     assert!(text.starts_with("HTTP/1.1 426 "), "{text}");
     assert!(text.contains("sec-websocket-version: 13\r\n"), "{text}");
+    // RFC 6455 §11.3.1: the key field appears once.
+    let two_keys = "GET /echo HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+    let text = raw_exchange(addr, two_keys).await;
+    assert!(text.starts_with("HTTP/1.1 400 "), "{text}");
     // The accept key of RFC 6455's own example.
     let good = "GET /echo HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: keep-alive, Upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
     let text = raw_exchange(addr, good).await;

@@ -4,7 +4,8 @@ background tasks, streaming and file responses, redirects, cookies, errors."""
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import BackgroundTasks, Depends, FastAPI, Header, HTTPException, Query, Request
+from fastapi import (BackgroundTasks, Depends, FastAPI, Header, HTTPException, Query, Request,
+                     WebSocket, WebSocketDisconnect)
 from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse, RedirectResponse, StreamingResponse
 from pydantic import BaseModel
 
@@ -124,3 +125,17 @@ async def raw(request: Request):
 def headers(request: Request):
     return {"x": request.headers.getlist("x-multi"), "empty": request.headers.get("x-empty"),
             "host": request.headers.get("host"), "url": str(request.url)}
+
+
+@app.websocket("/ws/{room}")
+async def chat(websocket: WebSocket, room: str, token: Annotated[str, Query()]):
+    if token != "secret":
+        await websocket.close(code=1008)
+        return
+    await websocket.accept()
+    try:
+        while True:
+            text = await websocket.receive_text()
+            await websocket.send_json({"room": room, "echo": text})
+    except WebSocketDisconnect as gone:
+        done_tasks.append(f"ws closed {gone.code}")

@@ -1,5 +1,5 @@
-"""A Starlette app with middleware (a pure ASGI one, BaseHTTPMiddleware, CORS), static files
-and streaming, for the differential tests."""
+"""A Starlette app with middleware (a pure ASGI one, BaseHTTPMiddleware, CORS), static files,
+streaming and WebSockets, for the differential tests."""
 
 from pathlib import Path
 
@@ -9,8 +9,9 @@ from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
-from starlette.routing import Mount, Route
+from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -63,6 +64,39 @@ async def fail(request: Request):
     raise ValueError("starlette failure")
 
 
+async def ws_echo(websocket: WebSocket):
+    protocol = "echo" if "echo" in websocket.scope["subprotocols"] else None
+    room = websocket.query_params.get("room", "none").encode()
+    await websocket.accept(subprotocol=protocol, headers=[(b"x-room", room)])
+    try:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            text = message.get("text")
+            if text == "close":
+                await websocket.close(code=4100, reason="asked to")
+                return
+            if text == "json":
+                await websocket.send_json({"path": websocket.url.path,
+                                           "query": websocket.query_params.multi_items(),
+                                           "cookie": websocket.cookies.get("k")})
+            elif text is not None:
+                await websocket.send_text(text.upper())
+            else:
+                await websocket.send_bytes(message["bytes"][::-1])
+    except WebSocketDisconnect:
+        pass
+
+
+async def ws_deny(websocket: WebSocket):
+    await websocket.close()
+
+
+async def ws_fail(websocket: WebSocket):
+    raise ValueError("websocket failure")
+
+
 app = Starlette(
     routes=[
         Route("/", home),
@@ -70,6 +104,9 @@ app = Starlette(
         Route("/p/{rest:path}", params),
         Route("/numbers", numbers),
         Route("/fail", fail),
+        WebSocketRoute("/ws", ws_echo),
+        WebSocketRoute("/ws-deny", ws_deny),
+        WebSocketRoute("/ws-fail", ws_fail),
         Mount("/static", StaticFiles(directory=STATIC, html=True)),
     ],
     middleware=[

@@ -8,11 +8,10 @@ use std::sync::Arc;
 use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use vireo_http::Response;
 
-/// Whether a comma-separated field lists `token` (case-insensitive).
-fn lists(req: &Request, name: &str, token: &str) -> bool {
-    req.headers().get_all(name).iter().any(|value| {
+/// Whether the values of a comma-separated field list `token` (case-insensitive).
+pub fn lists_token<'a>(mut values: impl Iterator<Item = &'a [u8]>, token: &str) -> bool {
+    values.any(|value| {
         value
-            .as_bytes()
             .split(|&b| b == b',')
             .any(|item| item.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
     })
@@ -31,37 +30,73 @@ fn refuse(status: StatusCode, reason: &'static str) -> Response {
     res
 }
 
-/// Check the handshake and answer `101` with the upgrade to `handler`, or refuse: `400` for a
-/// request that is not a WebSocket handshake, `426` for a version other than 13.
+/// Check a client's opening handshake (RFC 6455 §4.2.1), given its method and a function
+/// that yields the values of a header field by (lower-case) name. `Ok` holds the
+/// `Sec-WebSocket-Accept` value to answer with; `Err` the refusal to send instead: `400` for
+/// a request that is not a WebSocket handshake, `426` for a missing upgrade or a version
+/// other than 13.
+///
+/// [`Router::ws`](crate::Router::ws) calls this itself; it is public for servers that run
+/// their own WebSocket sessions on [`vireo_http`] (see [`WebSocket::from_upgraded`]).
+pub fn check_handshake<'a, I>(
+    method: &Method,
+    fields: impl Fn(&'static str) -> I,
+) -> Result<HeaderValue, Response>
+where
+    I: Iterator<Item = &'a [u8]>,
+{
+    if method != Method::GET {
+        return Err(refuse(
+            StatusCode::BAD_REQUEST,
+            "WebSocket handshakes use GET",
+        ));
+    }
+    if !lists_token(fields("upgrade"), "websocket") || !lists_token(fields("connection"), "upgrade")
+    {
+        return Err(refuse(
+            StatusCode::UPGRADE_REQUIRED,
+            "expected Upgrade: websocket and Connection: upgrade",
+        ));
+    }
+    let mut versions = fields("sec-websocket-version");
+    if versions.next().map(<[u8]>::trim_ascii) != Some(b"13") || versions.next().is_some() {
+        return Err(refuse(
+            StatusCode::UPGRADE_REQUIRED,
+            "unsupported Sec-WebSocket-Version",
+        ));
+    }
+    // The key is 16 random bytes in base64: 24 characters.
+    let mut keys = fields("sec-websocket-key");
+    match (keys.next().map(<[u8]>::trim_ascii), keys.next()) {
+        (Some(key), None) if key.len() == 24 => HeaderValue::from_str(&derive_accept_key(key))
+            .map_err(|_| {
+                refuse(
+                    StatusCode::BAD_REQUEST,
+                    "missing or malformed Sec-WebSocket-Key",
+                )
+            }),
+        _ => Err(refuse(
+            StatusCode::BAD_REQUEST,
+            "missing or malformed Sec-WebSocket-Key",
+        )),
+    }
+}
+
+/// Check the handshake and answer `101` with the upgrade to `handler`, or refuse.
 pub(crate) fn accept<F, Fut>(req: Request, config: &WsConfig, handler: Arc<F>) -> Response
 where
     F: Fn(WebSocket, Request) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + 'static,
 {
-    if req.method() != Method::GET {
-        return refuse(StatusCode::BAD_REQUEST, "WebSocket handshakes use GET");
-    }
-    if !lists(&req, "upgrade", "websocket") || !lists(&req, "connection", "upgrade") {
-        return refuse(
-            StatusCode::UPGRADE_REQUIRED,
-            "expected Upgrade: websocket and Connection: upgrade",
-        );
-    }
-    if req.header("sec-websocket-version").map(str::trim) != Some("13") {
-        return refuse(
-            StatusCode::UPGRADE_REQUIRED,
-            "unsupported Sec-WebSocket-Version",
-        );
-    }
-    // The key is 16 random bytes in base64: 24 characters.
-    let key = match req.header("sec-websocket-key").map(str::trim) {
-        Some(key) if key.len() == 24 => key.to_owned(),
-        _ => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                "missing or malformed Sec-WebSocket-Key",
-            )
-        }
+    let fields = |name| {
+        req.headers()
+            .get_all(name)
+            .iter()
+            .map(HeaderValue::as_bytes)
+    };
+    let accept = match check_handshake(req.method(), fields) {
+        Ok(accept) => accept,
+        Err(refusal) => return refusal,
     };
     let protocol = select_protocol(&req, &config.protocols);
     let chosen = protocol
@@ -69,14 +104,12 @@ where
         .and_then(|p| HeaderValue::from_str(p).ok());
     let ws_config = config.clone();
     let mut res = Response::upgrade(move |io| async move {
-        let ws = WebSocket::new(io, ws_config, protocol).await;
+        let ws = WebSocket::from_upgraded(io, ws_config, protocol).await;
         handler(ws, req).await;
     });
     let headers = res.headers_mut();
     headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-    if let Ok(accept) = HeaderValue::from_str(&derive_accept_key(key.as_bytes())) {
-        headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
-    }
+    headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
     if let Some(protocol) = chosen {
         headers.insert(header::SEC_WEBSOCKET_PROTOCOL, protocol);
     }
@@ -85,8 +118,14 @@ where
 
 /// The first of the server's subprotocols, in its order of preference, the client offers.
 fn select_protocol(req: &Request, supported: &[String]) -> Option<String> {
+    let offered = || {
+        req.headers()
+            .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+            .iter()
+            .map(HeaderValue::as_bytes)
+    };
     supported
         .iter()
-        .find(|p| lists(req, "sec-websocket-protocol", p))
+        .find(|p| lists_token(offered(), p))
         .cloned()
 }

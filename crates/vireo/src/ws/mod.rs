@@ -19,6 +19,7 @@
 mod handshake;
 
 pub(crate) use handshake::accept;
+pub use handshake::{check_handshake, lists_token};
 
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
@@ -32,6 +33,7 @@ use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 use tokio_tungstenite::WebSocketStream;
 use vireo_http::upgrade::Upgraded;
 
+pub use tokio_tungstenite::tungstenite::error::ProtocolError;
 pub use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 pub use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 pub use tokio_tungstenite::tungstenite::{Error, Message};
@@ -166,7 +168,10 @@ impl std::fmt::Debug for WsReceiver {
 }
 
 impl WebSocket {
-    pub(crate) async fn new(io: Upgraded, config: WsConfig, protocol: Option<String>) -> Self {
+    /// A WebSocket over a connection the engine upgraded after a handshake that was already
+    /// answered (see [`check_handshake`]), with `protocol` the subprotocol the `101` named.
+    /// [`Router::ws`](crate::Router::ws) does all this itself.
+    pub async fn from_upgraded(io: Upgraded, config: WsConfig, protocol: Option<String>) -> Self {
         let shutdown: Pin<Box<dyn Future<Output = ()>>> = Box::pin(io.shutdown_requested());
         let framing = WebSocketConfig::default()
             .max_message_size(Some(config.max_message_size))
