@@ -223,12 +223,17 @@ async fn session(io: Upgraded, guard: Guard, config: WsConfig, protocol: Option<
                 let batch: Vec<Outgoing> = inner.outgoing.drain(..).collect();
                 (batch, inner.app_done, inner.close_sent)
             };
+            let mut sent_bytes = 0;
             for item in batch {
+                sent_bytes += item.payload_len();
                 if !send(&tx, item, stall).await {
                     return;
                 }
             }
-            ex.lock().queued = 0;
+            {
+                let mut inner = ex.lock();
+                inner.queued = inner.queued.saturating_sub(sent_bytes);
+            }
             Python::attach(|py| ex.drained(py));
             if let (Some(ok), false) = (app_done, close_sent) {
                 // The app ended without closing: close for it, as an error if it raised.

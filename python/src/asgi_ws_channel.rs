@@ -55,6 +55,17 @@ pub(crate) enum Outgoing {
     Close(CloseCode, String),
 }
 
+impl Outgoing {
+    /// The bytes it counts for against the send queue's high-water mark.
+    pub(crate) fn payload_len(&self) -> usize {
+        match self {
+            Outgoing::Message(Message::Text(text)) => text.len(),
+            Outgoing::Message(Message::Binary(data)) => data.len(),
+            _ => 0,
+        }
+    }
+}
+
 pub(crate) struct WsInner {
     pub handshake: Handshake,
     incoming: VecDeque<Py<PyAny>>,
@@ -346,14 +357,9 @@ impl WsSend {
                 )))
             }
             (Handshake::Accepted { .. }, "websocket.send") => {
-                let message = outgoing_message(message)?;
-                let size = match &message {
-                    Message::Text(text) => text.len(),
-                    Message::Binary(data) => data.len(),
-                    _ => 0,
-                };
-                inner.queued += size;
-                inner.outgoing.push_back(Outgoing::Message(message));
+                let item = Outgoing::Message(outgoing_message(message)?);
+                inner.queued += item.payload_len();
+                inner.outgoing.push_back(item);
                 if inner.queued > HIGH_WATER {
                     let future = new_future(py)?;
                     inner.send_waiter = Some(future.clone_ref(py));
@@ -371,9 +377,11 @@ impl WsSend {
                 drop(inner);
                 ex.push_disconnect(py, code, &reason);
             }
-            (Handshake::Accepted { .. }, other) => return Err(PyRuntimeError::new_err(format!(
+            (Handshake::Accepted { .. }, other) => {
+                return Err(PyRuntimeError::new_err(format!(
                 "Expected ASGI message 'websocket.send' or 'websocket.close', but got {other:?}."
-            ))),
+            )))
+            }
         }
         ex.wake.notify_one();
         ready(py, py.None())

@@ -147,6 +147,7 @@ def test_send_after_the_client_left_raises_an_oserror(serve):
     event = eventually(served, "send-after-disconnect-event")
     assert (event["code"], event["reason"]) == (4001, "leaving")
     assert eventually(served, "send-after-disconnect") == "ClientDisconnected"
+    assert seen(served)["is-vireo-client-disconnected"] is True
 
 
 def test_invalid_messages_raise_readable_errors(serve):

@@ -11,7 +11,7 @@
     app.run("127.0.0.1", 8000, workers=4)
 """
 
-from ._vireo import Request, State
+from ._vireo import ClientDisconnected, Request, State
 from ._serve import serve
 from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
 from .exceptions import HTTPException, RequestValidationError
@@ -36,6 +36,7 @@ __all__ = [
     "BackgroundTasks",
     "BaseHTTPMiddleware",
     "Body",
+    "ClientDisconnected",
     "Cookie",
     "Depends",
     "FastAPI",

@@ -92,7 +92,10 @@ async def websocket(scope, receive, send):
         try:
             await send({"type": "websocket.send", "text": "too late"})
         except OSError as e:
+            import vireo
+
             seen["send-after-disconnect"] = type(e).__name__
+            seen["is-vireo-client-disconnected"] = isinstance(e, vireo.ClientDisconnected)
         return
     if path == "/flood":
         # Many messages at once: send must hold back the app while the client is slow.
