@@ -108,14 +108,16 @@ ONE_CORE_GO = {"GOMAXPROCS": "1"}
 VENV_BIN = VENV_PY.parent
 
 
-def _granian(interface: str, target: str) -> list:
-    # One worker process with one runtime thread, uvloop as uvicorn has it, HTTP/1 only.
+def _granian(interface: str, target: str, ws: bool = False) -> list:
+    # One worker process with one runtime thread, uvloop as uvicorn has it, HTTP/1 only,
+    # WebSockets only where the app serves them.
     # Granian serves at most `--backpressure` connections at once (default 1,024) and leaves
     # the rest unanswered: lifted so the idle scenarios can open theirs; no load scenario
     # comes near it.
     return [VENV_BIN / "granian", "--interface", interface, "--host", "127.0.0.1",
             "--port", "{port}", "--workers", "1", "--runtime-threads", "1", "--runtime-mode", "st",
-            "--loop", "uvloop", "--http", "1", "--no-ws", "--backpressure", "32768",
+            "--loop", "uvloop", "--http", "1", "--ws" if ws else "--no-ws",
+            "--backpressure", "32768",
             "--log-level", "warning", "--working-dir", PY_DIR, target]
 
 
@@ -206,12 +208,13 @@ PEERS = [
     Peer("granian-asgi", "Granian, ASGI interface, the fastapi peer's app (`def` handlers), 1 worker",
          "venv", _granian("asgi", "fastapi_app:app"), quick=False),
     # Existing ASGI/WSGI apps under `vireo serve` and the servers they usually run on.
-    Peer("vireo-serve-asgi", "vireo serve, a raw ASGI hello app (no framework), 1 worker",
-         "vireo-python", _vireo_serve("asgi_hello:app"), routes=ROOT_ONLY, quick=False),
-    Peer("uvicorn-asgi", "uvicorn (uvloop + httptools), the raw ASGI hello app, 1 process",
-         "venv", _uvicorn("asgi_hello:app"), routes=ROOT_ONLY, quick=False),
+    Peer("vireo-serve-asgi", "vireo serve, a raw ASGI hello app (no framework) with a WebSocket echo, 1 worker",
+         "vireo-python", _vireo_serve("asgi_hello:app"), routes=ROOT_ONLY | WS_ONLY, quick=False),
+    Peer("uvicorn-asgi", "uvicorn (uvloop + httptools, websockets), the raw ASGI hello app, 1 process",
+         "venv", _uvicorn("asgi_hello:app"), routes=ROOT_ONLY | WS_ONLY, quick=False),
     Peer("granian-asgi-hello", "Granian, ASGI interface, the raw ASGI hello app, 1 worker",
-         "venv", _granian("asgi", "asgi_hello:app"), routes=ROOT_ONLY, quick=False),
+         "venv", _granian("asgi", "asgi_hello:app", ws=True),
+         routes=ROOT_ONLY | WS_ONLY, quick=False),
     Peer("vireo-serve-fastapi", "vireo serve, the fastapi peer's app (`def` handlers), 1 worker",
          "vireo-python", _vireo_serve("fastapi_app:app"), quick=False),
     Peer("vireo-serve-flask", "vireo serve, a Flask hello app (WSGI), 1 worker",

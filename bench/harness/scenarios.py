@@ -114,12 +114,13 @@ SCENARIOS = [
              "memory per idle keep-alive connection, 20,000 connections",
              conns=20000, keepalive=True, quick={"skip": True}),
     Scenario("memory-1m", "soak", "plaintext",
-             "memory under sustained load: Vireo for Python's RSS after a million requests "
-             "(`--soak-requests` sets the count) mixed over its routes (`/`, `/json`, `/users/42`, "
-             "`/compute`, `/async`, `/async-nowait`), against its RSS after the first tenth of "
-             "them, on a freshly started server",
+             "memory under sustained load: Vireo for Python's (and `vireo serve`'s) RSS after a "
+             "million requests (`--soak-requests` sets the count) mixed over the routes the peer "
+             "serves of `/`, `/json`, `/users/42`, `/compute`, `/async`, `/async-nowait`, against "
+             "its RSS after the first tenth of them, on a freshly started server",
              requests=1_000_000, keepalive=True, quick={"requests": 50_000},
-             peers=frozenset({"vireo-python"})),
+             peers=frozenset({"vireo-python", "vireo-serve-asgi", "vireo-serve-fastapi",
+                              "vireo-serve-flask"})),
     # The protocols of issue 17: HTTP/2, HTTPS/1.1, TLS handshakes and WebSockets. Each runs
     # only against the peers that declare its protocol (or serve its route, for WebSockets).
     Scenario("h2c-hello", "h2load", "plaintext",

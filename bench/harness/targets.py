@@ -162,6 +162,12 @@ def evaluate_serve(rows: list) -> list:
             errors = r["errors"] + r["non2xx"] + r.get("length_mismatch", 0)
             out.append(Row(f"{peer}: no errors at 500 connections", "ab-hello-500",
                            f"{errors} errors", errors, "0 errors", errors == 0))
+        soak = by.get(("memory-1m", peer))
+        if soak and soak.get("rss_growth") is not None:
+            out.append(Row(f"{peer}: RSS after the whole soak against RSS after its first tenth",
+                           "memory-1m",
+                           f"{soak['rss_end_kib'] / 1024:.1f} / {soak['rss_first_kib'] / 1024:.1f} MiB",
+                           soak["rss_growth"], "≤ 1.10×", soak["rss_growth"] <= 1.10))
     return [r for r in out if r is not None]
 
 
