@@ -13,7 +13,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
-use tokio::sync::Notify;
+use tokio::sync::{oneshot, Notify};
 use vireo_http::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 
 /// Bytes a streamed response may have queued before `send` waits for the client.
@@ -62,6 +62,20 @@ pub(crate) struct Inner {
     pub failed: Option<String>,
     /// The file `http.response.pathsend` named, opened, and its length.
     pub file: Option<(std::fs::File, u64)>,
+    /// `http.response.start` had `trailers`: `http.response.trailers` follow the body.
+    pub trailers_expected: bool,
+    /// The trailer fields sent so far, and whether the last trailers message came.
+    pub trailers: HeaderMap,
+    pub trailers_done: bool,
+    /// Where the trailers go once complete, when the response was handed over before them.
+    pub trailers_to: Option<oneshot::Sender<HeaderMap>>,
+}
+
+impl Inner {
+    /// Whether the app has sent the whole response: the body, and its trailers if promised.
+    pub(crate) fn finished(&self) -> bool {
+        self.phase.complete() && (!self.trailers_expected || self.trailers_done)
+    }
 }
 
 /// Shared by `receive`, `send`, the service and the response stream.
@@ -94,6 +108,10 @@ impl Exchange {
                 stream_waker: None,
                 failed: None,
                 file: None,
+                trailers_expected: false,
+                trailers: HeaderMap::new(),
+                trailers_done: false,
+                trailers_to: None,
             }),
             wake: Notify::new(),
             want: Notify::new(),
@@ -172,6 +190,8 @@ impl Exchange {
         if inner.failed.is_none() {
             inner.failed = Some(message);
         }
+        // Trailers that will not come: the body's end is sent without them.
+        inner.trailers_to = None;
         if let Some(waker) = inner.stream_waker.take() {
             waker.wake();
         }
@@ -269,6 +289,7 @@ impl Send {
             "http.response.start" => self.start(py, message),
             "http.response.body" => self.body(py, message),
             "http.response.pathsend" => self.pathsend(py, message),
+            "http.response.trailers" => self.trailers(py, message),
             other => Err(PyRuntimeError::new_err(format!(
                 "Unexpected ASGI message {other:?} sent to an http connection"
             ))),
@@ -289,6 +310,10 @@ impl Send {
                 PyRuntimeError::new_err(format!("http.response.start: invalid status {code}"))
             })?;
         let (headers, content_length) = parse_headers(message, "http.response.start")?;
+        let trailers = match message.get_item("trailers")? {
+            Some(trailers) => trailers.is_truthy()?,
+            None => false,
+        };
         let mut inner = self.0.lock();
         if !matches!(inner.phase, Phase::Waiting) {
             return Err(PyRuntimeError::new_err(
@@ -299,6 +324,7 @@ impl Send {
         inner.status = status;
         inner.headers = headers;
         inner.content_length = content_length;
+        inner.trailers_expected = trailers;
         drop(inner);
         self.0.wake.notify_one();
         ready(py, py.None())
@@ -325,6 +351,41 @@ impl Send {
         inner.phase = Phase::Complete;
         if let Some(waker) = inner.stream_waker.take() {
             waker.wake();
+        }
+        drop(inner);
+        self.0.wake.notify_one();
+        ready(py, py.None())
+    }
+
+    /// The extension's `{"type": "http.response.trailers", "headers": ..., "more_trailers":
+    /// ...}`, after the last body message of a response started with `trailers`.
+    fn trailers(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
+        let (fields, _) = parse_headers(message, "http.response.trailers")?;
+        let more = match message.get_item("more_trailers")? {
+            Some(more) => more.is_truthy()?,
+            None => false,
+        };
+        let mut inner = self.0.lock();
+        if !inner.trailers_expected || inner.trailers_done {
+            return Err(PyRuntimeError::new_err(
+                "Unexpected ASGI message 'http.response.trailers' sent, without 'trailers' in \
+                 'http.response.start' or after the last trailers",
+            ));
+        }
+        if !inner.phase.complete() {
+            return Err(PyRuntimeError::new_err(
+                "Unexpected ASGI message 'http.response.trailers' sent, before the last \
+                 'http.response.body'",
+            ));
+        }
+        for (name, value) in fields.iter() {
+            inner.trailers.append(name.clone(), value.clone());
+        }
+        if !more {
+            inner.trailers_done = true;
+            if let Some(to) = inner.trailers_to.take() {
+                let _ = to.send(std::mem::take(&mut inner.trailers));
+            }
         }
         drop(inner);
         self.0.wake.notify_one();

@@ -129,6 +129,7 @@ pub(crate) fn http_scope<'py>(
     scope.set_item(intern!(py, "method"), method)?;
     let extensions = PyDict::new(py);
     extensions.set_item(intern!(py, "http.response.pathsend"), PyDict::new(py))?;
+    extensions.set_item(intern!(py, "http.response.trailers"), PyDict::new(py))?;
     scope.set_item(intern!(py, "extensions"), extensions)?;
     Ok(scope)
 }

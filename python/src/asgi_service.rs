@@ -3,7 +3,7 @@
 //! the app has sent its response head (and, when it came at once, the whole body).
 
 use crate::asgi_body::AsgiBody;
-use crate::asgi_channel::{Exchange, Phase, Receive, Send};
+use crate::asgi_channel::{Exchange, Inner, Phase, Receive, Send};
 use crate::asgi_config::AppConfig;
 use crate::asgi_file::FileStream;
 use crate::asgi_scope::{http_scope, origin};
@@ -18,7 +18,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 use vireo_http::http::{header, HeaderValue, Method, StatusCode};
-use vireo_http::{Body, BodyError, BodyKind, ContentType, RequestBody, Response};
+use vireo_http::{
+    Body, BodyError, BodyKind, ContentType, RequestBody, Response, TrailedStream, TrailersFuture,
+};
 
 /// This thread's loop, bound on the first request the thread serves.
 pub(crate) fn loop_for_thread(config: &AppConfig) -> Result<Rc<LoopState>, Response> {
@@ -185,7 +187,7 @@ fn finished(
     guard: Guard,
 ) -> Response {
     // Nothing has reached the client yet: a failed or unfinished response is a clean 500.
-    let complete = ex.lock().phase.complete();
+    let complete = ex.lock().finished();
     match (complete, result) {
         (true, Err(e)) => config.log(py, "Exception in ASGI application", Some(e)),
         (true, Ok(())) => {}
@@ -209,7 +211,7 @@ fn finished(
 
 /// The app's outcome after the response was handed to the engine.
 fn after_start(py: Python<'_>, config: &AppConfig, ex: &Exchange, outcome: PyResult<()>) {
-    let complete = matches!(ex.lock().phase, Phase::Complete);
+    let complete = ex.lock().finished();
     match outcome {
         Err(e) => {
             config.log(py, "Exception in ASGI application", Some(e));
@@ -236,6 +238,19 @@ fn respond(ex: &Arc<Exchange>, is_head: bool, guard: Guard) -> Response {
     let headers = std::mem::take(&mut inner.headers);
     let length = inner.content_length;
     let complete = matches!(inner.phase, Phase::Complete) && inner.failed.is_none();
+    if inner.trailers_expected {
+        let trailers = trailers_of(&mut inner);
+        drop(inner);
+        let mut guard = guard;
+        guard.0 = None;
+        let stream = Box::pin(AsgiBody::new(ex.clone()));
+        let mut res = Response::new(
+            status,
+            Body::StreamWithTrailers(Box::new(TrailedStream { stream, trailers })),
+        );
+        *res.headers_mut() = headers;
+        return res;
+    }
     if complete && inner.out.is_empty() {
         if let Some((file, len)) = inner.file.take() {
             drop(inner);
@@ -282,6 +297,17 @@ fn respond(ex: &Arc<Exchange>, is_head: bool, guard: Guard) -> Response {
     let mut res = Response::new(status, body);
     *res.headers_mut() = headers;
     res
+}
+
+/// The trailer fields, once the app has sent them all (at once if it already has).
+fn trailers_of(inner: &mut Inner) -> TrailersFuture {
+    let (to, fields) = oneshot::channel();
+    if inner.trailers_done {
+        let _ = to.send(std::mem::take(&mut inner.trailers));
+    } else if inner.failed.is_none() {
+        inner.trailers_to = Some(to);
+    }
+    Box::pin(async move { fields.await.unwrap_or_default() })
 }
 
 fn empty() -> vireo_http::BodyStream {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 
 import pytest
 
@@ -254,3 +255,41 @@ def test_request_body_limit_answers_413(serve):
     assert served.request("POST", "/echo", body=b"x" * 1001)[0] == 413
     served = serve("wsgi_raw:app", "--limit-request-body", "1000")
     assert served.request("POST", "/echo", body=b"x" * 1001)[0] == 413
+
+
+def raw_get(served, path, extra=""):
+    """The raw bytes of a response read to its end, on a connection the client then closes."""
+    with socket.create_connection((served.host, served.port), timeout=10) as sock:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n{extra}Connection: close\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data
+
+
+def test_trailers_follow_a_chunked_body(serve):
+    served = serve("asgi_raw:app")
+    raw = raw_get(served, "/trailers", "TE: trailers\r\n")
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert b"transfer-encoding: chunked" in head.lower()
+    assert body == b"3\r\nabc\r\n3\r\ndef\r\n0\r\nx-sum: 597\r\nx-count: 6\r\n\r\n"
+
+
+def test_trailers_that_never_come(serve):
+    served = serve("asgi_raw:app")
+    # Nothing sent yet when the app returns: an incomplete response is a 500.
+    assert served.get("/trailers-missing")[0] == 500
+    # Already streaming: the body ends without them.
+    raw = raw_get(served, "/trailers-missing-late")
+    assert raw.startswith(b"HTTP/1.1 200 ")
+    assert raw.endswith(b"3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n")
+    assert served.get("/scope")[0] == 200
+    served.stop()
+    assert served.log().count("returned without completing response") == 2
+
+
+def test_trailers_without_the_promise_are_refused(serve):
+    served = serve("asgi_raw:app")
+    assert served.get("/trailers-unpromised")[0::2] == (200, b"plain")
+    _, _, events = served.get("/events")
+    assert "without 'trailers'" in json.loads(events)["trailers-unpromised"]

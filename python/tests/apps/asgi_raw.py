@@ -113,6 +113,8 @@ async def app(scope, receive, send):
         return
     if path == "/listener":
         return await _json(send, listener_saw)
+    if path == "/events":
+        return await _json(send, events)
     if path == "/raise-before":
         raise ValueError("boom before start")
     if path == "/raise-after":
@@ -184,5 +186,27 @@ async def app(scope, receive, send):
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(b"content-length", b"1234")]})
         await send({"type": "http.response.body", "body": b""})
+        return
+    if path in ("/trailers", "/trailers-missing", "/trailers-missing-late"):
+        assert "http.response.trailers" in scope["extensions"]
+        await send({"type": "http.response.start", "status": 200, "trailers": True,
+                    "headers": [(b"content-type", b"text/plain"), (b"trailer", b"x-sum")]})
+        await send({"type": "http.response.body", "body": b"abc", "more_body": True})
+        if path == "/trailers-missing-late":
+            await asyncio.sleep(0.05)  # the response goes out as a stream meanwhile
+        await send({"type": "http.response.body", "body": b"def"})
+        if path.startswith("/trailers-missing"):
+            return
+        await send({"type": "http.response.trailers", "headers": [(b"x-sum", b"597")],
+                    "more_trailers": True})
+        await send({"type": "http.response.trailers", "headers": [(b"x-count", b"6")]})
+        return
+    if path == "/trailers-unpromised":
+        await send({"type": "http.response.start", "status": 200})
+        await send({"type": "http.response.body", "body": b"plain"})
+        try:
+            await send({"type": "http.response.trailers", "headers": []})
+        except RuntimeError as e:
+            events["trailers-unpromised"] = str(e)
         return
     await _json(send, {"path": path}, status=404)
