@@ -103,7 +103,8 @@ impl Listener {
         if let Some(secs) = keep_alive_timeout {
             limits.keep_alive_timeout = seconds(secs)?;
         }
-        let mut server = server.limits(limits);
+        // As uvicorn: a client that closes its side is gone, and the app hears `http.disconnect`.
+        let mut server = server.limits(limits).half_close(false);
         if let Some(secs) = shutdown_timeout {
             server = server.shutdown_timeout(seconds(secs)?);
         }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import time
 
 import pytest
 
@@ -293,3 +294,18 @@ def test_trailers_without_the_promise_are_refused(serve):
     assert served.get("/trailers-unpromised")[0::2] == (200, b"plain")
     _, _, events = served.get("/events")
     assert "without 'trailers'" in json.loads(events)["trailers-unpromised"]
+
+
+def test_a_client_leaving_before_the_response_is_an_http_disconnect(serve):
+    served = serve("asgi_raw:app")
+    sock = socket.create_connection((served.host, served.port), timeout=10)
+    sock.sendall(b"GET /wait-for-disconnect HTTP/1.1\r\nHost: x\r\n\r\n")
+    time.sleep(0.2)
+    sock.close()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        seen = json.loads(served.get("/events")[2])
+        if "wait-for-disconnect" in seen:
+            break
+        time.sleep(0.02)
+    assert seen.get("wait-for-disconnect") == ["http.request", "http.disconnect"]

@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::{connect, exchange, serve, Reader};
+use common::{connect, exchange, serve, serve_with, Reader};
 use std::time::Duration;
-use vireo_http::Limits;
+use vireo_http::{Limits, Server};
 
 const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 
@@ -45,6 +45,32 @@ fn pipelined_requests_are_answered_in_order() {
     assert_eq!(reader.response(false).unwrap().text(), "abc");
     assert_eq!(reader.response(false).unwrap().text(), "slow done");
     assert_eq!(reader.response(false).unwrap().text(), "GET /last");
+}
+
+#[test]
+fn without_half_close_a_client_that_leaves_cancels_the_work_on_its_request() {
+    let server = serve_with(Server::bind("127.0.0.1:0").unwrap().half_close(false));
+    let mut reader = Reader::new(connect(&server));
+    // A pipelined request waiting behind it is not a close.
+    reader.send(b"GET /slow?100 HTTP/1.1\r\nHost: t\r\n\r\nGET /next HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(reader.response(false).unwrap().text(), "slow done");
+    assert_eq!(reader.response(false).unwrap().text(), "GET /next");
+    reader.send(b"GET /until-dropped HTTP/1.1\r\nHost: t\r\n\r\n");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(common::DROPPED.load(std::sync::atomic::Ordering::SeqCst), 0);
+    drop(reader);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (reply, _) = exchange(&server, b"GET /dropped HTTP/1.1\r\nHost: t\r\n\r\n");
+        if reply.unwrap().text() == "1" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the request was never dropped"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]

@@ -113,6 +113,11 @@ async def app(scope, receive, send):
         return
     if path == "/listener":
         return await _json(send, listener_saw)
+    if path == "/wait-for-disconnect":
+        first = await receive()
+        second = await receive()  # nothing is sent: this waits until the client leaves
+        events["wait-for-disconnect"] = [first["type"], second["type"]]
+        return
     if path == "/events":
         return await _json(send, events)
     if path == "/raise-before":

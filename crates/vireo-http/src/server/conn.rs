@@ -11,7 +11,7 @@ use crate::body::{
 use crate::head::Head;
 use crate::proto::{
     encode_chunk, encode_head, encode_last_chunk_with_trailers, parse_head, status_allows_body,
-    Connection, Framing, HeadFields, ProtoError, LAST_CHUNK,
+    BodyKind, Connection, Framing, HeadFields, ProtoError, LAST_CHUNK,
 };
 use crate::request::{Peer, Request};
 use crate::response::{Body, BodyStream, Response, TrailedStream};
@@ -129,6 +129,22 @@ async fn serve_until_idle<S: Service>(
     end
 }
 
+/// The future's output, or `None` if the peer closes the connection first (the future is
+/// then dropped unfinished).
+async fn unless_peer_closes<F: Future>(
+    stream: &dyn Transport,
+    future: Pin<&mut F>,
+) -> Option<F::Output> {
+    let mut future = future;
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(output) = future.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        stream.poll_peer_closed(cx).map(|()| None)
+    })
+    .await
+}
+
 /// What a response must match in the request it answers.
 #[derive(Clone, Copy)]
 struct ReplyTo {
@@ -182,6 +198,10 @@ impl<S: Service> Conn<'_, S> {
                     return End::Quietly;
                 }
             }
+            // Without half-closes and with no body to read, the service never reads the
+            // connection, so the engine watches it: a client that leaves cancels the work.
+            let watch_peer = !self.worker.half_close && matches!(head.body_kind(), BodyKind::Empty);
+            let stream = self.stream;
             let request = Request::new(head, RequestBody::new(self.stream, state), self.remote);
             // The service's future is held here, in this function's own state, and not in a
             // nested future: it is polled once, and only if it is not ready at once are the
@@ -202,7 +222,14 @@ impl<S: Service> Conn<'_, S> {
                                 // this response is written.
                                 let _ = Box::pin(flush(self.stream, &mut self.out, stall)).await;
                             }
-                            future.await
+                            if watch_peer {
+                                match Box::pin(unless_peer_closes(stream, future.as_mut())).await {
+                                    Some(result) => result,
+                                    None => return End::Quietly,
+                                }
+                            } else {
+                                future.await
+                            }
                         }
                     };
                     match result {

@@ -66,6 +66,7 @@ pub struct Server {
     shutdown_timeout: Duration,
     max_blocking_threads: usize,
     tune_allocator: bool,
+    half_close: bool,
     handle_signals: bool,
     handle: ShutdownHandle,
     stats: ServerStats,
@@ -94,6 +95,7 @@ impl std::fmt::Debug for Server {
             .field("shutdown_timeout", &self.shutdown_timeout)
             .field("max_blocking_threads", &self.max_blocking_threads)
             .field("tune_allocator", &self.tune_allocator)
+            .field("half_close", &self.half_close)
             .field("handle_signals", &self.handle_signals)
             .field("tls", &self.is_tls())
             .finish_non_exhaustive()
@@ -152,6 +154,7 @@ impl Server {
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
             tune_allocator: false,
+            half_close: true,
             handle_signals: false,
             handle: ShutdownHandle::default(),
             stats: ServerStats::default(),
@@ -313,6 +316,17 @@ impl Server {
         self
     }
 
+    /// Whether a client may close its sending side and still get its answers (RFC 9112 §9.6;
+    /// default: on). Off, the end of a client's stream while a service works on a request
+    /// with no body means the client has gone: the service's future is dropped unfinished, as
+    /// hyper and uvicorn do by default, so long-running work for a departed client stops
+    /// (work already on the blocking pool runs to its end). With a body, the service reads
+    /// the stream itself and sees its end.
+    pub fn half_close(mut self, on: bool) -> Self {
+        self.half_close = on;
+        self
+    }
+
     /// Start a graceful shutdown on SIGTERM or SIGINT (default: off for the engine; the
     /// framework turns it on).
     pub fn handle_signals(mut self, on: bool) -> Self {
@@ -391,6 +405,7 @@ impl Server {
             let handle = self.handle.clone();
             let shutdown_timeout = self.shutdown_timeout;
             let tune_allocator = self.tune_allocator;
+            let half_close = self.half_close;
             #[cfg(feature = "tls")]
             let tls = self.tls.clone();
             let spawned = std::thread::Builder::new()
@@ -400,6 +415,7 @@ impl Server {
                         limits,
                         shutdown_timeout,
                         tune_allocator,
+                        half_close,
                         #[cfg(feature = "tls")]
                         tls,
                     };
@@ -522,6 +538,7 @@ struct WorkerSettings {
     limits: Limits,
     shutdown_timeout: Duration,
     tune_allocator: bool,
+    half_close: bool,
     #[cfg(feature = "tls")]
     tls: Option<crate::tls::TlsHandle>,
 }
@@ -538,6 +555,7 @@ fn run_worker<S: Service>(
         limits,
         shutdown_timeout,
         tune_allocator,
+        half_close,
         #[cfg(feature = "tls")]
         tls,
     } = settings;
@@ -547,6 +565,7 @@ fn run_worker<S: Service>(
         let listener = listener.into_tokio()?;
         #[allow(unused_mut)]
         let mut worker = Worker::new(service, limits, balancer, id, tune_allocator);
+        worker.half_close = half_close;
         #[cfg(feature = "tls")]
         {
             let cap = worker.limits.max_tls_handshakes_per_worker;

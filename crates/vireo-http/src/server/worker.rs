@@ -38,6 +38,8 @@ const DATE_REFRESH: Duration = Duration::from_secs(1);
 pub(crate) struct Worker<S> {
     pub(crate) service: Arc<S>,
     pub(crate) limits: Limits,
+    /// See [`crate::Server::half_close`].
+    pub(crate) half_close: bool,
     shutting_down: Cell<bool>,
     /// Tells upgraded connections that shutdown started.
     pub(crate) draining: Rc<crate::upgrade::Draining>,
@@ -66,6 +68,7 @@ impl<S: Service> Worker<S> {
         Worker {
             service,
             limits,
+            half_close: true,
             shutting_down: Cell::new(false),
             draining: Rc::default(),
             idle: IdleRegistry::default(),

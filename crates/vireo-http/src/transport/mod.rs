@@ -53,6 +53,15 @@ pub trait Transport: 'static {
     /// Told that the last read returned less than the room it had, so the stream is drained
     /// for now; a socket can skip the read that would only report `WouldBlock`.
     fn mark_drained(&self) {}
+
+    /// Ready once the peer has closed its side (or the connection broke), looking without
+    /// consuming: bytes waiting to be read (a pipelined request) are not a close. Used while a
+    /// service works on a request with nothing left to read. By default never ready: a
+    /// stream that cannot look ahead reports a close only when it is next read.
+    fn poll_peer_closed(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let _ = cx;
+        Poll::Pending
+    }
 }
 
 fn pending_as_would_block(poll: Poll<io::Result<usize>>) -> io::Result<usize> {

@@ -2,6 +2,7 @@
 
 use super::Transport;
 use std::io::{self, ErrorKind};
+use std::mem::MaybeUninit;
 use std::task::{ready, Context, Poll};
 use tokio::net::{TcpStream, UnixStream};
 
@@ -50,6 +51,28 @@ macro_rules! socket_transport {
                 let _ = self.try_io(tokio::io::Interest::READABLE, || {
                     Err::<(), _>(io::Error::from(ErrorKind::WouldBlock))
                 });
+            }
+
+            fn poll_peer_closed(&self, cx: &mut Context<'_>) -> Poll<()> {
+                loop {
+                    match <$socket>::poll_read_ready(self, cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(Err(_)) => return Poll::Ready(()),
+                        Poll::Ready(Ok(())) => {}
+                    }
+                    let mut byte = [MaybeUninit::<u8>::uninit()];
+                    let peeked = self.try_io(tokio::io::Interest::READABLE, || {
+                        socket2::SockRef::from(self).peek(&mut byte)
+                    });
+                    match peeked {
+                        Ok(0) => return Poll::Ready(()),
+                        // Bytes to read: the connection is alive. Readiness stays set for the
+                        // next read, and no wake-up is asked for, so this is not polled in a loop.
+                        Ok(_) => return Poll::Pending,
+                        Err(e) if e.kind() == ErrorKind::WouldBlock => continue,
+                        Err(_) => return Poll::Ready(()),
+                    }
+                }
             }
         }
     };

@@ -3,6 +3,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use vireo_http::{Limits, Request, Response, RunningServer, Server, Service};
 
@@ -24,8 +25,9 @@ pub fn run<F: std::future::Future<Output = ()>>(test: F) {
 /// Routes: `/echo` echoes the body, `/reflect` answers what it parsed (see [`reflect`]),
 /// `/stream?n` streams n chunks, `/panic` panics, `/slow?ms` waits ms milliseconds (300 by
 /// default), `/blocking` sleeps 300 ms on the blocking pool, `/count` reads the body chunk by
-/// chunk and answers its length, `/bye` asks to close the connection; anything else answers
-/// its method and path.
+/// chunk and answers its length, `/bye` asks to close the connection, `/until-dropped` never
+/// answers and `/dropped` says how many of those were dropped; anything else answers its method
+/// and path.
 pub struct TestService;
 
 impl Service for TestService {
@@ -71,6 +73,13 @@ impl Service for TestService {
                 tokio::time::sleep(Duration::from_millis(ms)).await;
                 Response::text("slow done")
             }
+            "/until-dropped" => {
+                // Never answers; counts itself in `DROPPED` when the engine drops it.
+                let _guard = CountDrop;
+                std::future::pending::<()>().await;
+                Response::text("unreachable")
+            }
+            "/dropped" => Response::text(DROPPED.load(Ordering::SeqCst).to_string()),
             "/blocking" => {
                 vireo_http::spawn_blocking(|| std::thread::sleep(Duration::from_millis(300))).await;
                 Response::text("blocking done")
@@ -81,6 +90,17 @@ impl Service for TestService {
                 req.head().path_and_query()
             )),
         }
+    }
+}
+
+/// How many `/until-dropped` requests the engine has dropped unanswered.
+pub static DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+struct CountDrop;
+
+impl Drop for CountDrop {
+    fn drop(&mut self) {
+        DROPPED.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -114,10 +134,13 @@ impl<I: Iterator + Unpin> futures_core::Stream for Iter<I> {
 }
 
 pub fn serve(limits: Limits) -> RunningServer {
-    Server::bind("127.0.0.1:0")
-        .unwrap()
+    serve_with(Server::bind("127.0.0.1:0").unwrap().limits(limits))
+}
+
+/// `server`, set up as [`serve`] sets it up, serving the test service.
+pub fn serve_with(server: Server) -> RunningServer {
+    server
         .workers(1)
-        .limits(limits)
         .shutdown_timeout(Duration::from_secs(5))
         .spawn(TestService)
         .unwrap()
