@@ -13,6 +13,7 @@ use crate::event_loop::{self, LoopState};
 use crate::thread_state;
 use bytes::{Bytes, BytesMut};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 use std::pin::pin;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -75,18 +76,12 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
     let ex = Exchange::new(matches!(head.body_kind(), BodyKind::Empty));
     // The app runs as an asyncio task of its own, as under other servers: libraries such as
     // anyio tie cancel scopes to the task they were entered in.
-    let started = Python::attach(|py| -> PyResult<oneshot::Receiver<Outcome>> {
+    let started = Python::attach(|py| {
         let origin = origin(&head, peer, secure, config);
         let scope = http_scope(py, &head, &origin, config)?;
-        let receive = Py::new(py, Receive(ex.clone()))?;
-        let send = Py::new(py, Send(ex.clone()))?;
-        let (completion, rx) = Completion::channel(py)?;
-        let task = config
-            .start_app
-            .call1(py, (config.app.bind(py), scope, receive, send, &completion))?;
-        completion.get().hold(task);
-        state.kick(py);
-        Ok(rx)
+        let receive = Py::new(py, Receive(ex.clone()))?.into_any();
+        let send = Py::new(py, Send(ex.clone()))?.into_any();
+        start_app(py, config, &state, scope, receive, send)
     });
     drop(head);
     let guard = Guard(Some(ex.clone()));
@@ -149,6 +144,25 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
         });
     }
     respond(&ex, is_head, guard)
+}
+
+/// Start `app(scope, receive, send)` as a task of its own on the worker's loop; the receiver
+/// gets its outcome.
+pub(crate) fn start_app(
+    py: Python<'_>,
+    config: &AppConfig,
+    state: &LoopState,
+    scope: Bound<'_, PyDict>,
+    receive: Py<PyAny>,
+    send: Py<PyAny>,
+) -> PyResult<oneshot::Receiver<Outcome>> {
+    let (completion, rx) = Completion::channel(py)?;
+    let task = config
+        .start_app
+        .call1(py, (config.app.bind(py), scope, receive, send, &completion))?;
+    completion.get().hold(task);
+    state.kick(py);
+    Ok(rx)
 }
 
 /// Whether the app has sent enough to answer: the head, and the body if it came with it.

@@ -6,11 +6,11 @@
 
 use crate::asgi_config::AppConfig;
 use crate::asgi_scope::{origin, websocket_scope};
-use crate::asgi_service::{loop_for_thread, server_error};
+use crate::asgi_service::{loop_for_thread, server_error, start_app};
 use crate::asgi_ws_channel::{
     ClientDisconnected, Handshake, Outgoing, WsExchange, WsReceive, WsSend,
 };
-use crate::coroutine::{self, Completion};
+use crate::coroutine;
 use pyo3::prelude::*;
 use std::sync::Arc;
 use vireo::ws::{
@@ -58,14 +58,9 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
         let ex = WsExchange::new(py)?;
         let origin = origin(&head, peer, secure, config);
         let scope = websocket_scope(py, &head, &origin, config)?;
-        let receive = Py::new(py, WsReceive(ex.clone()))?;
-        let send = Py::new(py, WsSend(ex.clone()))?;
-        let (completion, rx) = Completion::channel(py)?;
-        let task = config
-            .start_app
-            .call1(py, (config.app.bind(py), scope, receive, send, &completion))?;
-        completion.get().hold(task);
-        state.kick(py);
+        let receive = Py::new(py, WsReceive(ex.clone()))?.into_any();
+        let send = Py::new(py, WsSend(ex.clone()))?.into_any();
+        let rx = start_app(py, config, &state, scope, receive, send)?;
         PyResult::Ok((ex, rx))
     });
     let (ex, rx) = match started {

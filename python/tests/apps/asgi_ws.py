@@ -4,6 +4,8 @@ the app (disconnect codes, errors from `send`) is kept and read back over HTTP a
 import asyncio
 import json
 
+from asgi_raw import _jsonable
+
 seen = {}
 
 
@@ -12,16 +14,6 @@ async def _json(send, value):
     await send({"type": "http.response.start", "status": 200,
                 "headers": [(b"content-type", b"application/json")]})
     await send({"type": "http.response.body", "body": body})
-
-
-def _jsonable(value):
-    if isinstance(value, bytes):
-        return {"bytes": list(value)}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    return value
 
 
 async def _until_disconnect(receive):

@@ -186,7 +186,8 @@ impl<S: Service> Conn<'_, S> {
             batch += 1;
             let state = &mut self.read;
             state.buf.consume(head_len);
-            state.start_body(head.body_kind(), head.expects_continue(), limits);
+            let body_kind = head.body_kind();
+            state.start_body(body_kind, head.expects_continue(), limits);
             let reply = ReplyTo {
                 version: head.version(),
                 is_head: head.method() == Method::HEAD,
@@ -198,10 +199,6 @@ impl<S: Service> Conn<'_, S> {
                     return End::Quietly;
                 }
             }
-            // Without half-closes and with no body to read, the service never reads the
-            // connection, so the engine watches it: a client that leaves cancels the work.
-            let watch_peer = !self.worker.half_close && matches!(head.body_kind(), BodyKind::Empty);
-            let stream = self.stream;
             let request = Request::new(head, RequestBody::new(self.stream, state), self.remote);
             // The service's future is held here, in this function's own state, and not in a
             // nested future: it is polled once, and only if it is not ready at once are the
@@ -222,8 +219,12 @@ impl<S: Service> Conn<'_, S> {
                                 // this response is written.
                                 let _ = Box::pin(flush(self.stream, &mut self.out, stall)).await;
                             }
-                            if watch_peer {
-                                match Box::pin(unless_peer_closes(stream, future.as_mut())).await {
+                            // Without half-closes and with no body to read, the service
+                            // never reads the connection, so the engine watches it: a client
+                            // that leaves cancels the work.
+                            if !self.worker.half_close && matches!(body_kind, BodyKind::Empty) {
+                                let watched = unless_peer_closes(self.stream, future.as_mut());
+                                match Box::pin(watched).await {
                                     Some(result) => result,
                                     None => return End::Quietly,
                                 }
