@@ -12,6 +12,7 @@ use crate::asgi_ws_channel::{
 };
 use crate::coroutine;
 use pyo3::prelude::*;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use vireo::ws::{
     check_handshake, lists_token, CloseCode, Error, Message, ProtocolError, WsConfig, WsSender,
@@ -86,7 +87,11 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
             return match res {
                 Answer::Upgrade(fields, protocol) => {
                     let ws = config.ws.clone().unwrap_or_default();
-                    let mut res = Response::upgrade(move |io| session(io, guard, ws, protocol));
+                    let open = OpenSocket::count(config);
+                    let mut res = Response::upgrade(move |io| async move {
+                        session(io, guard, ws, protocol).await;
+                        drop(open);
+                    });
                     *res.headers_mut() = fields;
                     res
                 }
@@ -94,6 +99,24 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
             };
         }
         ex.wake.notified().await;
+    }
+}
+
+/// Counts an open WebSocket against `--limit-concurrency` until dropped, as uvicorn counts
+/// its open connections.
+struct OpenSocket(Arc<AppConfig>);
+
+impl OpenSocket {
+    fn count(config: &Arc<AppConfig>) -> Option<OpenSocket> {
+        config.limit_concurrency?;
+        config.in_flight.fetch_add(1, Ordering::Relaxed);
+        Some(OpenSocket(config.clone()))
+    }
+}
+
+impl Drop for OpenSocket {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -251,3 +251,13 @@ def test_with_ws_none_an_upgrade_is_plain_http(serve):
         "Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
         "Sec-WebSocket-Key": KEY})
     assert (status, json.loads(body)) == (200, {"type": "http"})
+
+
+def test_an_open_websocket_counts_against_the_concurrency_limit(serve):
+    served = serve("asgi_ws:app", "--limit-concurrency", "1")
+    with connect(url(served, "/wait")):
+        assert served.get("/seen")[0] == 503
+    deadline = time.monotonic() + 5
+    while served.get("/seen")[0] != 200:
+        assert time.monotonic() < deadline, "the closed WebSocket still counts"
+        time.sleep(0.02)
