@@ -142,6 +142,7 @@ fn app_ended(py: Python<'_>, config: &AppConfig, ex: &WsExchange, outcome: PyRes
         }
     };
     ex.lock().app_done = Some(ok);
+    ex.stop_pausing();
 }
 
 enum Answer {
@@ -208,7 +209,7 @@ async fn session(io: Upgraded, guard: Guard, config: WsConfig, protocol: Option<
     let (tx, mut rx) = socket.split();
     let reader = async {
         loop {
-            while ex.backlogged() && !ex.lock().close_sent {
+            while ex.reading_paused() {
                 ex.room.notified().await;
             }
             match rx.recv().await {

@@ -120,10 +120,18 @@ impl WsExchange {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Whether the app has left enough unread that reading should pause.
-    pub(crate) fn backlogged(&self) -> bool {
+    /// Whether reading should pause: the app has left enough unread, and will still read
+    /// (it has neither closed nor ended, when only the close handshake is left to read).
+    pub(crate) fn reading_paused(&self) -> bool {
         let inner = self.lock();
-        inner.incoming.len() >= READ_AHEAD_MESSAGES || inner.incoming_bytes >= READ_AHEAD_BYTES
+        let backlogged =
+            inner.incoming.len() >= READ_AHEAD_MESSAGES || inner.incoming_bytes >= READ_AHEAD_BYTES;
+        backlogged && !inner.close_sent && inner.app_done.is_none()
+    }
+
+    /// The app closed or ended: wake the session's reader if it paused for the app to read.
+    pub(crate) fn stop_pausing(&self) {
+        self.room.notify_one();
     }
 
     /// A message read from the client, for `receive`.
@@ -376,6 +384,7 @@ impl WsSend {
                     .push_back(Outgoing::Close(code.into(), reason.clone()));
                 drop(inner);
                 ex.push_disconnect(py, code, &reason);
+                ex.stop_pausing();
             }
             (Handshake::Accepted { .. }, other) => {
                 return Err(PyRuntimeError::new_err(format!(

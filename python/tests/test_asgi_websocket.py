@@ -261,3 +261,18 @@ def test_an_open_websocket_counts_against_the_concurrency_limit(serve):
     while served.get("/seen")[0] != 200:
         assert time.monotonic() < deadline, "the closed WebSocket still counts"
         time.sleep(0.02)
+
+
+def test_an_app_that_closes_without_reading_still_finishes_the_close(serve):
+    served = serve("asgi_ws:app")
+    with connect(url(served, "/close-unread"), close_timeout=10) as ws:
+        for i in range(100):
+            ws.send(f"unread {i}")
+        started = time.monotonic()
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=15)
+    # The server read the client's answer to its close and ended the connection, rather than
+    # leaving the client to give up after its close timeout; nothing is left open.
+    assert closed.value.rcvd.code == 1000
+    assert time.monotonic() - started < 3
+    assert served.stop(timeout=5) == 0

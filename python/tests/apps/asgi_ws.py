@@ -110,6 +110,13 @@ async def websocket(scope, receive, send):
         await send({"type": "websocket.close"})
         await _until_disconnect(receive)
         return
+    if path == "/close-unread":
+        # Leaves what the client sends unread, then closes: the server must still read the
+        # client's answer to the close.
+        await send({"type": "websocket.accept"})
+        await asyncio.sleep(0.3)
+        await send({"type": "websocket.close"})
+        return
     if path == "/wait":
         # Stays open until the client or the server ends it.
         await send({"type": "websocket.accept"})
