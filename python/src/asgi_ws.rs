@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use vireo::ws::{
-    check_handshake, lists_token, CloseCode, Error, Message, ProtocolError, WsConfig, WsSender,
+    check_handshake, close_code_for, lists_token, CloseCode, Message, WsConfig, WsSender,
 };
 use vireo_http::http::{header, HeaderMap, HeaderValue, StatusCode};
 use vireo_http::upgrade::Upgraded;
@@ -226,7 +226,9 @@ async fn session(io: Upgraded, guard: Guard, config: WsConfig, protocol: Option<
                     }
                 }
                 Some(Err(error)) => {
-                    Python::attach(|py| ex.push_disconnect(py, code_for(&error), ""));
+                    // The code the server closed with; `1006` (abnormal) when none was sent.
+                    let code = close_code_for(&error).map_or(1006, u16::from);
+                    Python::attach(|py| ex.push_disconnect(py, code, ""));
                     return;
                 }
                 None => return,
@@ -285,16 +287,4 @@ async fn send(tx: &WsSender, item: Outgoing, stall: std::time::Duration) -> bool
         Outgoing::Close(code, reason) => tokio::time::timeout(stall, tx.close(code, &reason)).await,
     };
     matches!(sent, Ok(Ok(())))
-}
-
-/// The close code a broken connection reports to the app.
-fn code_for(error: &Error) -> u16 {
-    match error {
-        Error::Capacity(_) => 1009,
-        // The peer dropped the connection without a close frame: an abnormal closure.
-        Error::Protocol(ProtocolError::ResetWithoutClosingHandshake) => 1006,
-        Error::Protocol(_) => 1002,
-        Error::Utf8(_) => 1007,
-        _ => 1006,
-    }
 }

@@ -68,7 +68,8 @@ impl Outgoing {
 
 pub(crate) struct WsInner {
     pub handshake: Handshake,
-    incoming: VecDeque<Py<PyAny>>,
+    /// Events for `receive`, each with the payload bytes it counts for.
+    incoming: VecDeque<(Py<PyAny>, usize)>,
     incoming_bytes: usize,
     receive_waiter: Option<Py<PyAny>>,
     /// The `websocket.disconnect` once queued, given again to any later `receive`.
@@ -100,7 +101,7 @@ impl WsExchange {
         Ok(Arc::new(WsExchange {
             inner: Mutex::new(WsInner {
                 handshake: Handshake::Pending,
-                incoming: VecDeque::from([connect.into_any().unbind()]),
+                incoming: VecDeque::from([(connect.into_any().unbind(), 0)]),
                 incoming_bytes: 0,
                 receive_waiter: None,
                 disconnect: None,
@@ -161,7 +162,7 @@ impl WsExchange {
             }
             None => {
                 inner.incoming_bytes += size;
-                inner.incoming.push_back(event.into_any().unbind());
+                inner.incoming.push_back((event.into_any().unbind(), size));
             }
         }
         Ok(())
@@ -183,7 +184,7 @@ impl WsExchange {
                 drop(inner);
                 resolve(py, waiter, Ok(event));
             }
-            None => inner.incoming.push_back(event),
+            None => inner.incoming.push_back((event, 0)),
         }
     }
 
@@ -230,10 +231,8 @@ pub(crate) struct WsReceive(pub Arc<WsExchange>);
 impl WsReceive {
     fn __call__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let mut inner = self.0.lock();
-        if let Some(event) = inner.incoming.pop_front() {
-            if let Ok(dict) = event.bind(py).cast::<PyDict>() {
-                inner.incoming_bytes -= event_size(dict).min(inner.incoming_bytes);
-            }
+        if let Some((event, size)) = inner.incoming.pop_front() {
+            inner.incoming_bytes -= size;
             drop(inner);
             self.0.room.notify_one();
             return ready(py, event);
@@ -252,18 +251,6 @@ impl WsReceive {
         self.0.room.notify_one();
         Ok(future)
     }
-}
-
-/// The payload size a queued `websocket.receive` counted for.
-fn event_size(event: &Bound<'_, PyDict>) -> usize {
-    let size = |key: &str| -> Option<usize> {
-        let value = event.get_item(key).ok()??;
-        if let Ok(text) = value.cast::<PyString>() {
-            return text.to_str().ok().map(str::len);
-        }
-        value.cast::<PyBytes>().ok().map(|b| b.as_bytes().len())
-    };
-    size("text").or_else(|| size("bytes")).unwrap_or(0)
 }
 
 /// A WebSocket scope's `send`.

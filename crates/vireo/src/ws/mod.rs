@@ -254,10 +254,12 @@ impl WsSender {
     }
 }
 
-/// The close code a read error calls for, if a close can still be sent.
-fn close_code_for(error: &Error) -> Option<CloseCode> {
+/// The close code a read error from [`WebSocket::recv`] calls for: the one the server
+/// closed with, or `None` when no close could be sent (the peer dropped the connection).
+pub fn close_code_for(error: &Error) -> Option<CloseCode> {
     match error {
         Error::Capacity(_) => Some(CloseCode::Size),
+        Error::Protocol(ProtocolError::ResetWithoutClosingHandshake) => None,
         Error::Protocol(_) => Some(CloseCode::Protocol),
         Error::Utf8(_) => Some(CloseCode::Invalid),
         _ => None,
