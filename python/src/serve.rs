@@ -9,6 +9,7 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Mutex;
 use std::time::Duration;
+use vireo_http::tls::TlsConfig;
 use vireo_http::{Limits, Server, ShutdownHandle};
 
 /// A bound listening socket (SO_REUSEADDR, backlog 4096). A forked worker inherits it and
@@ -62,6 +63,20 @@ impl Listener {
             host: path.to_owned(),
             port: 0,
         })
+    }
+
+    /// Serve HTTPS on this socket from now on, with the PEM certificate chain and private key
+    /// in these files: TLS 1.2 and 1.3, ALPN offering `h2` and `http/1.1`. Read here, before
+    /// any worker forks, so a bad file is an error at start-up.
+    fn use_tls(&self, certfile: &str, keyfile: &str) -> PyResult<()> {
+        let config = TlsConfig::from_pem_files(certfile, keyfile)
+            .map_err(|e| PyValueError::new_err(format!("TLS: {e}")))?;
+        let mut slot = self.server.lock().unwrap_or_else(|e| e.into_inner());
+        let server = slot
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("this listener is already served"))?;
+        *slot = Some(server.tls(config));
+        Ok(())
     }
 
     /// Serve `core` on this socket until a graceful shutdown (SIGTERM or SIGINT when

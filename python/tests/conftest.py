@@ -112,7 +112,7 @@ class Served:
             line = self.proc.stdout.readline()
             if not line:
                 raise RuntimeError(f"the server ended before listening: {self.log()}")
-            match = re.search(r"listening on (?:http://)?(\S+)", line)
+            match = re.search(r"listening on (?:https?://)?(\S+)", line)
             if match:
                 self.address = match.group(1)
                 break

@@ -60,6 +60,8 @@ class Options:
     ws_max_size: int = 16 * 1024 * 1024
     ws_ping_interval: float = 20.0
     ws_ping_timeout: float = 20.0
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
 
 
 def import_app(spec: str, factory: bool = False) -> Any:
@@ -227,18 +229,21 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
             loop.close()
 
 
-def _announce(address: str) -> None:
-    scheme = "" if address.startswith("unix:") else "http://"
-    print(f"vireo: listening on {scheme}{address}", flush=True)
+def _announcer(tls: bool) -> Callable[[str], None]:
+    def announce(address: str) -> None:
+        scheme = "" if address.startswith("unix:") else ("https://" if tls else "http://")
+        print(f"vireo: listening on {scheme}{address}", flush=True)
+
+    return announce
 
 
-def serve(app: Any, announce: Callable[[str], None] = _announce, **options: Any) -> int:
+def serve(app: Any, announce: Callable[[str], None] | None = None, **options: Any) -> int:
     """Serve an ASGI 3 or WSGI application (or a `"module:attr"` string) until SIGTERM or
     SIGINT; returns the exit status. Options are `vireo serve`'s (see `vireo serve --help`):
     host, port, uds, workers, interface, lifespan, factory, root_path, proxy_headers,
     forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
     timeout_graceful_shutdown, log_level, access_log, ws, ws_max_size, ws_ping_interval,
-    ws_ping_timeout."""
+    ws_ping_timeout, ssl_certfile, ssl_keyfile."""
     opts = Options(**options)
     configure_logging(opts.log_level)
     if isinstance(app, str):
@@ -254,6 +259,8 @@ def serve(app: Any, announce: Callable[[str], None] = _announce, **options: Any)
         listener = _vireo.Listener.unix(opts.uds)
     else:
         listener = _vireo.Listener(opts.host, opts.port)
+    tls = server.listen_tls(listener, opts.ssl_certfile, opts.ssl_keyfile)
+    announce = announce or _announcer(tls)
     target = _Target(app, interface, opts, listener)
     logger.info("Started server process [%d] (%s)", os.getpid(), interface.upper())
     if opts.workers <= 1:

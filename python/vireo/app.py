@@ -448,11 +448,13 @@ class App(_Routes):
             middleware.append(_exception_layer(handlers))
         return _vireo.AppCore(self, self._plan(), middleware, refs, bool(handlers))
 
-    def run(self, host: str = "127.0.0.1", port: int = 8000, workers: int = 1) -> None:
-        """Serve until SIGTERM or SIGINT; see `vireo.server.run`."""
+    def run(self, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
+            ssl_certfile: str | None = None, ssl_keyfile: str | None = None) -> None:
+        """Serve until SIGTERM or SIGINT; HTTPS (and HTTP/2 by ALPN) with a PEM certificate
+        chain and key. See `vireo.server.run`."""
         from .server import run
 
-        run(self, host, port, workers)
+        run(self, host, port, workers, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
 
 
 FastAPI = App

@@ -57,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="ping a WebSocket client silent this long (default 20)")
     p.add_argument("--ws-ping-timeout", type=float, default=20.0, metavar="SECONDS",
                    help="close a WebSocket whose client does not answer the ping within this (default 20)")
+    p.add_argument("--ssl-certfile", "--ssl-certificate", dest="ssl_certfile", metavar="PATH",
+                   help="serve HTTPS (and HTTP/2 by ALPN) with this PEM certificate chain")
+    p.add_argument("--ssl-keyfile", metavar="PATH", help="the PEM private key for --ssl-certfile")
     p.add_argument("--reload", action="store_true",
                    help="development: restart when a .py file under --reload-dir changes")
     p.add_argument("--reload-dir", action="append", default=None,
@@ -95,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ws_max_size=args.ws_max_size,
         ws_ping_interval=args.ws_ping_interval,
         ws_ping_timeout=args.ws_ping_timeout,
+        ssl_certfile=args.ssl_certfile,
+        ssl_keyfile=args.ssl_keyfile,
     )
 
 

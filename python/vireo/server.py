@@ -30,8 +30,24 @@ _RESTART_BACKOFF = 1.0
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def _announce(address: str) -> None:
-    print(f"vireo: listening on http://{address}", flush=True)
+def _announce(address: str, scheme: str = "http") -> None:
+    print(f"vireo: listening on {scheme}://{address}", flush=True)
+
+
+def announcer(tls: bool) -> Callable[[str], None]:
+    """The default `listening on` line, with the scheme clients use."""
+    return (lambda address: _announce(address, "https")) if tls else _announce
+
+
+def listen_tls(listener: Any, certfile: str | None, keyfile: str | None) -> bool:
+    """Serve HTTPS (and HTTP/2 by ALPN) on `listener` when both files are given; whether it
+    does."""
+    if certfile is None and keyfile is None:
+        return False
+    if certfile is None or keyfile is None:
+        raise ValueError("HTTPS needs both a certificate chain file and a private key file")
+    listener.use_tls(os.fspath(certfile), os.fspath(keyfile))
+    return True
 
 
 def freeze_startup_objects() -> None:
@@ -76,10 +92,14 @@ def run(
     host: str = "127.0.0.1",
     port: int = 8000,
     workers: int = 1,
-    announce: Callable[[str], None] = _announce,
+    announce: Callable[[str], None] | None = None,
+    ssl_certfile: str | None = None,
+    ssl_keyfile: str | None = None,
 ) -> int:
     app._plan()  # a route that cannot be planned fails here, before anything forks
     listener = _vireo.Listener(host, port)
+    tls = listen_tls(listener, ssl_certfile, ssl_keyfile)
+    announce = announce or announcer(tls)
     if workers <= 1:
         serve_worker(app, listener, announce)
         return 0
