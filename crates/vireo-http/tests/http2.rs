@@ -10,6 +10,7 @@ use common::{connect, run, serve, Reader};
 use h2::client::SendRequest;
 use h2::{Reason, RecvStream};
 use http::{Method, Request, StatusCode};
+use std::future::poll_fn;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -112,6 +113,47 @@ fn request_bodies_are_read_with_and_without_content_length() {
         let (status, body) =
             exchange(&mut client, request(Method::POST, "/count"), Some(&big)).await;
         assert_eq!((status, &body[..]), (StatusCode::OK, &b"200000"[..]));
+    });
+}
+
+#[test]
+fn expect_100_continue_gets_an_interim_100_once_the_body_is_read() {
+    let server = serve(Limits::default());
+    run(async {
+        let client = h2c(server.addr()).await;
+        let mut req = request(Method::POST, "/echo");
+        req.headers_mut()
+            .insert("expect", "100-continue".parse().unwrap());
+        req.headers_mut()
+            .insert("content-length", "5".parse().unwrap());
+        let mut ready = client.clone().ready().await.unwrap();
+        let (mut response, mut send) = ready.send_request(req, false).unwrap();
+        // Nothing is sent until the `100` arrives.
+        let interim = tokio::time::timeout(
+            Duration::from_secs(10),
+            poll_fn(|cx| response.poll_informational(cx)),
+        )
+        .await
+        .expect("a 100 within 10 s")
+        .expect("an informational response")
+        .unwrap();
+        assert_eq!(interim.status(), StatusCode::CONTINUE);
+        send.send_data(Bytes::from_static(b"hello"), true).unwrap();
+        let response = response.await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(read_body(response.into_body()).await.unwrap(), b"hello");
+
+        // A service that answers without reading sends no `100`, only its response.
+        let mut req = request(Method::POST, "/hi");
+        req.headers_mut()
+            .insert("expect", "100-continue".parse().unwrap());
+        req.headers_mut()
+            .insert("content-length", "5".parse().unwrap());
+        let mut ready = client.clone().ready().await.unwrap();
+        let (mut response, _send) = ready.send_request(req, false).unwrap();
+        let first = poll_fn(|cx| response.poll_informational(cx)).await;
+        assert!(first.is_none(), "no interim response: {first:?}");
+        assert_eq!(response.await.unwrap().status(), StatusCode::OK);
     });
 }
 

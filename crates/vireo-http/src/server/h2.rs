@@ -20,7 +20,7 @@ use crate::transport::Transport;
 use bytes::Bytes;
 use h2::server::SendResponse;
 use h2::{Reason, RecvStream, SendStream};
-use http::{header, HeaderName, Method};
+use http::{header, HeaderName, Method, StatusCode};
 use std::cell::RefCell;
 use std::future::poll_fn;
 use std::io;
@@ -199,7 +199,7 @@ where
 /// Answer one stream with the service.
 async fn serve_stream<S: Service>(
     request: http::Request<RecvStream>,
-    mut respond: SendResponse<Bytes>,
+    respond: SendResponse<Bytes>,
     worker: Rc<Worker<S>>,
     peer: Rc<Peer>,
 ) {
@@ -211,18 +211,24 @@ async fn serve_stream<S: Service>(
         Err(error) => {
             tracing::debug!(remote = ?peer.addr, %error, "refused an HTTP/2 request");
             let response = Response::new(error.status(), error.to_string());
+            let mut respond = respond;
             send_response(&mut respond, response, is_head, limits.keep_alive_timeout).await;
             return;
         }
     };
     head.set_http2();
     let end_of_request = recv.is_end_stream();
+    // The client waits for a `100` before sending DATA (RFC 9110 §10.1.1): it goes out when
+    // the service first reads the body, as on HTTP/1.1.
+    let expect_continue = !end_of_request && expects_continue(&parts.headers);
+    let respond = Rc::new(RefCell::new(respond));
     let body = H2Body {
         recv: RefCell::new(recv),
         pending: RefCell::new(Bytes::new()),
+        respond: respond.clone(),
     };
     let mut state = take_read_state();
-    state.start_body(head.body_kind(), false, limits);
+    state.start_body(head.body_kind(), expect_continue, limits);
     if matches!(state.body, BodyProgress::Done) && !end_of_request {
         // DATA follows without `Content-Length`: the body runs to the end of the stream.
         head.set_unsized_body();
@@ -240,7 +246,7 @@ async fn serve_stream<S: Service>(
     };
     // A stream the client resets is not worth finishing: the service's future is dropped, so
     // opening and resetting streams in a loop costs the server no work past the reset.
-    let reset = poll_fn(|cx| respond.poll_reset(cx));
+    let reset = poll_fn(|cx| respond.borrow_mut().poll_reset(cx));
     let response = tokio::select! {
         response = answer => response,
         _ = reset => {
@@ -249,9 +255,23 @@ async fn serve_stream<S: Service>(
         }
     };
     give_read_state(state);
+    drop(body);
+    // The body, the only other holder, is dropped: this always unwraps.
+    let Ok(respond) = Rc::try_unwrap(respond) else {
+        return;
+    };
+    let mut respond = respond.into_inner();
     send_response(&mut respond, response, is_head, limits.keep_alive_timeout).await;
     // Dropping the stream's halves after a response that ended before the request body did
     // makes h2 send RST_STREAM(NO_ERROR) after the response, so the client stops sending.
+}
+
+/// Whether the request carries `Expect: 100-continue` (any other expectation was refused with
+/// `417` when the head was parsed).
+fn expects_continue(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(header::EXPECT)
+        .is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"100-continue"))
 }
 
 /// The request's head in HTTP/1.1 form, for the engine's parser: `:authority` becomes `Host`,
@@ -459,6 +479,8 @@ struct H2Body {
     recv: RefCell<RecvStream>,
     /// Received and not yet taken.
     pending: RefCell<Bytes>,
+    /// The stream's response side, for the interim `100 Continue`.
+    respond: Rc<RefCell<SendResponse<Bytes>>>,
 }
 
 impl H2Body {
@@ -503,10 +525,18 @@ impl Transport for H2Body {
         Poll::Ready(Ok(n))
     }
 
-    /// Only an interim `100 Continue` is written to a body's transport; HTTP/2 requests are
-    /// parsed without `Expect`, so nothing is, and this takes bytes without sending them.
+    /// Only the interim `100 Continue` is ever written to a body's transport: here it goes out
+    /// as an informational HEADERS frame.
     fn poll_write(&self, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        Poll::Ready(Ok(buf.len()))
+        let mut interim = http::Response::new(());
+        *interim.status_mut() = StatusCode::CONTINUE;
+        let sent = match self.respond.try_borrow_mut() {
+            Ok(mut respond) => respond
+                .send_informational(interim)
+                .map_err(io::Error::other),
+            Err(_) => Err(io::Error::other("the stream's response side is in use")),
+        };
+        Poll::Ready(sent.map(|()| buf.len()))
     }
 
     fn poll_shutdown(&self, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
