@@ -6,6 +6,7 @@ use crate::middleware::{local_root, Chains, End, Program};
 use crate::request::{BodyReply, BodyRequest, BodySource, Request};
 use crate::response::IntoResponse;
 use crate::router::Router;
+use bytes::Bytes;
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
@@ -269,17 +270,34 @@ impl AppService {
         let respond =
             self.respond(self.request(head, move || BodySource::Pending(ask), remote, secure));
         let serve_body = async {
-            if let Ok(BodyRequest { limit, reply }) = asked.await {
+            if let Ok(BodyRequest {
+                limit,
+                reply,
+                observer,
+            }) = asked.await
+            {
                 body.set_limit(limit);
+                let observe = |chunk: &Bytes| {
+                    if let Some(observer) = &observer {
+                        observer(chunk.len() as u64);
+                    }
+                };
                 match reply {
                     BodyReply::Whole(reply) => {
-                        let _ = reply.send(body.to_bytes().await);
+                        let whole = body.to_bytes().await;
+                        if let Ok(bytes) = &whole {
+                            observe(bytes);
+                        }
+                        let _ = reply.send(whole);
                     }
                     // Each chunk waits for the handler to take the last: a slow reader holds
                     // back the client, and the body is never all in memory.
                     BodyReply::Chunks(chunks) => loop {
                         let item = match body.chunk().await {
-                            Ok(Some(chunk)) => Ok(chunk),
+                            Ok(Some(chunk)) => {
+                                observe(&chunk);
+                                Ok(chunk)
+                            }
                             Ok(None) => break,
                             Err(error) => Err(error),
                         };

@@ -24,8 +24,10 @@
 //! `route` is the matched route's template (`/users/:id`), so a path with an id in it does not
 //! make a series per id; requests that match no route are labelled `unmatched`, and methods
 //! outside RFC 9110's are labelled `OTHER`. Latency is from the middleware to the response being
-//! made, so put the middleware first to time every other one. Body bytes count bodies whose
-//! length is known before sending (not streamed ones). Connections are reported when the app
+//! made, so put the middleware first to time every other one. Body bytes are counted whole when
+//! the length is known in advance (`Content-Length`), and otherwise as the bytes are read or
+//! sent: a chunked upload as the handler reads it, a streamed response as each chunk is made.
+//! Connections are reported when the app
 //! is served by a [`Server`](crate::Server) (`App::serve`, `App::spawn`). Register your own
 //! metrics with [`Metrics::register`].
 
@@ -45,9 +47,11 @@ use prometheus_client::registry::{Metric, Registry};
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Instant;
-use vireo_http::{BodyKind, Response};
+use vireo_http::{Body, BodyKind, BodyStream, Response};
 
 /// A registry of the app's metrics: record with [`Metrics::middleware`], expose with
 /// [`Metrics::handler`]. Clone it freely; clones share the registry.
@@ -252,8 +256,17 @@ impl Middleware for MetricsMiddleware {
         let slot = take_slot();
         req.observe_route(slot.clone());
         let method = method_label(req.method());
-        if let BodyKind::Length(len) = req.head().body_kind() {
-            self.0.body_in.inc_by(len);
+        match req.head().body_kind() {
+            BodyKind::Empty => {}
+            BodyKind::Length(len) => {
+                self.0.body_in.inc_by(len);
+            }
+            BodyKind::Chunked => {
+                let body_in = self.0.body_in.clone();
+                req.observe_body(Arc::new(move |len| {
+                    body_in.inc_by(len);
+                }));
+            }
         }
         self.0.in_flight.inc();
         let in_flight = InFlight(&*self.0);
@@ -261,17 +274,17 @@ impl Middleware for MetricsMiddleware {
         std::mem::forget(in_flight);
         match reply {
             // A response made at once is recorded at once, without a future around it.
-            Ok(res) => {
+            Ok(mut res) => {
                 let _done = InFlight(&*self.0);
-                record(&self.0, &slot, method, started, &res);
+                record(&self.0, &slot, method, started, &mut res);
                 give_back_slot(slot);
                 Reply::ready(res)
             }
             Err(later) => {
                 let in_flight = InFlight(self.0.clone());
                 Reply::pending(async move {
-                    let res = later.await;
-                    record(&in_flight.0, &slot, method, started, &res);
+                    let mut res = later.await;
+                    record(&in_flight.0, &slot, method, started, &mut res);
                     res
                 })
             }
@@ -279,13 +292,13 @@ impl Middleware for MetricsMiddleware {
     }
 }
 
-/// Count a request answered with `res`.
+/// Count a request answered with `res`; a streamed body is counted as it is sent.
 fn record(
     inner: &Arc<Inner>,
     slot: &RouteSlot,
     method: &'static str,
     started: Instant,
-    res: &Response,
+    res: &mut Response,
 ) {
     let route = slot.get();
     let route = route.as_ref().unwrap_or(&inner.unmatched);
@@ -296,6 +309,41 @@ fn record(
     });
     if let Some(len) = res.body().len() {
         inner.body_out.inc_by(len);
+        return;
+    }
+    let counted = match res.take_body() {
+        Body::Stream(stream) => Body::Stream(counted(stream, &inner.body_out)),
+        Body::StreamWithTrailers(mut trailed) => {
+            trailed.stream = counted(trailed.stream, &inner.body_out);
+            Body::StreamWithTrailers(trailed)
+        }
+        other => other,
+    };
+    res.set_body(counted);
+}
+
+/// `stream`, adding the size of each chunk to `counter` as it is made.
+fn counted(stream: BodyStream, counter: &Counter) -> BodyStream {
+    Box::pin(CountedStream {
+        stream,
+        counter: counter.clone(),
+    })
+}
+
+struct CountedStream {
+    stream: BodyStream,
+    counter: Counter,
+}
+
+impl futures_core::Stream for CountedStream {
+    type Item = Result<bytes::Bytes, vireo_http::BoxError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let polled = self.stream.as_mut().poll_next(cx);
+        if let Poll::Ready(Some(Ok(chunk))) = &polled {
+            self.counter.inc_by(chunk.len() as u64);
+        }
+        polled
     }
 }
 

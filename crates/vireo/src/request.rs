@@ -20,7 +20,12 @@ use vireo_http::{BodyError, Head};
 pub(crate) struct BodyRequest {
     pub(crate) limit: u64,
     pub(crate) reply: BodyReply,
+    /// Told the size of each piece of the body as it is read (see [`Request::observe_body`]).
+    pub(crate) observer: Option<BodyObserver>,
 }
+
+/// Called with the size of each piece of a request body read from the connection.
+pub(crate) type BodyObserver = Arc<dyn Fn(u64) + Send + Sync>;
 
 /// How the connection hands the body over.
 pub(crate) enum BodyReply {
@@ -69,6 +74,8 @@ struct Parts {
     state: Option<Arc<http::Extensions>>,
     /// Where the router writes the route template it matched, when middleware asked for it.
     route_slot: Option<Arc<RouteSlot>>,
+    /// Told the body's size as it is read, when middleware asked for it.
+    body_observer: Option<BodyObserver>,
     /// [`NO_PEER`] when there is none. Not an `Option`, so the address is copied straight from
     /// the connection into the pooled parts.
     remote_addr: SocketAddr,
@@ -155,6 +162,9 @@ impl Drop for Request {
         parts.extensions.clear();
         if parts.route_slot.is_some() {
             parts.route_slot = None;
+        }
+        if parts.body_observer.is_some() {
+            parts.body_observer = None;
         }
         // The app's state stays with pooled parts: the next request on this thread is almost
         // always for the same app, and then takes it without touching the shared count.
@@ -300,6 +310,7 @@ impl Request {
                 extensions: Extensions::default(),
                 state: Some(state.clone()),
                 route_slot: None,
+                body_observer: None,
                 remote_addr: *remote_addr,
                 secure,
             }),
@@ -353,6 +364,13 @@ impl Request {
     /// Have the router write the template of the route it matches into `slot`.
     pub(crate) fn observe_route(&mut self, slot: Arc<RouteSlot>) {
         self.p_mut().route_slot = Some(slot);
+    }
+
+    /// Have the body reader tell `observer` the size of each piece of the body it reads from
+    /// the connection, whenever that happens (a body streamed into the response included).
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn observe_body(&mut self, observer: BodyObserver) {
+        self.p_mut().body_observer = Some(observer);
     }
 
     /// Tell an observer (see [`Request::observe_route`]) the route this request matched.
@@ -628,6 +646,7 @@ impl Request {
                 let (reply, result) = oneshot::channel();
                 let _ = channel.send(BodyRequest {
                     limit,
+                    observer: self.p().body_observer.clone(),
                     reply: BodyReply::Whole(reply),
                 });
                 self.p_mut().body = match result.await {
@@ -676,6 +695,7 @@ impl Request {
                 let (chunks, receiver) = tokio::sync::mpsc::channel(1);
                 let _ = channel.send(BodyRequest {
                     limit,
+                    observer: self.p().body_observer.clone(),
                     reply: BodyReply::Chunks(chunks),
                 });
                 StreamState::Chunks(receiver)

@@ -113,3 +113,53 @@ fn open_connections_are_reported_per_worker_when_served() {
     );
     drop(idle);
 }
+
+/// Send `request` on a new connection and read the answer to its end (`connection: close`).
+fn exchange(addr: std::net::SocketAddr, request: &str) -> String {
+    let mut conn = TcpStream::connect(addr).unwrap();
+    conn.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+#[test]
+fn chunked_uploads_and_streamed_responses_are_counted_as_they_go() {
+    let metrics = Metrics::new();
+    let mut app = app(&metrics);
+    app.get("/stream", |_req| {
+        vireo::Response::new(
+            vireo::http::StatusCode::OK,
+            vireo::stream_iter((0..3).map(|_| vec![b'x'; 1000])),
+        )
+    });
+    let server = vireo::serve_ephemeral(app).unwrap();
+    let echoed = exchange(
+        server.addr(),
+        "POST /echo HTTP/1.1\r\nhost: x\r\nconnection: close\r\ntransfer-encoding: chunked\r\n\r\n\
+         5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+    );
+    assert!(echoed.ends_with("\r\n\r\nhello world"), "{echoed}");
+    let streamed = exchange(
+        server.addr(),
+        "GET /stream HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    );
+    assert!(
+        streamed.contains("transfer-encoding: chunked"),
+        "{streamed}"
+    );
+
+    let scrape = exchange(
+        server.addr(),
+        "GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    );
+    let samples = parse(scrape.split_once("\r\n\r\n").unwrap().1);
+    // The chunked upload's 11 bytes, counted as the handler read them.
+    assert_eq!(samples.get("http_request_body_bytes_total"), Some(&11.0));
+    // The echo's 11 bytes, and the stream's three chunks of 1,000 as they were sent.
+    assert_eq!(
+        samples.get("http_response_body_bytes_total"),
+        Some(&3011.0),
+        "{scrape}"
+    );
+}
