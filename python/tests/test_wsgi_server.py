@@ -105,6 +105,23 @@ def test_results_are_streamed_and_closed(serve):
     assert "boom while iterating" in served.log()
 
 
+def test_sized_results_are_sent_whole_and_closed(serve):
+    served = serve("wsgi_raw:app")
+    status, headers, body = served.get("/sized")
+    assert (status, body, dict(headers)["content-length"]) == (200, b"abcd", "4")
+    # Failing after the declared length but before its end: nothing went out yet, so a 500.
+    assert served.get("/sized-fails-at-end")[0::2] == (500, b"Internal Server Error")
+    # More than declared: the declared bytes go out and the connection is cut.
+    conn = served.connection()
+    conn.request("GET", "/sized-overlong")
+    res = conn.getresponse()
+    assert res.read() == b"abcd"
+    conn.close()
+    assert json.loads(served.get("/closed")[2]) == ["sized", "sized-fails-at-end", "sized-overlong"]
+    served.stop()
+    assert "boom while iterating" in served.log()
+
+
 def test_start_response_exc_info(serve):
     served = serve("wsgi_raw:app")
     # Before anything was sent, exc_info replaces the status and headers.

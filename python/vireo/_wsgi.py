@@ -93,11 +93,34 @@ def call_wsgi(app: Any, environ: dict[str, Any], body: Any) -> tuple[Any, ...]:
             return started[0], started[1], chunks, None, result
         if started[0] is None:
             raise RuntimeError("the WSGI application yielded before calling start_response()")
-        sent = True
+        sent = True  # from here on, as if the head had gone out
+        if _declared_length(started[1]) == sum(map(len, chunks)):
+            # The whole declared body is here (Flask's and Django's usual case): end the result
+            # now, on this thread, rather than on a second trip to the pool for its end.
+            for chunk in rest:
+                if not isinstance(chunk, bytes):
+                    raise TypeError(
+                        f"a WSGI application must yield bytes, not {type(chunk).__name__}"
+                    )
+                if chunk:
+                    chunks.append(chunk)  # more than declared: streamed, and cut off there
+                    break
+            else:
+                close()
+                return started[0], started[1], chunks, None, result
         return started[0], started[1], chunks, rest, result
     except BaseException:
         close()
         raise
+
+
+def _declared_length(headers: list[tuple[str, str]]) -> int | None:
+    """The response's `Content-Length`, if it gives a valid one."""
+    for name, value in headers:
+        if len(name) == 14 and name.lower() == "content-length":
+            value = value.strip()
+            return int(value) if value.isdigit() else None
+    return None
 
 
 def _close(result: Any) -> None:

@@ -64,6 +64,13 @@ def app(environ, start_response):
     if path == "/gen-fails":
         start_response("200 OK", [("Content-Type", "text/plain")])
         return Tracked([b"one,", b"two,", b"three"], "gen-fails", fail_at=2)
+    if path.startswith("/sized"):
+        # A declared length and an iterable result, as Flask and Django answer.
+        fail_at = 1 if path == "/sized-fails-at-end" else None
+        more = {"/sized-overlong": [b"ef"], "/sized-fails-at-end": [b""]}.get(path, [])
+        chunks = [b"abcd", *more]
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "4")])
+        return Tracked(chunks, path[1:], fail_at=fail_at)
     if path == "/exc-before":
         start_response("200 OK", [("Content-Type", "text/plain")])
         try:
