@@ -229,14 +229,6 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
             loop.close()
 
 
-def _announcer(tls: bool) -> Callable[[str], None]:
-    def announce(address: str) -> None:
-        scheme = "" if address.startswith("unix:") else ("https://" if tls else "http://")
-        print(f"vireo: listening on {scheme}{address}", flush=True)
-
-    return announce
-
-
 def serve(app: Any, announce: Callable[[str], None] | None = None, **options: Any) -> int:
     """Serve an ASGI 3 or WSGI application (or a `"module:attr"` string) until SIGTERM or
     SIGINT; returns the exit status. Options are `vireo serve`'s (see `vireo serve --help`):
@@ -260,7 +252,7 @@ def serve(app: Any, announce: Callable[[str], None] | None = None, **options: An
     else:
         listener = _vireo.Listener(opts.host, opts.port)
     tls = server.listen_tls(listener, opts.ssl_certfile, opts.ssl_keyfile)
-    announce = announce or _announcer(tls)
+    announce = announce or server.announcer(tls)
     target = _Target(app, interface, opts, listener)
     logger.info("Started server process [%d] (%s)", os.getpid(), interface.upper())
     if opts.workers <= 1:

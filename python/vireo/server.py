@@ -30,13 +30,16 @@ _RESTART_BACKOFF = 1.0
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-def _announce(address: str, scheme: str = "http") -> None:
-    print(f"vireo: listening on {scheme}://{address}", flush=True)
-
-
 def announcer(tls: bool) -> Callable[[str], None]:
-    """The default `listening on` line, with the scheme clients use."""
-    return (lambda address: _announce(address, "https")) if tls else _announce
+    """The default `listening on` line: the address with the scheme clients use (a Unix
+    socket's `unix:PATH` as it is)."""
+    scheme = "https://" if tls else "http://"
+
+    def announce(address: str) -> None:
+        prefix = "" if address.startswith("unix:") else scheme
+        print(f"vireo: listening on {prefix}{address}", flush=True)
+
+    return announce
 
 
 def listen_tls(listener: Any, certfile: str | None, keyfile: str | None) -> bool:
