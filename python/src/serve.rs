@@ -71,11 +71,8 @@ impl Listener {
     fn use_tls(&self, certfile: &str, keyfile: &str) -> PyResult<()> {
         let config = TlsConfig::from_pem_files(certfile, keyfile)
             .map_err(|e| PyValueError::new_err(format!("TLS: {e}")))?;
-        let mut slot = self.server.lock().unwrap_or_else(|e| e.into_inner());
-        let server = slot
-            .take()
-            .ok_or_else(|| PyRuntimeError::new_err("this listener is already served"))?;
-        *slot = Some(server.tls(config));
+        let server = self.take()?.tls(config);
+        *self.server.lock().unwrap_or_else(|e| e.into_inner()) = Some(server);
         Ok(())
     }
 

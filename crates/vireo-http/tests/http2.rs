@@ -116,18 +116,24 @@ fn request_bodies_are_read_with_and_without_content_length() {
     });
 }
 
+/// A `POST` announcing a body of `length` bytes with `Expect: 100-continue`.
+fn expecting_continue(path: &str, length: u64) -> Request<()> {
+    let mut req = request(Method::POST, path);
+    req.headers_mut()
+        .insert("expect", "100-continue".parse().unwrap());
+    req.headers_mut().insert("content-length", length.into());
+    req
+}
+
 #[test]
 fn expect_100_continue_gets_an_interim_100_once_the_body_is_read() {
     let server = serve(Limits::default());
     run(async {
         let client = h2c(server.addr()).await;
-        let mut req = request(Method::POST, "/echo");
-        req.headers_mut()
-            .insert("expect", "100-continue".parse().unwrap());
-        req.headers_mut()
-            .insert("content-length", "5".parse().unwrap());
         let mut ready = client.clone().ready().await.unwrap();
-        let (mut response, mut send) = ready.send_request(req, false).unwrap();
+        let (mut response, mut send) = ready
+            .send_request(expecting_continue("/echo", 5), false)
+            .unwrap();
         // Nothing is sent until the `100` arrives.
         let interim = tokio::time::timeout(
             Duration::from_secs(10),
@@ -144,13 +150,10 @@ fn expect_100_continue_gets_an_interim_100_once_the_body_is_read() {
         assert_eq!(read_body(response.into_body()).await.unwrap(), b"hello");
 
         // A service that answers without reading sends no `100`, only its response.
-        let mut req = request(Method::POST, "/hi");
-        req.headers_mut()
-            .insert("expect", "100-continue".parse().unwrap());
-        req.headers_mut()
-            .insert("content-length", "5".parse().unwrap());
         let mut ready = client.clone().ready().await.unwrap();
-        let (mut response, _send) = ready.send_request(req, false).unwrap();
+        let (mut response, _send) = ready
+            .send_request(expecting_continue("/hi", 5), false)
+            .unwrap();
         let first = poll_fn(|cx| response.poll_informational(cx)).await;
         assert!(first.is_none(), "no interim response: {first:?}");
         assert_eq!(response.await.unwrap().status(), StatusCode::OK);

@@ -27,9 +27,8 @@
 //! made, so put the middleware first to time every other one. Body bytes are counted whole when
 //! the length is known in advance (`Content-Length`), and otherwise as the bytes are read or
 //! sent: a chunked upload as the handler reads it, a streamed response as each chunk is made.
-//! Connections are reported when the app
-//! is served by a [`Server`](crate::Server) (`App::serve`, `App::spawn`). Register your own
-//! metrics with [`Metrics::register`].
+//! Connections are reported when the app is served by a [`Server`](crate::Server)
+//! (`App::serve`, `App::spawn`). Register your own metrics with [`Metrics::register`].
 
 use crate::handler::Reply;
 use crate::health::Serving;
