@@ -17,12 +17,27 @@ pub struct Request<'c> {
 }
 
 /// What a connection knows of its peer, kept by the connection and lent to each request.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Peer {
     /// The peer's address; `None` on a transport without one (a Unix domain socket).
     pub(crate) addr: Option<SocketAddr>,
     /// The connection is encrypted (TLS), so the scheme is `https`.
     pub(crate) secure: bool,
+    /// What the TLS handshake negotiated, on a TLS connection.
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<std::sync::Arc<crate::tls::TlsSession>>,
+}
+
+impl Peer {
+    /// A plain (not TLS) connection from `addr`.
+    pub(crate) fn plain(addr: Option<SocketAddr>) -> Peer {
+        Peer {
+            addr,
+            secure: false,
+            #[cfg(feature = "tls")]
+            tls: None,
+        }
+    }
 }
 
 impl<'c> Request<'c> {
@@ -51,6 +66,13 @@ impl<'c> Request<'c> {
     /// TLS sees plain connections here; the proxy's forwarded headers tell the original scheme.
     pub fn is_secure(&self) -> bool {
         self.peer.secure
+    }
+
+    /// What the TLS handshake of this request's connection negotiated (version, cipher suite,
+    /// the client's certificate); `None` on a plain connection.
+    #[cfg(feature = "tls")]
+    pub fn tls(&self) -> Option<&'c std::sync::Arc<crate::tls::TlsSession>> {
+        self.peer.tls.as_ref()
     }
 
     /// Split into the head and the body.

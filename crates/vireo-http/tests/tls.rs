@@ -12,6 +12,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 use tokio_rustls::rustls;
+use tokio_rustls::rustls::pki_types::pem::PemObject;
+use tokio_rustls::rustls::pki_types::PrivateKeyDer;
 use tokio_rustls::TlsConnector;
 use vireo_http::tls::{PemSource, TlsCert, TlsConfig, TlsError};
 use vireo_http::{service_fn, Limits, Request, Response, RunningServer, Server};
@@ -375,4 +377,61 @@ fn configuration_errors_are_typed_and_name_the_file_and_the_problem() {
         .unwrap_err()
         .into();
     assert_eq!(io_error.kind(), io::ErrorKind::InvalidInput);
+}
+
+/// `key_pem` (PKCS#8) encrypted with `password` as `openssl pkcs8 -topk8` does: PBES2 with
+/// PBKDF2-SHA256 and AES-256-CBC.
+fn encrypt_key(key_pem: &str, password: &[u8]) -> String {
+    use pkcs8::der::pem::LineEnding;
+    use pkcs8::pkcs5::pbes2;
+    let der = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).unwrap();
+    let info = pkcs8::PrivateKeyInfo::try_from(der.secret_der()).unwrap();
+    let params = pbes2::Parameters::pbkdf2_sha256_aes256cbc(2048, b"saltsalt", &[7; 16]).unwrap();
+    let encrypted = info.encrypt_with_params(params, password).unwrap();
+    encrypted
+        .to_pem("ENCRYPTED PRIVATE KEY", LineEnding::LF)
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn an_encrypted_private_key_is_loaded_with_its_password_and_refused_without() {
+    let cert = self_signed(&["localhost"]);
+    let encrypted = encrypt_key(&cert.key_pem, b"s3cret");
+    assert!(encrypted.starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----"));
+    let chain = cert.chain_pem.as_bytes();
+
+    let loaded = TlsCert::from_pem_with_password(chain, encrypted.as_bytes(), b"s3cret").unwrap();
+    assert_eq!(loaded.end_entity_der(), cert.der);
+    let server = serve(TlsConfig::from_cert(loaded), Limits::default());
+    run(async {
+        let mut stream = connect(&default_client(), server.addr(), "localhost")
+            .await
+            .unwrap();
+        assert_eq!(get(&mut stream).await, "https");
+    });
+
+    let error = TlsCert::from_pem_with_password(chain, encrypted.as_bytes(), b"wrong").unwrap_err();
+    assert!(matches!(error, TlsError::KeyPassword { .. }), "{error:?}");
+    assert!(error.to_string().contains("wrong password"), "{error}");
+
+    let error = TlsCert::from_pem(chain, encrypted.as_bytes()).unwrap_err();
+    assert!(matches!(error, TlsError::EncryptedKey { .. }), "{error:?}");
+    assert!(error.to_string().contains("give its password"), "{error}");
+
+    let plain = TlsCert::from_pem_with_password(chain, cert.key_pem.as_bytes(), b"unused");
+    assert!(
+        plain.is_ok(),
+        "a key that is not encrypted needs no password"
+    );
+
+    let legacy = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\
+                  DEK-Info: AES-256-CBC,00000000000000000000000000000000\n\nAAAA\n\
+                  -----END RSA PRIVATE KEY-----\n";
+    let error = TlsCert::from_pem_with_password(chain, legacy.as_bytes(), b"x").unwrap_err();
+    assert!(matches!(error, TlsError::EncryptedKey { .. }), "{error:?}");
+    assert!(
+        error.to_string().contains("openssl pkcs8 -topk8"),
+        "{error}"
+    );
 }

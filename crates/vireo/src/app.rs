@@ -246,14 +246,37 @@ impl vireo_http::Service for AppService {
     fn call<'a>(&'a self, req: vireo_http::Request<'a>) -> impl Future<Output = Response> + 'a {
         let remote = req.remote_addr().unwrap_or(&crate::request::NO_PEER);
         let secure = req.is_secure();
+        #[cfg(feature = "tls")]
+        let tls = req.tls();
+        #[cfg(not(feature = "tls"))]
+        let tls = None;
         let (head, body) = req.into_parts();
         if head.body_kind() == BodyKind::Empty {
-            return self.respond(self.request(head, || BodySource::Empty, remote, secure));
+            let request = self.request(head, || BodySource::Empty, remote, secure);
+            return self.respond(with_tls(request, tls));
         }
         // Boxed: the future that lends the body is large, and only requests with a body need
         // it; the connection's own state (what an idle keep-alive connection costs) stays small.
-        Served::Later(Box::pin(self.respond_with_body(head, body, remote, secure)))
+        Served::Later(Box::pin(
+            self.respond_with_body(head, body, remote, secure, tls),
+        ))
     }
+}
+
+/// The connection's TLS session, as the engine gives it (nothing without the `tls` feature).
+#[cfg(feature = "tls")]
+type TlsSession = Arc<vireo_http::tls::TlsSession>;
+#[cfg(not(feature = "tls"))]
+type TlsSession = ();
+
+#[cfg(feature = "tls")]
+fn with_tls(request: Request, tls: Option<&TlsSession>) -> Request {
+    request.with_tls(tls)
+}
+
+#[cfg(not(feature = "tls"))]
+fn with_tls(request: Request, _: Option<&TlsSession>) -> Request {
+    request
 }
 
 impl AppService {
@@ -265,10 +288,11 @@ impl AppService {
         mut body: vireo_http::RequestBody<'_>,
         remote: &std::net::SocketAddr,
         secure: bool,
+        tls: Option<&TlsSession>,
     ) -> Response {
         let (ask, asked) = oneshot::channel::<BodyRequest>();
-        let respond =
-            self.respond(self.request(head, move || BodySource::Pending(ask), remote, secure));
+        let request = self.request(head, move || BodySource::Pending(ask), remote, secure);
+        let respond = self.respond(with_tls(request, tls));
         let serve_body = async {
             if let Ok(BodyRequest {
                 limit,

@@ -81,6 +81,9 @@ struct Parts {
     remote_addr: SocketAddr,
     /// The connection is encrypted (TLS).
     secure: bool,
+    /// What the connection's TLS handshake negotiated, when the engine served TLS.
+    #[cfg(feature = "tls")]
+    tls: Option<Arc<vireo_http::tls::TlsSession>>,
 }
 
 /// Where the router writes the template of the route it matched (`/users/:id`), for middleware
@@ -165,6 +168,10 @@ impl Drop for Request {
         }
         if parts.body_observer.is_some() {
             parts.body_observer = None;
+        }
+        #[cfg(feature = "tls")]
+        if parts.tls.is_some() {
+            parts.tls = None;
         }
         // The app's state stays with pooled parts: the next request on this thread is almost
         // always for the same app, and then takes it without touching the shared count.
@@ -313,6 +320,8 @@ impl Request {
                 body_observer: None,
                 remote_addr: *remote_addr,
                 secure,
+                #[cfg(feature = "tls")]
+                tls: None,
             }),
         };
         Request { parts: Some(parts) }
@@ -568,6 +577,23 @@ impl Request {
     /// forwarded headers tell the original scheme; `false` in the test client.
     pub fn is_secure(&self) -> bool {
         self.p().secure
+    }
+
+    /// What the TLS handshake of the request's connection negotiated: the version, the cipher
+    /// suite and the client's certificate chain (see `vireo::tls::ClientAuth`). `None` on a
+    /// plain connection, behind a proxy that terminates TLS, and in the test client.
+    #[cfg(feature = "tls")]
+    pub fn tls(&self) -> Option<&vireo_http::tls::TlsSession> {
+        self.p().tls.as_deref()
+    }
+
+    /// Carry the connection's TLS session, if it has one.
+    #[cfg(feature = "tls")]
+    pub(crate) fn with_tls(mut self, tls: Option<&Arc<vireo_http::tls::TlsSession>>) -> Self {
+        if let Some(tls) = tls {
+            self.p_mut().tls = Some(tls.clone());
+        }
+        self
     }
 
     /// The parsed head, as the engine read it.

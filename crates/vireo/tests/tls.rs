@@ -73,3 +73,70 @@ fn the_test_client_is_not_secure() {
     app.get("/", |req: Request| req.is_secure().to_string());
     assert_eq!(vireo::TestClient::new(app).get("/").send().text(), "false");
 }
+
+#[test]
+fn a_handler_sees_the_tls_session_and_the_client_certificate() {
+    use tls_support::{client_ca, presenting};
+    use vireo::tls::{ClientAuth, TlsCert};
+    let made = self_signed(&["localhost"]);
+    let clients = client_ca();
+    let tls = TlsConfig::builder()
+        .default(TlsCert::from_pem(made.chain_pem.as_bytes(), made.key_pem.as_bytes()).unwrap())
+        .client_auth(
+            ClientAuth::from_pem(clients.ca_pem.as_bytes())
+                .unwrap()
+                .optional(),
+        )
+        .build()
+        .unwrap();
+    let describe = |req: &Request| {
+        let session = req.tls().expect("served over TLS");
+        format!(
+            "version={:x} client-certs={}",
+            session.protocol_version(),
+            session.peer_certificates().len()
+        )
+    };
+    let mut app = App::new();
+    app.get("/tls", move |req: Request| describe(&req));
+    app.post("/tls", move |req: Request| describe(&req));
+    let service = app.into_service();
+    let server = Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .tls(tls)
+        .spawn(service)
+        .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for (client, certs) in [(Some(&clients), 1), (None, 0)] {
+        let reply = runtime.block_on(async {
+            let connector = presenting(client);
+            let mut stream = tls_support::connect(&connector, server.addr(), "localhost")
+                .await
+                .unwrap();
+            stream
+                .write_all(
+                    b"GET /tls HTTP/1.1\r\nHost: localhost\r\n\r\n\
+                      POST /tls HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\
+                      Connection: close\r\n\r\nhi",
+                )
+                .await
+                .unwrap();
+            let mut reply = Vec::new();
+            let _ = stream.read_to_end(&mut reply).await;
+            String::from_utf8(reply).unwrap()
+        });
+        let told = format!("\r\n\r\nversion=304 client-certs={certs}");
+        assert_eq!(reply.matches(&told).count(), 2, "GET and POST: {reply}");
+    }
+}
+
+#[test]
+fn the_test_client_has_no_tls_session() {
+    let mut app = App::new();
+    app.get("/", |req: Request| req.tls().is_none().to_string());
+    assert_eq!(vireo::TestClient::new(app).get("/").send().text(), "true");
+}

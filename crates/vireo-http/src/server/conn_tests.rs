@@ -166,10 +166,7 @@ where
         let (io, server_end) = tokio::io::duplex(pipe_size);
         let served = tokio::task::spawn_local(serve_connection(
             IoTransport::new(server_end),
-            crate::request::Peer {
-                addr: None,
-                secure: false,
-            },
+            crate::request::Peer::plain(None),
             worker.track_connection(),
         ));
         let out = client(Peer { io, worker, served }).await;

@@ -73,6 +73,9 @@ where
     };
     let peer = Peer {
         secure: true,
+        tls: Some(std::sync::Arc::new(crate::tls::TlsSession::of(
+            stream.get_ref().1,
+        ))),
         ..peer
     };
     // The connection moves to a task of its own, so the handshake's state is freed rather

@@ -135,10 +135,7 @@ impl<S: Service> Worker<S> {
     fn serve(&self, accepted: Accepted, guard: OpenConnection<S>) {
         match accepted {
             Accepted::Tcp(stream, remote) => {
-                let peer = Peer {
-                    addr: Some(remote),
-                    secure: false,
-                };
+                let peer = Peer::plain(Some(remote));
                 #[cfg(feature = "tls")]
                 if self.tls.is_some() {
                     tokio::task::spawn_local(serve_tls(stream, peer, guard));
@@ -152,10 +149,7 @@ impl<S: Service> Worker<S> {
                 tokio::task::spawn_local(serve_connection(stream, peer, guard));
             }
             Accepted::Unix(stream) => {
-                let peer = Peer {
-                    addr: None,
-                    secure: false,
-                };
+                let peer = Peer::plain(None);
                 #[cfg(feature = "tls")]
                 if self.tls.is_some() {
                     tokio::task::spawn_local(serve_tls(stream, peer, guard));

@@ -39,6 +39,41 @@ impl TlsCert {
             PemSource::File(cert_path.to_path_buf()),
             &key_pem,
             PemSource::File(key_path.to_path_buf()),
+            None,
+        )
+    }
+
+    /// Load a PEM certificate chain and a private key encrypted with `password` (PKCS#8
+    /// `ENCRYPTED PRIVATE KEY`) from files. A key that is not encrypted is loaded as it is.
+    #[cfg(feature = "tls-encrypted-keys")]
+    pub fn from_pem_files_with_password(
+        cert_chain: impl AsRef<Path>,
+        key: impl AsRef<Path>,
+        password: &[u8],
+    ) -> Result<TlsCert, TlsError> {
+        let (cert_path, key_path) = (cert_chain.as_ref(), key.as_ref());
+        load(
+            &read(cert_path)?,
+            PemSource::File(cert_path.to_path_buf()),
+            &read(key_path)?,
+            PemSource::File(key_path.to_path_buf()),
+            Some(password),
+        )
+    }
+
+    /// [`TlsCert::from_pem_files_with_password`], from bytes.
+    #[cfg(feature = "tls-encrypted-keys")]
+    pub fn from_pem_with_password(
+        cert_chain: &[u8],
+        key: &[u8],
+        password: &[u8],
+    ) -> Result<TlsCert, TlsError> {
+        load(
+            cert_chain,
+            PemSource::Memory { certificate: true },
+            key,
+            PemSource::Memory { certificate: false },
+            Some(password),
         )
     }
 
@@ -49,6 +84,7 @@ impl TlsCert {
             PemSource::Memory { certificate: true },
             key,
             PemSource::Memory { certificate: false },
+            None,
         )
     }
 
@@ -63,7 +99,7 @@ impl TlsCert {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>, TlsError> {
     std::fs::read(path).map_err(|error| TlsError::Read {
         path: path.to_path_buf(),
         error,
@@ -77,7 +113,7 @@ pub(crate) fn provider() -> Arc<CryptoProvider> {
         .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
 }
 
-fn pem_error(source: &PemSource, error: pem::Error) -> TlsError {
+pub(crate) fn pem_error(source: &PemSource, error: pem::Error) -> TlsError {
     TlsError::Pem {
         source: source.clone(),
         problem: match error {
@@ -95,11 +131,54 @@ fn pem_error(source: &PemSource, error: pem::Error) -> TlsError {
     }
 }
 
+/// The private key in `pem`, decrypted with `password` when it is encrypted.
+fn private_key(
+    pem: &[u8],
+    source: &PemSource,
+    password: Option<&[u8]>,
+) -> Result<PrivateKeyDer<'static>, TlsError> {
+    let encrypted = |problem| TlsError::EncryptedKey {
+        source: source.clone(),
+        problem,
+    };
+    if contains(pem, b"Proc-Type: 4,ENCRYPTED") {
+        return Err(encrypted(
+            "the private key uses OpenSSL's legacy encryption; convert it to PKCS#8 with \
+             `openssl pkcs8 -topk8 -v2 aes-256-cbc -in OLD -out NEW`",
+        ));
+    }
+    if contains(pem, b"-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+        #[cfg(feature = "tls-encrypted-keys")]
+        if let Some(password) = password {
+            return super::encrypted_key::decrypt(pem, password, source);
+        }
+        #[cfg(not(feature = "tls-encrypted-keys"))]
+        let _ = password;
+        return Err(encrypted(if cfg!(feature = "tls-encrypted-keys") {
+            "the private key is encrypted: give its password"
+        } else {
+            "the private key is encrypted: decrypting it needs the `tls-encrypted-keys` feature"
+        }));
+    }
+    match PrivateKeyDer::from_pem_slice(pem) {
+        Ok(key) => Ok(key),
+        Err(pem::Error::NoItemsFound) => Err(TlsError::NoPrivateKey {
+            source: source.clone(),
+        }),
+        Err(error) => Err(pem_error(source, error)),
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(haystack, needle).is_some()
+}
+
 fn load(
     cert_pem: &[u8],
     cert_source: PemSource,
     key_pem: &[u8],
     key_source: PemSource,
+    password: Option<&[u8]>,
 ) -> Result<TlsCert, TlsError> {
     let chain = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<Vec<_>, _>>()
@@ -109,11 +188,7 @@ fn load(
             source: cert_source,
         });
     }
-    let key = match PrivateKeyDer::from_pem_slice(key_pem) {
-        Ok(key) => key,
-        Err(pem::Error::NoItemsFound) => return Err(TlsError::NoPrivateKey { source: key_source }),
-        Err(error) => return Err(pem_error(&key_source, error)),
-    };
+    let key = private_key(key_pem, &key_source, password)?;
     let signing_key = provider()
         .key_provider
         .load_private_key(key)

@@ -1,6 +1,7 @@
 //! The TLS configuration a server serves with, and its builder.
 
 use super::cert::{provider, TlsCert};
+use super::client_auth::ClientAuth;
 use super::error::TlsError;
 use super::resolver::SniResolver;
 use super::ALPN_PROTOCOLS;
@@ -13,7 +14,9 @@ use tokio_rustls::rustls::{self, ServerConfig};
 /// [`TlsConfig::from_pem_files`], [`TlsConfig::from_pem`], [`TlsConfig::builder`] (several
 /// certificates chosen by SNI) or [`TlsConfig::from_rustls`]. Cheap to clone.
 ///
-/// TLS 1.2 and 1.3 with rustls's default cipher suites and provider; ALPN offers `http/1.1`.
+/// TLS 1.2 and 1.3 with rustls's default cipher suites and provider; ALPN offers `http/1.1`
+/// (and `h2` first with the `http2` feature); no client certificates unless the builder's
+/// [`TlsConfigBuilder::client_auth`] asks for them.
 #[derive(Clone, Debug)]
 pub struct TlsConfig {
     pub(crate) server: Arc<ServerConfig>,
@@ -83,6 +86,7 @@ impl TlsConfig {
 pub struct TlsConfigBuilder {
     names: Vec<(String, TlsCert)>,
     default: Option<TlsCert>,
+    client_auth: Option<ClientAuth>,
 }
 
 impl TlsConfigBuilder {
@@ -95,6 +99,12 @@ impl TlsConfigBuilder {
     /// Serve `cert` to clients whose name has no certificate of its own.
     pub fn default(mut self, cert: TlsCert) -> Self {
         self.default = Some(cert);
+        self
+    }
+
+    /// Ask clients for a certificate and check it as `auth` says (mutual TLS).
+    pub fn client_auth(mut self, auth: ClientAuth) -> Self {
+        self.client_auth = Some(auth);
         self
     }
 
@@ -118,11 +128,14 @@ impl TlsConfigBuilder {
             }
             table.insert(host.to_owned(), cert.key);
         }
-        let mut server = ServerConfig::builder_with_provider(provider())
+        let versions = ServerConfig::builder_with_provider(provider())
             .with_protocol_versions(rustls::DEFAULT_VERSIONS)
-            .map_err(TlsError::Rustls)?
-            .with_no_client_auth()
-            .with_cert_resolver(Arc::new(resolver));
+            .map_err(TlsError::Rustls)?;
+        let verified = match &self.client_auth {
+            Some(auth) => versions.with_client_cert_verifier(auth.verifier()?),
+            None => versions.with_no_client_auth(),
+        };
+        let mut server = verified.with_cert_resolver(Arc::new(resolver));
         server.alpn_protocols = ALPN_PROTOCOLS.iter().map(|p| p.to_vec()).collect();
         Ok(TlsConfig {
             server: Arc::new(server),

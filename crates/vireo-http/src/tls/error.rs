@@ -68,6 +68,33 @@ pub enum TlsError {
         /// The private key.
         key: PemSource,
     },
+    /// The private key is encrypted and no password was given, or its encryption is one only
+    /// OpenSSL's legacy format uses.
+    EncryptedKey {
+        /// Where it came from.
+        source: PemSource,
+        /// What to do about it.
+        problem: &'static str,
+    },
+    /// The encrypted private key could not be decrypted with the password given.
+    KeyPassword {
+        /// Where it came from.
+        source: PemSource,
+        /// What the decryption said.
+        problem: String,
+    },
+    /// A certificate authority for client certificates is not a usable certificate.
+    InvalidCaCertificate {
+        /// Where it came from.
+        source: PemSource,
+        /// What rustls said.
+        problem: String,
+    },
+    /// rustls could not make a client-certificate verifier from the authorities given.
+    ClientVerifier {
+        /// What rustls said.
+        problem: String,
+    },
     /// A name given for SNI is not a valid DNS name.
     InvalidServerName {
         /// The name.
@@ -104,6 +131,17 @@ impl fmt::Display for TlsError {
                 f,
                 "the private key in {key} does not match the certificate in {certificate}"
             ),
+            TlsError::EncryptedKey { source, problem } => write!(f, "{source}: {problem}"),
+            TlsError::KeyPassword { source, problem } => write!(
+                f,
+                "{source}: cannot decrypt the private key (wrong password?): {problem}"
+            ),
+            TlsError::InvalidCaCertificate { source, problem } => {
+                write!(f, "{source}: unusable certificate authority: {problem}")
+            }
+            TlsError::ClientVerifier { problem } => {
+                write!(f, "cannot check client certificates: {problem}")
+            }
             TlsError::InvalidServerName { name } => {
                 write!(f, "{name:?} is not a valid server name for SNI")
             }

@@ -1,7 +1,9 @@
 //! Serving HTTPS: certificates, the TLS configuration, and reloading it while serving.
 //!
 //! Built on rustls with its default cryptography provider, TLS 1.2 and 1.3 and rustls's default
-//! cipher suites; no client certificates. Turned on with the `tls` Cargo feature.
+//! cipher suites; client certificates checked against given authorities when asked for
+//! ([`ClientAuth`]). Turned on with the `tls` Cargo feature; private keys encrypted with a
+//! password need `tls-encrypted-keys` too.
 //!
 //! ```no_run
 //! use vireo_http::tls::TlsConfig;
@@ -34,15 +36,21 @@
 //! ```
 
 mod cert;
+mod client_auth;
 mod config;
+#[cfg(feature = "tls-encrypted-keys")]
+mod encrypted_key;
 mod error;
 mod handle;
 mod resolver;
+mod session;
 
 pub use cert::TlsCert;
+pub use client_auth::ClientAuth;
 pub use config::{TlsConfig, TlsConfigBuilder};
 pub use error::{PemSource, TlsError};
 pub use handle::TlsHandle;
+pub use session::TlsSession;
 
 /// rustls itself, for [`TlsConfig::from_rustls`] and [`TlsConfig::rustls_config`].
 pub use tokio_rustls::rustls;

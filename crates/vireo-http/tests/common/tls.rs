@@ -13,7 +13,9 @@ use tokio_rustls::rustls::client::danger::{
 use tokio_rustls::rustls::crypto::{
     aws_lc_rs, verify_tls12_signature, verify_tls13_signature, CryptoProvider,
 };
-use tokio_rustls::rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use tokio_rustls::rustls::pki_types::{
+    CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer, ServerName, UnixTime,
+};
 use tokio_rustls::rustls::{
     self, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
     SupportedProtocolVersion,
@@ -65,6 +67,54 @@ pub fn accepting_any(
         .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))
         .with_no_client_auth();
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    TlsConnector::from(Arc::new(config))
+}
+
+/// A certificate authority, and a client certificate it signed.
+pub struct ClientCa {
+    pub ca_pem: String,
+    pub client_chain: Vec<CertificateDer<'static>>,
+    pub client_key_der: Vec<u8>,
+}
+
+/// A new certificate authority for client certificates and one client certificate from it.
+pub fn client_ca() -> ClientCa {
+    use rcgen::{
+        BasicConstraints, CertificateParams, CertifiedIssuer, ExtendedKeyUsagePurpose, IsCa,
+        KeyPair,
+    };
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let mut client_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    client_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    let client_key = KeyPair::generate().unwrap();
+    let client = client_params.signed_by(&client_key, &ca).unwrap();
+    ClientCa {
+        ca_pem: ca.pem(),
+        client_chain: vec![client.der().clone()],
+        client_key_der: client_key.serialize_der(),
+    }
+}
+
+/// A client that accepts any server certificate and shows `client`'s certificate, or none.
+pub fn presenting(client: Option<&ClientCa>) -> TlsConnector {
+    let provider = Arc::new(aws_lc_rs::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AnyCert(provider)));
+    let mut config = match client {
+        Some(client) => builder
+            .with_client_auth_cert(
+                client.client_chain.clone(),
+                PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(client.client_key_der.clone())),
+            )
+            .unwrap(),
+        None => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
     TlsConnector::from(Arc::new(config))
 }
 

@@ -1,0 +1,89 @@
+//! Client certificates (mutual TLS): which certificate authorities sign the ones accepted, and
+//! whether a client may connect without one.
+
+use super::cert::{pem_error, provider, read};
+use super::error::{PemSource, TlsError};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::CertificateDer;
+use std::path::Path;
+use std::sync::Arc;
+use tokio_rustls::rustls::server::danger::ClientCertVerifier;
+use tokio_rustls::rustls::server::WebPkiClientVerifier;
+use tokio_rustls::rustls::RootCertStore;
+
+/// Asks every client for a certificate and checks it against the certificate authorities
+/// given: a client whose certificate does not chain to one of them (or is expired, or not
+/// meant for client authentication) fails the handshake. By default a client must show one;
+/// [`ClientAuth::optional`] also lets clients without a certificate in.
+///
+/// ```no_run
+/// use vireo_http::tls::{ClientAuth, TlsCert, TlsConfig};
+/// let tls = TlsConfig::builder()
+///     .default(TlsCert::from_pem_files("chain.pem", "key.pem")?)
+///     .client_auth(ClientAuth::from_pem_file("clients-ca.pem")?)
+///     .build()?;
+/// # Ok::<(), vireo_http::tls::TlsError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ClientAuth {
+    roots: Arc<RootCertStore>,
+    required: bool,
+}
+
+impl ClientAuth {
+    /// The certificate authorities in a PEM file (one or more `CERTIFICATE` sections).
+    pub fn from_pem_file(path: impl AsRef<Path>) -> Result<ClientAuth, TlsError> {
+        let path = path.as_ref();
+        ClientAuth::load(&read(path)?, PemSource::File(path.to_path_buf()))
+    }
+
+    /// The certificate authorities in PEM bytes.
+    pub fn from_pem(pem: &[u8]) -> Result<ClientAuth, TlsError> {
+        ClientAuth::load(pem, PemSource::Memory { certificate: true })
+    }
+
+    /// Let clients without a certificate connect too; a certificate that is shown is still
+    /// checked.
+    pub fn optional(mut self) -> ClientAuth {
+        self.required = false;
+        self
+    }
+
+    /// Whether a client must show a certificate.
+    pub fn is_required(&self) -> bool {
+        self.required
+    }
+
+    fn load(pem: &[u8], source: PemSource) -> Result<ClientAuth, TlsError> {
+        let mut roots = RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|error| pem_error(&source, error))?;
+            roots
+                .add(cert)
+                .map_err(|error| TlsError::InvalidCaCertificate {
+                    source: source.clone(),
+                    problem: error.to_string(),
+                })?;
+        }
+        if roots.is_empty() {
+            return Err(TlsError::NoCertificate { source });
+        }
+        Ok(ClientAuth {
+            roots: Arc::new(roots),
+            required: true,
+        })
+    }
+
+    /// The rustls verifier these settings make.
+    pub(crate) fn verifier(&self) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
+        let builder = WebPkiClientVerifier::builder_with_provider(self.roots.clone(), provider());
+        let builder = if self.required {
+            builder
+        } else {
+            builder.allow_unauthenticated()
+        };
+        builder.build().map_err(|error| TlsError::ClientVerifier {
+            problem: error.to_string(),
+        })
+    }
+}

@@ -1,0 +1,121 @@
+//! Client certificates (mutual TLS): required or optional, checked against the authorities
+//! given, and told to the service with the TLS version.
+
+mod common;
+
+use common::run;
+use common::tls::{client_ca, connect, presenting, self_signed};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_rustls::TlsConnector;
+use vireo_http::tls::{ClientAuth, TlsCert, TlsConfig, TlsError};
+use vireo_http::{service_fn, Request, Response, RunningServer, Server};
+
+fn serve(auth: ClientAuth) -> RunningServer {
+    let cert = self_signed(&["localhost"]);
+    let config = TlsConfig::builder()
+        .default(TlsCert::from_pem(cert.chain_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap())
+        .client_auth(auth)
+        .build()
+        .unwrap();
+    Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .tls(config)
+        .spawn(service_fn(|req: Request<'_>| {
+            let tls = req.tls().expect("a TLS connection has its session");
+            Response::text(format!(
+                "version={:x} certs={} first={}",
+                tls.protocol_version(),
+                tls.peer_certificates().len(),
+                tls.peer_certificates().first().map_or(0, |c| c.len())
+            ))
+        }))
+        .unwrap()
+}
+
+/// One request on a new connection: the whole response, or `None` when the server refused the
+/// connection (in the handshake, or, with TLS 1.3, by an alert before any response).
+async fn request(server: &RunningServer, connector: &TlsConnector) -> Option<String> {
+    let mut stream = connect(connector, server.addr(), "localhost").await.ok()?;
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .ok()?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).await.ok()?;
+    (!reply.is_empty()).then_some(reply)
+}
+
+#[test]
+fn a_required_client_certificate_must_be_shown_and_signed_by_the_authority() {
+    let ours = client_ca();
+    let theirs = client_ca();
+    let server = serve(ClientAuth::from_pem(ours.ca_pem.as_bytes()).unwrap());
+    run(async {
+        let reply = request(&server, &presenting(Some(&ours))).await.unwrap();
+        let told = format!("version=304 certs=1 first={}", ours.client_chain[0].len());
+        assert!(
+            reply.ends_with(&told),
+            "the service is told the client's certificate: {reply}"
+        );
+        assert_eq!(
+            request(&server, &presenting(None)).await,
+            None,
+            "no certificate"
+        );
+        assert_eq!(
+            request(&server, &presenting(Some(&theirs))).await,
+            None,
+            "a certificate from another authority"
+        );
+        let reply = request(&server, &presenting(Some(&ours))).await;
+        assert!(reply.is_some(), "the server goes on after refusing clients");
+    });
+}
+
+#[test]
+fn an_optional_client_certificate_may_be_left_out_but_is_checked_when_shown() {
+    let ours = client_ca();
+    let theirs = client_ca();
+    let auth = ClientAuth::from_pem(ours.ca_pem.as_bytes())
+        .unwrap()
+        .optional();
+    assert!(!auth.is_required());
+    let server = serve(auth);
+    run(async {
+        let shown = request(&server, &presenting(Some(&ours))).await.unwrap();
+        let told = format!("certs=1 first={}", ours.client_chain[0].len());
+        assert!(shown.ends_with(&told), "{shown}");
+        let none = request(&server, &presenting(None)).await.unwrap();
+        assert!(none.ends_with("certs=0 first=0"), "{none}");
+        assert_eq!(
+            request(&server, &presenting(Some(&theirs))).await,
+            None,
+            "a certificate from another authority"
+        );
+    });
+}
+
+#[test]
+fn an_authority_file_without_a_usable_certificate_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.pem");
+    std::fs::write(&empty, "no certificates here\n").unwrap();
+    let error = ClientAuth::from_pem_file(&empty).unwrap_err();
+    assert!(matches!(error, TlsError::NoCertificate { .. }), "{error:?}");
+    assert!(error.to_string().contains("empty.pem"), "{error}");
+
+    let error = ClientAuth::from_pem_file(dir.path().join("missing.pem")).unwrap_err();
+    assert!(matches!(error, TlsError::Read { .. }), "{error:?}");
+
+    let not_der = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+    let error = ClientAuth::from_pem(not_der.as_bytes()).unwrap_err();
+    assert!(
+        matches!(error, TlsError::InvalidCaCertificate { .. }),
+        "{error:?}"
+    );
+    assert!(
+        error.to_string().contains("certificate authority"),
+        "{error}"
+    );
+}
