@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Mutex;
 use std::time::Duration;
-use vireo_http::tls::TlsConfig;
+use vireo_http::tls::{ClientAuth, TlsCert, TlsConfig, TlsError};
 use vireo_http::{Limits, Server, ShutdownHandle};
 
 /// A bound listening socket (SO_REUSEADDR, backlog 4096). A forked worker inherits it and
@@ -31,6 +31,59 @@ impl Listener {
             .unwrap_or_else(|e| e.into_inner())
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("this listener is already served"))
+    }
+}
+
+/// Where a listener's TLS configuration comes from, to load it again on SIGHUP.
+struct TlsFiles {
+    certfile: String,
+    keyfile: String,
+    password: Option<String>,
+    /// The authorities' file, and whether a client certificate is required.
+    client_auth: Option<(String, bool)>,
+}
+
+impl TlsFiles {
+    fn load(&self) -> Result<TlsConfig, TlsError> {
+        let cert = match &self.password {
+            Some(password) => TlsCert::from_pem_files_with_password(
+                &self.certfile,
+                &self.keyfile,
+                password.as_bytes(),
+            )?,
+            None => TlsCert::from_pem_files(&self.certfile, &self.keyfile)?,
+        };
+        let mut builder = TlsConfig::builder().default(cert);
+        if let Some((ca_certs, required)) = &self.client_auth {
+            let auth = ClientAuth::from_pem_file(ca_certs)?;
+            builder = builder.client_auth(if *required { auth } else { auth.optional() });
+        }
+        builder.build()
+    }
+
+    /// Load again, and say how it went in the `vireo` log.
+    fn reload(&self) -> Result<TlsConfig, TlsError> {
+        let loaded = self.load();
+        Python::attach(|py| {
+            let (level, message) = match &loaded {
+                Ok(_) => (
+                    "info",
+                    format!("SIGHUP: TLS certificate reloaded from {}", self.certfile),
+                ),
+                Err(e) => (
+                    "error",
+                    format!("SIGHUP: TLS not reloaded, keeping the current certificate: {e}"),
+                ),
+            };
+            let logged = py
+                .import("logging")
+                .and_then(|logging| logging.call_method1("getLogger", ("vireo",)))
+                .and_then(|logger| logger.call_method1(level, (message,)));
+            if let Err(e) = logged {
+                e.print(py);
+            }
+        });
+        loaded
     }
 }
 
@@ -66,12 +119,46 @@ impl Listener {
     }
 
     /// Serve HTTPS on this socket from now on, with the PEM certificate chain and private key
-    /// in these files: TLS 1.2 and 1.3, ALPN offering `h2` and `http/1.1`. Read here, before
-    /// any worker forks, so a bad file is an error at start-up.
-    fn use_tls(&self, certfile: &str, keyfile: &str) -> PyResult<()> {
-        let config = TlsConfig::from_pem_files(certfile, keyfile)
+    /// in these files (the key encrypted with `password`, if given): TLS 1.2 and 1.3, ALPN
+    /// offering `h2` and `http/1.1`. `cert_reqs` asks clients for a certificate signed by an
+    /// authority in `ca_certs`, as Python's `ssl` does: 0 never, 1 optional, 2 required. Read
+    /// here, before any worker forks, so a bad file is an error at start-up; read again on
+    /// SIGHUP, when the worker handles signals, to renew the certificate without a restart.
+    #[pyo3(signature = (certfile, keyfile, password=None, ca_certs=None, cert_reqs=0))]
+    fn use_tls(
+        &self,
+        certfile: String,
+        keyfile: String,
+        password: Option<String>,
+        ca_certs: Option<String>,
+        cert_reqs: u8,
+    ) -> PyResult<()> {
+        let files = TlsFiles {
+            certfile,
+            keyfile,
+            password,
+            client_auth: match (cert_reqs, ca_certs) {
+                (0, _) => None,
+                (1 | 2, Some(ca_certs)) => Some((ca_certs, cert_reqs == 2)),
+                (1 | 2, None) => {
+                    return Err(PyValueError::new_err(
+                        "TLS: asking clients for a certificate needs the authorities that sign them (ssl_ca_certs)",
+                    ))
+                }
+                (other, _) => {
+                    return Err(PyValueError::new_err(format!(
+                        "TLS: ssl_cert_reqs must be 0 (none), 1 (optional) or 2 (required), not {other}"
+                    )))
+                }
+            },
+        };
+        let config = files
+            .load()
             .map_err(|e| PyValueError::new_err(format!("TLS: {e}")))?;
-        let server = self.take()?.tls(config);
+        let server = self
+            .take()?
+            .tls(config)
+            .reload_tls_on_sighup(move || files.reload());
         *self.server.lock().unwrap_or_else(|e| e.into_inner()) = Some(server);
         Ok(())
     }

@@ -62,6 +62,9 @@ class Options:
     ws_ping_timeout: float = 20.0
     ssl_certfile: str | None = None
     ssl_keyfile: str | None = None
+    ssl_keyfile_password: str | None = None
+    ssl_ca_certs: str | None = None
+    ssl_cert_reqs: int = 0
 
 
 def import_app(spec: str, factory: bool = False) -> Any:
@@ -235,7 +238,8 @@ def serve(app: Any, announce: Callable[[str], None] | None = None, **options: An
     host, port, uds, workers, interface, lifespan, factory, root_path, proxy_headers,
     forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
     timeout_graceful_shutdown, log_level, access_log, ws, ws_max_size, ws_ping_interval,
-    ws_ping_timeout, ssl_certfile, ssl_keyfile."""
+    ws_ping_timeout, ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_ca_certs,
+    ssl_cert_reqs."""
     opts = Options(**options)
     configure_logging(opts.log_level)
     if isinstance(app, str):
@@ -251,7 +255,10 @@ def serve(app: Any, announce: Callable[[str], None] | None = None, **options: An
         listener = _vireo.Listener.unix(opts.uds)
     else:
         listener = _vireo.Listener(opts.host, opts.port)
-    tls = server.listen_tls(listener, opts.ssl_certfile, opts.ssl_keyfile)
+    tls = server.listen_tls(
+        listener, opts.ssl_certfile, opts.ssl_keyfile, opts.ssl_keyfile_password,
+        opts.ssl_ca_certs, opts.ssl_cert_reqs,
+    )
     announce = announce or server.announcer(tls)
     target = _Target(app, interface, opts, listener)
     logger.info("Started server process [%d] (%s)", os.getpid(), interface.upper())
@@ -263,5 +270,5 @@ def serve(app: Any, announce: Callable[[str], None] | None = None, **options: An
         return 0
     return server._supervise(
         target, listener, opts.workers, announce, worker=_serve_worker,
-        fatal_exit=STARTUP_FAILED,
+        fatal_exit=STARTUP_FAILED, forward_hangup=tls,
     )

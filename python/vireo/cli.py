@@ -60,6 +60,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ssl-certfile", "--ssl-certificate", dest="ssl_certfile", metavar="PATH",
                    help="serve HTTPS (and HTTP/2 by ALPN) with this PEM certificate chain")
     p.add_argument("--ssl-keyfile", metavar="PATH", help="the PEM private key for --ssl-certfile")
+    p.add_argument("--ssl-keyfile-password", metavar="TEXT",
+                   help="the password of an encrypted (PKCS#8) --ssl-keyfile")
+    p.add_argument("--ssl-ca-certs", metavar="PATH",
+                   help="PEM certificate authorities that sign the client certificates accepted")
+    p.add_argument("--ssl-cert-reqs", type=int, choices=(0, 1, 2), default=0, metavar="{0,1,2}",
+                   help="client certificates: 0 not asked for, 1 optional, 2 required, "
+                        "checked against --ssl-ca-certs (default 0)")
     p.add_argument("--reload", action="store_true",
                    help="development: restart when a .py file under --reload-dir changes")
     p.add_argument("--reload-dir", action="append", default=None,
@@ -100,6 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ws_ping_timeout=args.ws_ping_timeout,
         ssl_certfile=args.ssl_certfile,
         ssl_keyfile=args.ssl_keyfile,
+        ssl_keyfile_password=args.ssl_keyfile_password,
+        ssl_ca_certs=args.ssl_ca_certs,
+        ssl_cert_reqs=args.ssl_cert_reqs,
     )
 
 

@@ -42,14 +42,31 @@ def announcer(tls: bool) -> Callable[[str], None]:
     return announce
 
 
-def listen_tls(listener: Any, certfile: str | None, keyfile: str | None) -> bool:
+def listen_tls(
+    listener: Any,
+    certfile: str | None,
+    keyfile: str | None,
+    keyfile_password: str | None = None,
+    ca_certs: str | None = None,
+    cert_reqs: int = 0,
+) -> bool:
     """Serve HTTPS (and HTTP/2 by ALPN) on `listener` when both files are given; whether it
-    does."""
+    does. `cert_reqs` (0 none, 1 optional, 2 required, as `ssl.CERT_*`) asks clients for a
+    certificate signed by an authority in `ca_certs`. On SIGHUP each worker reads the files
+    again."""
     if certfile is None and keyfile is None:
+        if ca_certs is not None or cert_reqs or keyfile_password is not None:
+            raise ValueError("the ssl_* options need ssl_certfile and ssl_keyfile")
         return False
     if certfile is None or keyfile is None:
         raise ValueError("HTTPS needs both a certificate chain file and a private key file")
-    listener.use_tls(os.fspath(certfile), os.fspath(keyfile))
+    listener.use_tls(
+        os.fspath(certfile),
+        os.fspath(keyfile),
+        keyfile_password,
+        None if ca_certs is None else os.fspath(ca_certs),
+        int(cert_reqs),
+    )
     return True
 
 
@@ -98,15 +115,20 @@ def run(
     announce: Callable[[str], None] | None = None,
     ssl_certfile: str | None = None,
     ssl_keyfile: str | None = None,
+    ssl_keyfile_password: str | None = None,
+    ssl_ca_certs: str | None = None,
+    ssl_cert_reqs: int = 0,
 ) -> int:
     app._plan()  # a route that cannot be planned fails here, before anything forks
     listener = _vireo.Listener(host, port)
-    tls = listen_tls(listener, ssl_certfile, ssl_keyfile)
+    tls = listen_tls(
+        listener, ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_ca_certs, ssl_cert_reqs
+    )
     announce = announce or announcer(tls)
     if workers <= 1:
         serve_worker(app, listener, announce)
         return 0
-    return _supervise(app, listener, workers, announce)
+    return _supervise(app, listener, workers, announce, forward_hangup=tls)
 
 
 def _child(app: Any, listener: Any, ready_fd: int, mask: Any, worker: Callable[..., None]) -> None:
@@ -114,6 +136,9 @@ def _child(app: Any, listener: Any, ready_fd: int, mask: Any, worker: Callable[.
     try:
         for sig in _STOP_SIGNALS:
             signal.signal(sig, signal.SIG_DFL)
+        # A SIGHUP passed on before the engine listens for it is dropped, not fatal.
+        if signal.getsignal(signal.SIGHUP) not in (signal.SIG_DFL, None):
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         worker(app, listener, lambda _addr: os.write(ready_fd, b"r"))
         code = 0
@@ -134,16 +159,19 @@ def _supervise(
     announce: Callable[[str], None],
     worker: Callable[..., None] = serve_worker,
     fatal_exit: int | None = None,
+    forward_hangup: bool = False,
 ) -> int:
     """Fork `workers` processes running `worker(app, listener, on_ready)` and keep them up.
-    A worker exiting with `fatal_exit` (it could not start the app) stops them all."""
+    A worker exiting with `fatal_exit` (it could not start the app) stops them all. With
+    `forward_hangup` (TLS is on), SIGHUP is passed on to every worker, which reloads its
+    certificate."""
     ready_r, ready_w = os.pipe()
     children: dict[int, float] = {}
     stopping = False
 
     def spawn() -> None:
         # Signals wait until the child has dropped the parent's handlers.
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, (*_STOP_SIGNALS, signal.SIGHUP))
         try:
             pid = os.fork()
         except BaseException:
@@ -164,7 +192,16 @@ def _supervise(
             except ProcessLookupError:
                 pass
 
+    def on_hangup(signum: int, _frame: Any) -> None:
+        for pid in list(children):
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass
+
     previous = {sig: signal.signal(sig, on_signal) for sig in _STOP_SIGNALS}
+    if forward_hangup:
+        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, on_hangup)
     try:
         for _ in range(workers):
             spawn()
