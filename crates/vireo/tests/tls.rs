@@ -5,8 +5,37 @@ mod tls_support;
 
 use tls_support::{self_signed, trusting};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_rustls::TlsConnector;
 use vireo::tls::TlsConfig;
-use vireo::{App, Next, Request, Server};
+use vireo::{App, Next, Request, RunningServer, Server};
+
+fn serve_tls(app: App, tls: TlsConfig) -> RunningServer {
+    let service = app.into_service();
+    Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .limits(service.limits().clone())
+        .tls(tls)
+        .spawn(service)
+        .unwrap()
+}
+
+/// Send `requests` on a new TLS connection and read until the server closes it.
+fn exchange(server: &RunningServer, connector: &TlsConnector, requests: &[u8]) -> String {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut stream = tls_support::connect(connector, server.addr(), "localhost")
+            .await
+            .unwrap();
+        stream.write_all(requests).await.unwrap();
+        let mut reply = Vec::new();
+        let _ = stream.read_to_end(&mut reply).await;
+        String::from_utf8(reply).unwrap()
+    })
+}
 
 #[test]
 fn an_app_answers_over_tls_and_sees_a_secure_request() {
@@ -28,36 +57,14 @@ fn an_app_answers_over_tls_and_sees_a_secure_request() {
     app.post("/echo", |req: Request| {
         format!("{} {}", req.is_secure(), req.text().unwrap_or_default())
     });
-    let service = app.into_service();
-    let server = Server::bind("127.0.0.1:0")
-        .unwrap()
-        .workers(1)
-        .limits(service.limits().clone())
-        .tls(tls)
-        .spawn(service)
-        .unwrap();
-
-    let connector = trusting(&made, &[]);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let reply = runtime.block_on(async {
-        let mut stream = tls_support::connect(&connector, server.addr(), "localhost")
-            .await
-            .unwrap();
-        stream
-            .write_all(
-                b"GET /who HTTP/1.1\r\nHost: localhost\r\n\r\n\
-                  POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\
-                  Connection: close\r\n\r\nhello",
-            )
-            .await
-            .unwrap();
-        let mut reply = Vec::new();
-        let _ = stream.read_to_end(&mut reply).await;
-        String::from_utf8(reply).unwrap()
-    });
+    let server = serve_tls(app, tls);
+    let reply = exchange(
+        &server,
+        &trusting(&made, &[]),
+        b"GET /who HTTP/1.1\r\nHost: localhost\r\n\r\n\
+          POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\
+          Connection: close\r\n\r\nhello",
+    );
     assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
     assert!(
         reply.contains("\r\n\r\nsecure=true seen-by-middleware=true peer=true"),
@@ -100,35 +107,15 @@ fn a_handler_sees_the_tls_session_and_the_client_certificate() {
     let mut app = App::new();
     app.get("/tls", move |req: Request| describe(&req));
     app.post("/tls", move |req: Request| describe(&req));
-    let service = app.into_service();
-    let server = Server::bind("127.0.0.1:0")
-        .unwrap()
-        .workers(1)
-        .tls(tls)
-        .spawn(service)
-        .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let server = serve_tls(app, tls);
     for (client, certs) in [(Some(&clients), 1), (None, 0)] {
-        let reply = runtime.block_on(async {
-            let connector = presenting(client);
-            let mut stream = tls_support::connect(&connector, server.addr(), "localhost")
-                .await
-                .unwrap();
-            stream
-                .write_all(
-                    b"GET /tls HTTP/1.1\r\nHost: localhost\r\n\r\n\
-                      POST /tls HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\
-                      Connection: close\r\n\r\nhi",
-                )
-                .await
-                .unwrap();
-            let mut reply = Vec::new();
-            let _ = stream.read_to_end(&mut reply).await;
-            String::from_utf8(reply).unwrap()
-        });
+        let reply = exchange(
+            &server,
+            &presenting(client),
+            b"GET /tls HTTP/1.1\r\nHost: localhost\r\n\r\n\
+              POST /tls HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\
+              Connection: close\r\n\r\nhi",
+        );
         let told = format!("\r\n\r\nversion=304 client-certs={certs}");
         assert_eq!(reply.matches(&told).count(), 2, "GET and POST: {reply}");
     }
