@@ -380,24 +380,34 @@ fn configuration_errors_are_typed_and_name_the_file_and_the_problem() {
 }
 
 /// `key_pem` (PKCS#8) encrypted with `password` as `openssl pkcs8 -topk8` does: PBES2 with
-/// PBKDF2-SHA256 and AES-256-CBC.
-fn encrypt_key(key_pem: &str, password: &[u8]) -> String {
+/// PBKDF2-SHA256 and AES-256-CBC; with `cipher_oid_last` in place of the last byte of
+/// AES-256-CBC's object identifier (`42`), to name another cipher.
+fn encrypt_key(key_pem: &str, password: &[u8], cipher_oid_last: u8) -> String {
     use pkcs8::der::pem::LineEnding;
     use pkcs8::pkcs5::pbes2;
     let der = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).unwrap();
     let info = pkcs8::PrivateKeyInfo::try_from(der.secret_der()).unwrap();
     let params = pbes2::Parameters::pbkdf2_sha256_aes256cbc(2048, b"saltsalt", &[7; 16]).unwrap();
-    let encrypted = info.encrypt_with_params(params, password).unwrap();
-    encrypted
-        .to_pem("ENCRYPTED PRIVATE KEY", LineEnding::LF)
+    let mut encrypted = info
+        .encrypt_with_params(params, password)
         .unwrap()
-        .to_string()
+        .as_bytes()
+        .to_vec();
+    let aes_256_cbc = [
+        0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x01, 42,
+    ];
+    let at = encrypted
+        .windows(aes_256_cbc.len())
+        .position(|w| w == aes_256_cbc)
+        .unwrap();
+    encrypted[at + aes_256_cbc.len() - 1] = cipher_oid_last;
+    pkcs8::der::pem::encode_string("ENCRYPTED PRIVATE KEY", LineEnding::LF, &encrypted).unwrap()
 }
 
 #[test]
 fn an_encrypted_private_key_is_loaded_with_its_password_and_refused_without() {
     let cert = self_signed(&["localhost"]);
-    let encrypted = encrypt_key(&cert.key_pem, b"s3cret");
+    let encrypted = encrypt_key(&cert.key_pem, b"s3cret", 42);
     assert!(encrypted.starts_with("-----BEGIN ENCRYPTED PRIVATE KEY-----"));
     let chain = cert.chain_pem.as_bytes();
 
@@ -423,6 +433,16 @@ fn an_encrypted_private_key_is_loaded_with_its_password_and_refused_without() {
     assert!(
         plain.is_ok(),
         "a key that is not encrypted needs no password"
+    );
+
+    // AES-256-GCM (2.16.840.1.101.3.4.1.46) is not a PBES2 cipher this supports.
+    let gcm = encrypt_key(&cert.key_pem, b"s3cret", 46);
+    let error = TlsCert::from_pem_with_password(chain, gcm.as_bytes(), b"s3cret").unwrap_err();
+    assert!(matches!(error, TlsError::EncryptedKey { .. }), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message.contains("not supported") && message.contains("-v2prf hmacWithSHA256"),
+        "{message}"
     );
 
     let legacy = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\

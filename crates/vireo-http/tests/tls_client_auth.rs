@@ -24,13 +24,22 @@ fn serve(auth: ClientAuth) -> RunningServer {
         .spawn(service_fn(|req: Request<'_>| {
             let tls = req.tls().expect("a TLS connection has its session");
             Response::text(format!(
-                "version={:x} certs={} first={}",
+                "version={:x} suite={:x} certs={} first={}",
                 tls.protocol_version(),
+                tls.cipher_suite(),
                 tls.peer_certificates().len(),
-                tls.peer_certificates().first().map_or(0, |c| c.len())
+                tls.peer_certificates().first().map_or(0, |c| digest(c))
             ))
         }))
         .unwrap()
+}
+
+/// The same for the same bytes, within this test process.
+fn digest(bytes: &[u8]) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
 }
 
 /// One request on a new connection: the whole response, or `None` when the server refused the
@@ -53,11 +62,14 @@ fn a_required_client_certificate_must_be_shown_and_signed_by_the_authority() {
     let server = serve(ClientAuth::from_pem(ours.ca_pem.as_bytes()).unwrap());
     run(async {
         let reply = request(&server, &presenting(Some(&ours))).await.unwrap();
-        let told = format!("version=304 certs=1 first={}", ours.client_chain[0].len());
+        let told = format!("certs=1 first={}", digest(&ours.client_chain[0]));
         assert!(
             reply.ends_with(&told),
             "the service is told the client's certificate: {reply}"
         );
+        let tls13_suites = ["suite=1301 ", "suite=1302 ", "suite=1303 "];
+        assert!(reply.contains("version=304 "), "{reply}");
+        assert!(tls13_suites.iter().any(|s| reply.contains(s)), "{reply}");
         assert_eq!(
             request(&server, &presenting(None)).await,
             None,
@@ -84,7 +96,7 @@ fn an_optional_client_certificate_may_be_left_out_but_is_checked_when_shown() {
     let server = serve(auth);
     run(async {
         let shown = request(&server, &presenting(Some(&ours))).await.unwrap();
-        let told = format!("certs=1 first={}", ours.client_chain[0].len());
+        let told = format!("certs=1 first={}", digest(&ours.client_chain[0]));
         assert!(shown.ends_with(&told), "{shown}");
         let none = request(&server, &presenting(None)).await.unwrap();
         assert!(none.ends_with("certs=0 first=0"), "{none}");

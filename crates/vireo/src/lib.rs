@@ -95,7 +95,8 @@ pub use vireo_http::{
     http, Body, Limits, Response, RunningServer, Server, ServerStats, ShutdownHandle,
 };
 
-/// Serving HTTPS: certificates, SNI, reloading (the `tls` feature). See [`Server::tls`].
+/// Serving HTTPS: certificates, SNI, client certificates, reloading (the `tls` feature). See
+/// [`Server::tls`].
 #[cfg(feature = "tls")]
 pub use vireo_http::tls;
 

@@ -305,6 +305,8 @@ impl Request {
                 }
                 parts.remote_addr = *remote_addr;
                 parts.secure = secure;
+                #[cfg(feature = "tls")]
+                debug_assert!(parts.tls.is_none(), "cleared when pooled");
                 parts
             }
             None => Box::new(Parts {

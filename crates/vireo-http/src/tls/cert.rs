@@ -131,21 +131,25 @@ pub(crate) fn pem_error(source: &PemSource, error: pem::Error) -> TlsError {
     }
 }
 
+/// What to run on a key whose encryption is not supported.
+pub(crate) const CONVERT: &str =
+    "openssl pkcs8 -topk8 -v2 aes-256-cbc -v2prf hmacWithSHA256 -in OLD -out NEW";
+
 /// The private key in `pem`, decrypted with `password` when it is encrypted.
 fn private_key(
     pem: &[u8],
     source: &PemSource,
     password: Option<&[u8]>,
 ) -> Result<PrivateKeyDer<'static>, TlsError> {
-    let encrypted = |problem| TlsError::EncryptedKey {
+    let encrypted = |problem: &str| TlsError::EncryptedKey {
         source: source.clone(),
-        problem,
+        problem: problem.to_owned(),
     };
     if contains(pem, b"Proc-Type: 4,ENCRYPTED") {
-        return Err(encrypted(
-            "the private key uses OpenSSL's legacy encryption; convert it to PKCS#8 with \
-             `openssl pkcs8 -topk8 -v2 aes-256-cbc -in OLD -out NEW`",
-        ));
+        return Err(encrypted(&format!(
+            "the private key uses OpenSSL's legacy encryption; convert it to PKCS#8 with `{}`",
+            CONVERT
+        )));
     }
     if contains(pem, b"-----BEGIN ENCRYPTED PRIVATE KEY-----") {
         #[cfg(feature = "tls-encrypted-keys")]

@@ -1,8 +1,11 @@
-//! Private keys encrypted with a password: PKCS#8 `ENCRYPTED PRIVATE KEY` (PBES2 with PBKDF2 or
-//! scrypt and AES-CBC), what `openssl genpkey -aes256` and `openssl pkcs8 -topk8` write.
+//! Private keys encrypted with a password: PKCS#8 `ENCRYPTED PRIVATE KEY` with PBES2 (PBKDF2
+//! with HMAC-SHA-2, or scrypt; AES-CBC), what `openssl genpkey -aes256`, current
+//! `openssl pkcs8 -topk8` and Python's `cryptography` write.
 
+use super::cert::CONVERT;
 use super::error::{PemSource, TlsError};
 use pkcs8::der::Document;
+use pkcs8::pkcs5;
 use pkcs8::EncryptedPrivateKeyInfo;
 use rustls_pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 
@@ -15,9 +18,11 @@ pub(crate) fn decrypt(
     password: &[u8],
     source: &PemSource,
 ) -> Result<PrivateKeyDer<'static>, TlsError> {
-    let failed = |problem: String| TlsError::KeyPassword {
+    let unsupported = |error: &dyn std::fmt::Display| TlsError::EncryptedKey {
         source: source.clone(),
-        problem,
+        problem: format!(
+            "the private key's encryption is not supported ({error}); convert it with `{CONVERT}`"
+        ),
     };
     let text = String::from_utf8_lossy(pem);
     let section = text
@@ -35,11 +40,20 @@ pub(crate) fn decrypt(
         problem: error.to_string(),
     })?;
     let info = EncryptedPrivateKeyInfo::try_from(document.as_bytes())
-        .map_err(|error| failed(error.to_string()))?;
-    let key = info
-        .decrypt(password)
-        .map_err(|error| failed(error.to_string()))?;
-    Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
-        key.as_bytes().to_vec(),
-    )))
+        .map_err(|error| unsupported(&error))?;
+    match info.decrypt(password) {
+        Ok(key) => Ok(PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(
+            key.as_bytes().to_vec(),
+        ))),
+        Err(pkcs8::Error::EncryptedPrivateKey(
+            error @ (pkcs5::Error::UnsupportedAlgorithm { .. }
+            | pkcs5::Error::NoPbes1CryptSupport
+            | pkcs5::Error::AlgorithmParametersInvalid { .. }),
+        )) => Err(unsupported(&error)),
+        // A bad padding, or (rarely) a good one around bytes that are not a key.
+        Err(error) => Err(TlsError::KeyPassword {
+            source: source.clone(),
+            problem: error.to_string(),
+        }),
+    }
 }

@@ -68,13 +68,13 @@ pub enum TlsError {
         /// The private key.
         key: PemSource,
     },
-    /// The private key is encrypted and no password was given, or its encryption is one only
-    /// OpenSSL's legacy format uses.
+    /// The private key is encrypted and no password was given, or with an encryption that is
+    /// not supported (OpenSSL's legacy format, PBES1, SHA-1 or DES based schemes).
     EncryptedKey {
         /// Where it came from.
         source: PemSource,
-        /// What to do about it.
-        problem: &'static str,
+        /// What is wrong, and what to do about it.
+        problem: String,
     },
     /// The encrypted private key could not be decrypted with the password given.
     KeyPassword {
