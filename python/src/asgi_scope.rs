@@ -6,25 +6,30 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use vireo_http::http::{Method, Version};
+use vireo_http::tls::TlsSession;
 use vireo_http::Head;
 
 /// Where a request came from, as the app should see it.
 pub(crate) struct Origin {
     pub client: Option<(String, u16)>,
     pub scheme: String,
+    /// The TLS session of the connection, when this server terminated TLS.
+    pub tls: Option<Arc<TlsSession>>,
 }
 
 /// The peer, or the client a trusted proxy names.
 pub(crate) fn origin(
     head: &Head,
     peer: Option<SocketAddr>,
-    secure: bool,
+    tls: Option<&Arc<TlsSession>>,
     config: &AppConfig,
 ) -> Origin {
     let mut origin = Origin {
         client: peer.map(|p| (p.ip().to_string(), p.port())),
-        scheme: if secure { "https" } else { "http" }.to_owned(),
+        scheme: if tls.is_some() { "https" } else { "http" }.to_owned(),
+        tls: tls.cloned(),
     };
     let Some(trusted) = &config.proxy else {
         return origin;
@@ -130,6 +135,7 @@ pub(crate) fn http_scope<'py>(
     let extensions = PyDict::new(py);
     extensions.set_item(intern!(py, "http.response.pathsend"), PyDict::new(py))?;
     extensions.set_item(intern!(py, "http.response.trailers"), PyDict::new(py))?;
+    add_tls_extension(py, &extensions, origin)?;
     scope.set_item(intern!(py, "extensions"), extensions)?;
     Ok(scope)
 }
@@ -162,8 +168,42 @@ pub(crate) fn websocket_scope<'py>(
     scope.set_item(intern!(py, "subprotocols"), subprotocols)?;
     let extensions = PyDict::new(py);
     extensions.set_item(intern!(py, "websocket.http.response"), PyDict::new(py))?;
+    add_tls_extension(py, &extensions, origin)?;
     scope.set_item(intern!(py, "extensions"), extensions)?;
     Ok(scope)
+}
+
+/// ASGI's `tls` extension, on a connection this server terminated TLS for: the version, the
+/// cipher suite, and the client's certificate chain (PEM, the client's own first) with its
+/// subject (RFC 4514). The server's certificate is `None`, which the spec allows.
+fn add_tls_extension<'py>(
+    py: Python<'py>,
+    extensions: &Bound<'py, PyDict>,
+    origin: &Origin,
+) -> PyResult<()> {
+    let Some(session) = &origin.tls else {
+        return Ok(());
+    };
+    let tls = PyDict::new(py);
+    tls.set_item(intern!(py, "server_cert"), py.None())?;
+    let chain = PyList::empty(py);
+    if !session.peer_certificates().is_empty() {
+        let to_pem = py.import("ssl")?.getattr("DER_cert_to_PEM_cert")?;
+        for cert in session.peer_certificates() {
+            chain.append(to_pem.call1((PyBytes::new(py, cert),))?)?;
+        }
+    }
+    tls.set_item(intern!(py, "client_cert_chain"), chain)?;
+    let name = session.peer_certificates().first().and_then(|cert| {
+        use x509_cert::der::Decode;
+        let parsed = x509_cert::Certificate::from_der(cert).ok()?;
+        Some(parsed.tbs_certificate.subject.to_string())
+    });
+    tls.set_item(intern!(py, "client_cert_name"), name)?;
+    tls.set_item(intern!(py, "client_cert_error"), py.None())?;
+    tls.set_item(intern!(py, "tls_version"), session.protocol_version())?;
+    tls.set_item(intern!(py, "cipher_suite"), session.cipher_suite())?;
+    extensions.set_item(intern!(py, "tls"), tls)
 }
 
 /// The keys the `http` and `websocket` scopes share; `kind` is the type and its spec version.

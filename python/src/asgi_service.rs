@@ -66,7 +66,7 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
         return asgi_ws::serve(config, req).await;
     }
     let peer = req.remote_addr().copied();
-    let secure = req.is_secure();
+    let tls = req.tls();
     let (head, body) = req.into_parts();
     let state = match loop_for_thread(config) {
         Ok(state) => state,
@@ -77,7 +77,7 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
     // The app runs as an asyncio task of its own, as under other servers: libraries such as
     // anyio tie cancel scopes to the task they were entered in.
     let started = Python::attach(|py| {
-        let origin = origin(&head, peer, secure, config);
+        let origin = origin(&head, peer, tls, config);
         let scope = http_scope(py, &head, &origin, config)?;
         let receive = Py::new(py, Receive(ex.clone()))?.into_any();
         let send = Py::new(py, Send(ex.clone()))?.into_any();

@@ -45,7 +45,7 @@ impl Drop for Guard {
 /// Answer a WebSocket handshake with the ASGI app.
 pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>) -> Response {
     let peer = req.remote_addr().copied();
-    let secure = req.is_secure();
+    let tls = req.tls();
     let (head, _body) = req.into_parts();
     let accept_key = match check_handshake(head.method(), |name| fields(&head, name)) {
         Ok(key) => key,
@@ -57,7 +57,7 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
     };
     let started = Python::attach(|py| {
         let ex = WsExchange::new(py)?;
-        let origin = origin(&head, peer, secure, config);
+        let origin = origin(&head, peer, tls, config);
         let scope = websocket_scope(py, &head, &origin, config)?;
         let receive = Py::new(py, WsReceive(ex.clone()))?.into_any();
         let send = Py::new(py, WsSend(ex.clone()))?.into_any();

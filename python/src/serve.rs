@@ -7,9 +7,10 @@ use crate::asgi_config::AsgiApp;
 use crate::dispatch::PyService;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
-use vireo_http::tls::{ClientAuth, TlsCert, TlsConfig, TlsError};
+use vireo_http::tls::{ClientAuth, TlsCert, TlsConfig, TlsError, TlsHandle};
 use vireo_http::{Limits, Server, ShutdownHandle};
 
 /// A bound listening socket (SO_REUSEADDR, backlog 4096). A forked worker inherits it and
@@ -18,6 +19,8 @@ use vireo_http::{Limits, Server, ShutdownHandle};
 pub(crate) struct Listener {
     server: Mutex<Option<Server>>,
     handle: ShutdownHandle,
+    /// With TLS: the live configuration and the files to read it from again.
+    tls: Mutex<Option<(TlsHandle, Arc<TlsFiles>)>>,
     #[pyo3(get)]
     host: String,
     #[pyo3(get)]
@@ -101,6 +104,7 @@ impl Listener {
         Ok(Listener {
             handle: server.shutdown_handle(),
             server: Mutex::new(Some(server)),
+            tls: Mutex::new(None),
             host: addr.ip().to_string(),
             port: addr.port(),
         })
@@ -113,6 +117,7 @@ impl Listener {
         Ok(Listener {
             handle: server.shutdown_handle(),
             server: Mutex::new(Some(server)),
+            tls: Mutex::new(None),
             host: path.to_owned(),
             port: 0,
         })
@@ -142,7 +147,7 @@ impl Listener {
                 (1 | 2, Some(ca_certs)) => Some((ca_certs, cert_reqs == 2)),
                 (1 | 2, None) => {
                     return Err(PyValueError::new_err(
-                        "TLS: asking clients for a certificate needs the authorities that sign them (ssl_ca_certs)",
+                        "TLS: asking clients for a certificate needs the authorities that sign them (--ssl-ca-certs, or ssl_ca_certs)",
                     ))
                 }
                 (other, _) => {
@@ -155,12 +160,33 @@ impl Listener {
         let config = files
             .load()
             .map_err(|e| PyValueError::new_err(format!("TLS: {e}")))?;
+        let files = Arc::new(files);
+        let on_hangup = files.clone();
         let server = self
             .take()?
             .tls(config)
-            .reload_tls_on_sighup(move || files.reload());
+            .reload_tls_on_sighup(move || on_hangup.reload());
+        let handle = server.tls_handle().expect("TLS was just set");
+        *self.tls.lock().unwrap_or_else(|e| e.into_inner()) = Some((handle, files));
         *self.server.lock().unwrap_or_else(|e| e.into_inner()) = Some(server);
         Ok(())
+    }
+
+    /// Read the TLS files again and serve what they hold from the next handshake on, as on
+    /// SIGHUP (the supervisor calls it, so that workers it forks later start with the new
+    /// certificate). Logs how it went; whether it reloaded (`False` without TLS).
+    fn reload_tls(&self, py: Python<'_>) -> bool {
+        let Some((handle, files)) = self.tls.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        else {
+            return false;
+        };
+        match py.detach(|| files.reload()) {
+            Ok(config) => {
+                handle.reload(config);
+                true
+            }
+            Err(_) => false,
+        }
     }
 
     /// Serve `core` on this socket until a graceful shutdown (SIGTERM or SIGINT when

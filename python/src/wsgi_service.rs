@@ -29,11 +29,11 @@ type Called = (
 
 pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>) -> Response {
     let peer = req.remote_addr().copied();
-    let secure = req.is_secure();
+    let tls = req.tls();
     let (head, mut body) = req.into_parts();
     let input = Input::new(matches!(head.body_kind(), BodyKind::Empty));
     let is_head = head.method() == Method::HEAD;
-    let origin = origin(&head, peer, secure, config);
+    let origin = origin(&head, peer, tls, config);
     let app_config = config.clone();
     let app_input = input.clone();
     let mut called = tokio::task::spawn_blocking(move || {

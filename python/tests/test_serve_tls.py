@@ -79,6 +79,7 @@ def test_plain_port_takes_http2_with_prior_knowledge(serve):
         res = h2c.get(f"http://{served.host}:{served.port}/scope")
         assert res.http_version == "HTTP/2"
         assert (res.json()["scheme"], res.json()["http_version"]) == ("http", "2")
+        assert "tls" not in res.json()["extensions"], "no TLS extension without TLS"
     assert served.stop() == 0
 
 

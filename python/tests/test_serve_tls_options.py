@@ -1,9 +1,11 @@
 """uvicorn's other TLS options on `vireo serve`: a password-protected key
-(`--ssl-keyfile-password`), client certificates (`--ssl-ca-certs`, `--ssl-cert-reqs`), and the
-certificate read again on SIGHUP, in every worker."""
+(`--ssl-keyfile-password`), client certificates (`--ssl-ca-certs`, `--ssl-cert-reqs`) shown to
+the app in ASGI's `tls` extension, and the certificate read again on SIGHUP, in every
+worker."""
 
 from __future__ import annotations
 
+import os
 import signal
 import ssl
 import subprocess
@@ -13,6 +15,7 @@ import time
 import httpx
 import pytest
 import trustme
+from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
 from conftest import APPS
@@ -75,7 +78,13 @@ def test_a_required_client_certificate_is_checked_against_the_authorities(serve,
     served = serve("asgi_raw:app", "--ssl-certfile", chain, "--ssl-keyfile", key,
                    "--ssl-ca-certs", str(authorities), "--ssl-cert-reqs", "2")
     ours = client_ca.issue_cert("client@example.org")
-    assert _get(served, _context(server_ca, ours)).status_code == 200
+    tls = _get(served, _context(server_ca, ours)).json()["extensions"]["tls"]
+    shown = [ssl.PEM_cert_to_DER_cert(pem) for pem in tls["client_cert_chain"]]
+    assert shown[0] == ssl.PEM_cert_to_DER_cert(ours.cert_chain_pems[0].bytes().decode())
+    assert tls["tls_version"] in (0x0303, 0x0304) and tls["cipher_suite"] > 0
+    subject = x509.load_pem_x509_certificate(ours.cert_chain_pems[0].bytes()).subject
+    assert tls["client_cert_name"] == subject.rfc4514_string()
+    assert tls["client_cert_error"] is None
     for refused in (_context(server_ca), _context(server_ca, stranger_ca.issue_cert("x@y.org"))):
         with pytest.raises(httpx.TransportError):
             _get(served, refused)
@@ -89,9 +98,12 @@ def test_an_optional_client_certificate_may_be_left_out(serve, tmp_path):
     client_ca.cert_pem.write_to_path(str(authorities))
     served = serve("asgi_raw:app", "--ssl-certfile", chain, "--ssl-keyfile", key,
                    "--ssl-ca-certs", str(authorities), "--ssl-cert-reqs", "1")
-    assert _get(served, _context(server_ca)).status_code == 200
+    without = _get(served, _context(server_ca)).json()["extensions"]["tls"]
+    assert (without["client_cert_chain"], without["client_cert_name"]) == ([], None)
     ours = client_ca.issue_cert("client@example.org")
-    assert _get(served, _context(server_ca, ours)).status_code == 200
+    with_cert = _get(served, _context(server_ca, ours)).json()["extensions"]["tls"]
+    first = ssl.PEM_cert_to_DER_cert(with_cert["client_cert_chain"][0])
+    assert first == ssl.PEM_cert_to_DER_cert(ours.cert_chain_pems[0].bytes().decode())
 
 
 def test_client_certificate_options_are_checked_at_start(tmp_path):
@@ -115,13 +127,37 @@ def test_sighup_reloads_the_certificate_in_every_worker(serve, tmp_path, workers
     open(chain, "wb").write(open(new_chain, "rb").read())
     open(key, "wb").write(open(new_key, "rb").read())
     served.proc.send_signal(signal.SIGHUP)
+    # Each worker reloads, and with several so does the supervisor, for workers it forks later.
+    expected = 1 if workers == "1" else int(workers) + 1
     deadline = time.monotonic() + 10
-    while "TLS certificate reloaded" not in served.log() and time.monotonic() < deadline:
+    while served.log().count("TLS certificate reloaded") < expected and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert served.log().count("TLS certificate reloaded") == int(workers), served.log()
+    assert served.log().count("TLS certificate reloaded") == expected, served.log()
+    if workers != "1":
+        # A worker forked after the reload starts with the new certificate too.
+        pid = served.proc.pid
+        children = open(f"/proc/{pid}/task/{pid}/children").read().split()
+        os.kill(int(children[0]), signal.SIGKILL)
+        while "starting another" not in served.log() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
     # New connections (to whichever worker takes them) get the new certificate.
     for _ in range(6):
         assert _get(served, _context(new_ca)).status_code == 200
     with pytest.raises(httpx.ConnectError):
         _get(served, _context(old_ca))
     assert served.proc.poll() is None, "SIGHUP does not stop the server"
+
+
+def test_a_bad_file_at_sighup_keeps_the_current_certificate(serve, tmp_path):
+    ca = trustme.CA()
+    chain, key = _write_cert(ca, tmp_path)
+    served = serve("asgi_raw:app", "--ssl-certfile", chain, "--ssl-keyfile", key)
+    open(key, "w").write("not a key\n")
+    served.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while "TLS not reloaded" not in served.log() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert "keeping the current certificate" in served.log()
+    assert "key.pem" in served.log(), "the error names the file"
+    assert _get(served, _context(ca)).status_code == 200

@@ -14,7 +14,6 @@ import logging
 import os
 import signal
 import sys
-import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -211,10 +210,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
         ws_ping_interval=options.ws_ping_interval,
         ws_ping_timeout=options.ws_ping_timeout,
     )
-    restore = {}
-    if handle_signals and threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            restore[sig] = signal.signal(sig, signal.SIG_DFL)
+    restore = server.hand_signals_to_engine(handle_signals)
     try:
         listener.serve_app(
             core, on_ready, handle_signals,
@@ -270,5 +266,5 @@ def serve(app: Any, announce: Callable[[str], None] | None = None, **options: An
         return 0
     return server._supervise(
         target, listener, opts.workers, announce, worker=_serve_worker,
-        fatal_exit=STARTUP_FAILED, forward_hangup=tls,
+        fatal_exit=STARTUP_FAILED,
     )

@@ -3,7 +3,8 @@
 The parent binds the listening socket once and forks the workers, which inherit it; it then
 supervises them: a worker that dies is replaced, and SIGTERM or SIGINT is passed on to every
 worker, which stops accepting, finishes the requests it has, runs the shutdown hooks and
-exits; the parent exits 0 after them. With one worker the app is served in-process.
+exits; the parent exits 0 after them. SIGHUP reloads the TLS certificate, in the parent (for
+workers forked later) and in every worker. With one worker the app is served in-process.
 """
 
 from __future__ import annotations
@@ -78,6 +79,18 @@ def freeze_startup_objects() -> None:
     gc.freeze()
 
 
+def hand_signals_to_engine(handle_signals: bool) -> dict[int, Any]:
+    """Before the engine serves: it turns SIGTERM and SIGINT into a graceful shutdown (Python's
+    own SIGINT handler would raise KeyboardInterrupt afterwards) and, with TLS, SIGHUP into a
+    certificate reload; without TLS, SIGHUP is ignored. The handlers to restore afterwards."""
+    restore: dict[int, Any] = {}
+    if handle_signals and threading.current_thread() is threading.main_thread():
+        for sig in _STOP_SIGNALS:
+            restore[sig] = signal.signal(sig, signal.SIG_DFL)
+        restore[signal.SIGHUP] = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    return restore
+
+
 def serve_worker(
     app: Any,
     listener: Any,
@@ -89,12 +102,7 @@ def serve_worker(
     loop.run_until_complete(app.startup())
     core = app._build(loop)
     freeze_startup_objects()
-    restore = {}
-    if handle_signals and threading.current_thread() is threading.main_thread():
-        # The engine turns SIGTERM and SIGINT into a graceful shutdown; Python's own SIGINT
-        # handler would raise KeyboardInterrupt afterwards.
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            restore[sig] = signal.signal(sig, signal.SIG_DFL)
+    restore = hand_signals_to_engine(handle_signals)
     try:
         listener.serve(core, on_ready, handle_signals)
     finally:
@@ -128,7 +136,7 @@ def run(
     if workers <= 1:
         serve_worker(app, listener, announce)
         return 0
-    return _supervise(app, listener, workers, announce, forward_hangup=tls)
+    return _supervise(app, listener, workers, announce)
 
 
 def _child(app: Any, listener: Any, ready_fd: int, mask: Any, worker: Callable[..., None]) -> None:
@@ -136,9 +144,9 @@ def _child(app: Any, listener: Any, ready_fd: int, mask: Any, worker: Callable[.
     try:
         for sig in _STOP_SIGNALS:
             signal.signal(sig, signal.SIG_DFL)
-        # A SIGHUP passed on before the engine listens for it is dropped, not fatal.
-        if signal.getsignal(signal.SIGHUP) not in (signal.SIG_DFL, None):
-            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        # Until the engine listens for SIGHUP (with TLS, once it serves), a SIGHUP passed on
+        # reloads the certificate here; without TLS it does nothing.
+        signal.signal(signal.SIGHUP, lambda _signum, _frame: listener.reload_tls())
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         worker(app, listener, lambda _addr: os.write(ready_fd, b"r"))
         code = 0
@@ -159,12 +167,11 @@ def _supervise(
     announce: Callable[[str], None],
     worker: Callable[..., None] = serve_worker,
     fatal_exit: int | None = None,
-    forward_hangup: bool = False,
 ) -> int:
     """Fork `workers` processes running `worker(app, listener, on_ready)` and keep them up.
-    A worker exiting with `fatal_exit` (it could not start the app) stops them all. With
-    `forward_hangup` (TLS is on), SIGHUP is passed on to every worker, which reloads its
-    certificate."""
+    A worker exiting with `fatal_exit` (it could not start the app) stops them all. SIGHUP
+    reloads the TLS certificate here, for workers forked later, and is passed on to every
+    worker, which reloads its own (without TLS it changes nothing)."""
     ready_r, ready_w = os.pipe()
     children: dict[int, float] = {}
     stopping = False
@@ -193,6 +200,7 @@ def _supervise(
                 pass
 
     def on_hangup(signum: int, _frame: Any) -> None:
+        listener.reload_tls()
         for pid in list(children):
             try:
                 os.kill(pid, signum)
@@ -200,8 +208,7 @@ def _supervise(
                 pass
 
     previous = {sig: signal.signal(sig, on_signal) for sig in _STOP_SIGNALS}
-    if forward_hangup:
-        previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, on_hangup)
+    previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, on_hangup)
     try:
         for _ in range(workers):
             spawn()
