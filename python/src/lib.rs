@@ -33,6 +33,7 @@ mod serve;
 mod stream;
 mod testclient;
 mod thread_state;
+mod tls_files;
 mod urlencoded;
 mod wsgi_input;
 mod wsgi_service;
