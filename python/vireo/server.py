@@ -190,22 +190,21 @@ def _supervise(
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         children[pid] = time.monotonic()
 
-    def on_signal(signum: int, _frame: Any) -> None:
-        nonlocal stopping
-        stopping = True
-        for pid in list(children):
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-
-    def on_hangup(signum: int, _frame: Any) -> None:
-        listener.reload_tls()
+    def pass_on(signum: int) -> None:
         for pid in list(children):
             try:
                 os.kill(pid, signum)
             except ProcessLookupError:
                 pass
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+        pass_on(signal.SIGTERM)
+
+    def on_hangup(signum: int, _frame: Any) -> None:
+        listener.reload_tls()
+        pass_on(signum)
 
     previous = {sig: signal.signal(sig, on_signal) for sig in _STOP_SIGNALS}
     previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, on_hangup)

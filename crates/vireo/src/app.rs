@@ -3,7 +3,7 @@
 use crate::error::{Error, ErrorMarker};
 use crate::handler::Served;
 use crate::middleware::{local_root, Chains, End, Program};
-use crate::request::{BodyReply, BodyRequest, BodySource, Request};
+use crate::request::{BodyReply, BodyRequest, BodySource, ConnectionTls, Request};
 use crate::response::IntoResponse;
 use crate::router::Router;
 use bytes::Bytes;
@@ -253,7 +253,7 @@ impl vireo_http::Service for AppService {
         let (head, body) = req.into_parts();
         if head.body_kind() == BodyKind::Empty {
             let request = self.request(head, || BodySource::Empty, remote, secure);
-            return self.respond(with_tls(request, tls));
+            return self.respond(request.with_tls(tls));
         }
         // Boxed: the future that lends the body is large, and only requests with a body need
         // it; the connection's own state (what an idle keep-alive connection costs) stays small.
@@ -261,22 +261,6 @@ impl vireo_http::Service for AppService {
             self.respond_with_body(head, body, remote, secure, tls),
         ))
     }
-}
-
-/// The connection's TLS session, as the engine gives it (nothing without the `tls` feature).
-#[cfg(feature = "tls")]
-type TlsSession = Arc<vireo_http::tls::TlsSession>;
-#[cfg(not(feature = "tls"))]
-type TlsSession = ();
-
-#[cfg(feature = "tls")]
-fn with_tls(request: Request, tls: Option<&TlsSession>) -> Request {
-    request.with_tls(tls)
-}
-
-#[cfg(not(feature = "tls"))]
-fn with_tls(request: Request, _: Option<&TlsSession>) -> Request {
-    request
 }
 
 impl AppService {
@@ -288,11 +272,11 @@ impl AppService {
         mut body: vireo_http::RequestBody<'_>,
         remote: &std::net::SocketAddr,
         secure: bool,
-        tls: Option<&TlsSession>,
+        tls: Option<&ConnectionTls>,
     ) -> Response {
         let (ask, asked) = oneshot::channel::<BodyRequest>();
         let request = self.request(head, move || BodySource::Pending(ask), remote, secure);
-        let respond = self.respond(with_tls(request, tls));
+        let respond = self.respond(request.with_tls(tls));
         let serve_body = async {
             if let Ok(BodyRequest {
                 limit,

@@ -35,6 +35,13 @@ pub(crate) enum BodyReply {
     Chunks(tokio::sync::mpsc::Sender<Result<Bytes, BodyError>>),
 }
 
+/// A connection's TLS session, as the engine lends it (nothing without the `tls` feature).
+#[cfg(feature = "tls")]
+pub(crate) type ConnectionTls = Arc<vireo_http::tls::TlsSession>;
+/// A connection's TLS session, as the engine lends it (nothing without the `tls` feature).
+#[cfg(not(feature = "tls"))]
+pub(crate) type ConnectionTls = ();
+
 /// Where the body is.
 pub(crate) enum BodySource {
     /// There was none.
@@ -590,11 +597,13 @@ impl Request {
     }
 
     /// Carry the connection's TLS session, if it has one.
-    #[cfg(feature = "tls")]
-    pub(crate) fn with_tls(mut self, tls: Option<&Arc<vireo_http::tls::TlsSession>>) -> Self {
+    pub(crate) fn with_tls(mut self, tls: Option<&ConnectionTls>) -> Self {
+        #[cfg(feature = "tls")]
         if let Some(tls) = tls {
             self.p_mut().tls = Some(tls.clone());
         }
+        #[cfg(not(feature = "tls"))]
+        let _ = (&mut self, tls);
         self
     }
 
