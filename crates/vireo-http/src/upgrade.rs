@@ -117,6 +117,15 @@ impl Upgraded {
         }
     }
 
+    /// Wait until a read may make progress, without a buffer: a protocol that lends its
+    /// connections a buffer only while bytes are there waits here while idle.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        if self.start < self.unread.len() {
+            return Poll::Ready(Ok(()));
+        }
+        self.io.poll_read_ready(cx)
+    }
+
     /// Whether the server has started a graceful shutdown.
     pub fn is_shutting_down(&self) -> bool {
         self.draining.started.get()
