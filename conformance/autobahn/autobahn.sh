@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Run Autobahn|Testsuite's fuzzing client against the `ws_echo` example.
 #
-#   conformance/autobahn/autobahn.sh            # every case but 12.* and 13.* (compression)
-#   CASES='["1.*","2.*"]' conformance/autobahn/autobahn.sh
+#   conformance/autobahn/autobahn.sh            # every case but the largest compression ones
+#   CASES='["1.*","2.*"]' conformance/autobahn/autobahn.sh   # these cases, none left out
 #
 # wstest needs Python 2.7: set WSTEST to a command that runs it (default `wstest`), e.g.
 #   python2.7 -m pip install --target /tmp/ab2 autobahntestsuite
 #   WSTEST="python2.7 conformance/autobahn/wstest.py /tmp/ab2" conformance/autobahn/autobahn.sh
-# Cases 12.* and 13.* test permessage-deflate, which Vireo does not offer.
+# Cases 12.* and 13.* test permessage-deflate, which the example turns on. Those with messages
+# of 32 KiB and more are left out by default: wstest masks in pure Python, and each takes most
+# of a minute; CASES='["12.*","13.*"]' runs them all.
 # Exits non-zero if any case is neither OK nor INFORMATIONAL (NON-STRICT is reported too).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -38,6 +40,7 @@ spec["servers"][0]["url"] = "ws://%s/" % sys.argv[3]
 spec["outdir"] = sys.argv[2].rsplit("/", 1)[0] + "/reports"
 if sys.argv[4]:
     spec["cases"] = json.loads(sys.argv[4])
+    spec["exclude-cases"] = []
 json.dump(spec, open(sys.argv[2], "w"), indent=2)
 PY
 $WSTEST -m fuzzingclient -s "$spec"

@@ -69,7 +69,9 @@ fn app(metrics: bool) -> App {
     }
     app.post("/upload", streaming_body(upload))
         .with(body_limit(MAX_UPLOAD));
-    app.ws("/ws", echo_socket);
+    // The echo needs nothing from the handshake request: letting it go at once keeps an
+    // idle connection from holding its head.
+    app.ws("/ws", |ws, _req| echo_socket(ws));
     app.get("/healthz", vireo::health::liveness);
     app.get("/readyz", vireo::health::readiness);
     app.r#use(|mut req: Request, next: Next| {
@@ -112,7 +114,7 @@ fn users(req: Request) -> Result<String, Error> {
 }
 
 /// Send every text or binary message back; the socket answers pings and closes itself.
-async fn echo_socket(mut ws: vireo::ws::WebSocket, _req: Request) {
+async fn echo_socket(mut ws: vireo::ws::WebSocket) {
     while let Some(Ok(message)) = ws.recv().await {
         if (message.is_text() || message.is_binary()) && ws.send(message).await.is_err() {
             break;

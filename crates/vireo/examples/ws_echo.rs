@@ -5,7 +5,8 @@
 //! cargo run --release -p vireo --example ws_echo   # ws://127.0.0.1:9001/
 //! ```
 //!
-//! The limits are raised to the sizes the suite's performance cases send (16 MiB messages).
+//! The limits are raised to the sizes the suite's performance cases send (16 MiB messages),
+//! and permessage-deflate is on, for the suite's compression cases.
 
 use vireo::ws::{WebSocket, WsConfig};
 use vireo::{App, Request};
@@ -22,7 +23,8 @@ fn main() -> std::io::Result<()> {
     let addr = std::env::var("VIREO_WS_ECHO_ADDR").unwrap_or_else(|_| "127.0.0.1:9001".into());
     let config = WsConfig::default()
         .max_message_size(64 << 20)
-        .max_frame_size(16 << 20);
+        .max_frame_size(16 << 20)
+        .compression(true);
     let mut app = App::new();
     app.ws_with("/", config, echo);
     let server = vireo::Server::bind(addr)?;

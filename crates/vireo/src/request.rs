@@ -504,6 +504,15 @@ impl Request {
             .and_then(|v| std::str::from_utf8(v).ok())
     }
 
+    /// The raw values of every field named `name` (any case), in order, without building
+    /// the `HeaderMap`.
+    pub(crate) fn header_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a [u8]> {
+        self.head_ref()
+            .headers()
+            .filter(move |(field, _)| field.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value)
+    }
+
     /// All header fields as an `http::HeaderMap`, built on first use.
     pub fn headers(&self) -> &HeaderMap {
         self.p().headers.get_or_init(|| {

@@ -282,3 +282,46 @@ async fn server_shutdown_closes_sockets_with_going_away() {
     while client.next().await.is_some() {}
     stopping.join().unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn a_send_cancelled_part_way_is_finished_before_the_next_one() {
+    const BIG: usize = 1 << 20;
+    let mut app = App::new();
+    app.ws("/flood", |mut ws: WebSocket, _req: Request| async move {
+        // The client reads nothing yet: sends fill the socket until one has to wait, and
+        // that one is given up part-written.
+        let mut sent = 0u8;
+        loop {
+            let message = Message::binary(vec![sent; BIG]);
+            match tokio::time::timeout(Duration::from_millis(100), ws.send(message)).await {
+                Ok(Ok(())) => sent += 1,
+                Ok(Err(e)) => panic!("send failed: {e}"),
+                Err(_) => break,
+            }
+        }
+        ws.send(Message::text(format!("after {sent}")))
+            .await
+            .unwrap();
+        while ws.recv().await.is_some() {}
+    });
+    let server = serve_ephemeral(app).unwrap();
+    let mut client = connect(server.addr(), "/flood").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut received = 0u8;
+    let after = loop {
+        match next_data(&mut client).await {
+            Message::Binary(data) => {
+                assert_eq!(data.len(), BIG);
+                assert!(
+                    data.iter().all(|&b| b == received),
+                    "message {received} intact"
+                );
+                received += 1;
+            }
+            Message::Text(text) => break text,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    // Every whole send arrived, and so did the cancelled one, finished before the text.
+    assert_eq!(after.as_str(), format!("after {}", received - 1));
+}

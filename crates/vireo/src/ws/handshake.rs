@@ -88,12 +88,9 @@ where
     F: Fn(WebSocket, Request) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + 'static,
 {
-    let fields = |name| {
-        req.headers()
-            .get_all(name)
-            .iter()
-            .map(HeaderValue::as_bytes)
-    };
+    // The raw fields: an `http::HeaderMap` would be built and then kept, with the request,
+    // for the life of the connection.
+    let fields = |name| req.header_values(name);
     let accept = match check_handshake(req.method(), fields) {
         Ok(accept) => accept,
         Err(refusal) => return refusal,
@@ -102,12 +99,28 @@ where
     let chosen = protocol
         .as_deref()
         .and_then(|p| HeaderValue::from_str(p).ok());
+    #[cfg(feature = "ws-compression")]
+    let compression = config
+        .compression
+        .then(|| super::Compression::negotiate(fields("sec-websocket-extensions")))
+        .flatten();
     let ws_config = config.clone();
-    let mut res = Response::upgrade(move |io| async move {
-        let ws = WebSocket::from_upgraded(io, ws_config, protocol).await;
-        handler(ws, req).await;
+    // The handler's own future is what the connection keeps while it lasts: nothing is
+    // wrapped around it.
+    let mut res = Response::upgrade(move |io| {
+        let ws = WebSocket::new(io, &ws_config, protocol);
+        #[cfg(feature = "ws-compression")]
+        let ws = match compression {
+            Some(agreed) => ws.with_compression(agreed),
+            None => ws,
+        };
+        handler(ws, req)
     });
     let headers = res.headers_mut();
+    #[cfg(feature = "ws-compression")]
+    if let Some(agreed) = compression {
+        headers.insert(header::SEC_WEBSOCKET_EXTENSIONS, agreed.header_value());
+    }
     headers.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
     headers.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
     if let Some(protocol) = chosen {
@@ -118,12 +131,7 @@ where
 
 /// The first of the server's subprotocols, in its order of preference, the client offers.
 fn select_protocol(req: &Request, supported: &[String]) -> Option<String> {
-    let offered = || {
-        req.headers()
-            .get_all(header::SEC_WEBSOCKET_PROTOCOL)
-            .iter()
-            .map(HeaderValue::as_bytes)
-    };
+    let offered = || req.header_values("sec-websocket-protocol");
     supported
         .iter()
         .find(|p| lists_token(offered(), p))
