@@ -101,7 +101,7 @@ impl AsgiApp {
     #[pyo3(signature = (app, interface, helpers, root_path=String::new(), proxy_headers=false,
         forwarded_allow_ips=vec!["127.0.0.1".to_owned()], limit_concurrency=None, server=None,
         state=None, access_log=None, multiprocess=false, ws=true, ws_max_size=16 << 20,
-        ws_ping_interval=20.0, ws_ping_timeout=20.0))]
+        ws_ping_interval=20.0, ws_ping_timeout=20.0, ws_per_message_deflate=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -120,6 +120,7 @@ impl AsgiApp {
         ws_max_size: usize,
         ws_ping_interval: f64,
         ws_ping_timeout: f64,
+        ws_per_message_deflate: bool,
     ) -> PyResult<Self> {
         let interface = match interface {
             "asgi" => Interface::Asgi,
@@ -141,7 +142,8 @@ impl AsgiApp {
         };
         let ws = ws
             .then(|| ws_config(ws_max_size, ws_ping_interval, ws_ping_timeout))
-            .transpose()?;
+            .transpose()?
+            .map(|ws| ws.compression(ws_per_message_deflate));
         let server_tuple = server.clone().into_pyobject(py)?.into_any().unbind();
         let root_path_str = PyString::new(py, &root_path).unbind();
         Ok(AsgiApp {
@@ -171,7 +173,8 @@ impl AsgiApp {
     }
 }
 
-/// The WebSocket limits from `--ws-max-size`, `--ws-ping-interval` and `--ws-ping-timeout`.
+/// The WebSocket limits from `--ws-max-size`, `--ws-ping-interval` and `--ws-ping-timeout`;
+/// `--ws-per-message-deflate` is applied by the caller.
 fn ws_config(max_size: usize, ping_interval: f64, ping_timeout: f64) -> PyResult<WsConfig> {
     let seconds = |name: &str, secs: f64| {
         Duration::try_from_secs_f64(secs)

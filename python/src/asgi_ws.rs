@@ -15,7 +15,8 @@ use pyo3::prelude::*;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use vireo::ws::{
-    check_handshake, close_code_for, lists_token, CloseCode, Message, WsConfig, WsSender,
+    check_handshake, close_code_for, lists_token, CloseCode, Compression, Message, WsConfig,
+    WsSender,
 };
 use vireo_http::http::{header, HeaderMap, HeaderValue, StatusCode};
 use vireo_http::upgrade::Upgraded;
@@ -51,6 +52,12 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
         Ok(key) => key,
         Err(refusal) => return refusal,
     };
+    // permessage-deflate, when `--ws-per-message-deflate` allows it and the client offers it.
+    let compression = config
+        .ws
+        .as_ref()
+        .filter(|ws| ws.compression)
+        .and_then(|_| Compression::negotiate(fields(&head, "sec-websocket-extensions")));
     let state = match loop_for_thread(config) {
         Ok(state) => state,
         Err(res) => return res,
@@ -85,11 +92,14 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
     loop {
         if let Some(res) = answer(&ex, &accept_key) {
             return match res {
-                Answer::Upgrade(fields, protocol) => {
+                Answer::Upgrade(mut fields, protocol) => {
+                    if let Some(agreed) = compression {
+                        fields.insert(header::SEC_WEBSOCKET_EXTENSIONS, agreed.header_value());
+                    }
                     let ws = config.ws.clone().unwrap_or_default();
                     let open = OpenSocket::count(config);
                     let mut res = Response::upgrade(move |io| async move {
-                        session(io, guard, ws, protocol).await;
+                        session(io, guard, ws, protocol, compression).await;
                         drop(open);
                     });
                     *res.headers_mut() = fields;
@@ -203,9 +213,18 @@ fn answer(ex: &WsExchange, accept_key: &HeaderValue) -> Option<Answer> {
 }
 
 /// Relay messages between the client and the app until the connection is over.
-async fn session(io: Upgraded, guard: Guard, config: WsConfig, protocol: Option<String>) {
+async fn session(
+    io: Upgraded,
+    guard: Guard,
+    config: WsConfig,
+    protocol: Option<String>,
+    compression: Option<Compression>,
+) {
     let ex = guard.0.clone();
-    let socket = vireo::ws::WebSocket::from_upgraded(io, config.clone(), protocol).await;
+    let mut socket = vireo::ws::WebSocket::from_upgraded(io, config.clone(), protocol).await;
+    if let Some(agreed) = compression {
+        socket = socket.with_compression(agreed);
+    }
     let (tx, mut rx) = socket.split();
     let reader = async {
         loop {

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import socket
 import struct
+import subprocess
+import sys
 import time
 
 import pytest
@@ -180,6 +182,37 @@ def test_a_message_over_the_limit_closes_with_1009(serve):
             ws.recv()
     assert closed.value.rcvd.code == 1009
     assert eventually(served, "echo")["code"] == 1009
+
+
+def test_per_message_deflate_is_agreed_when_the_client_offers_it(serve):
+    served = serve("asgi_ws:app")
+    # The websockets client offers permessage-deflate unless told not to.
+    with connect(url(served, "/echo")) as ws:
+        agreed = ws.response.headers["sec-websocket-extensions"]
+        assert agreed.startswith("permessage-deflate; server_no_context_takeover")
+        text = "a line the server compresses on its way back. " * 400
+        for _ in range(3):
+            ws.send(text)
+            assert ws.recv() == text
+        ws.send(b"\x00" * 100_000)
+        assert ws.recv() == b"\x00" * 100_000
+    assert served.stop() == 0
+
+
+def test_per_message_deflate_can_be_turned_off(serve):
+    served = serve("asgi_ws:app", "--ws-per-message-deflate", "false")
+    with connect(url(served, "/echo")) as ws:
+        assert "sec-websocket-extensions" not in ws.response.headers
+        ws.send("plain " * 100)
+        assert ws.recv() == "plain " * 100
+
+
+def test_a_bad_boolean_option_fails_readably():
+    proc = subprocess.run([sys.executable, "-m", "vireo", "serve", "asgi_ws:app",
+                           "--ws-per-message-deflate", "maybe"],
+                          capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert "'maybe' is not a valid boolean" in proc.stderr
 
 
 def raw_handshake(served, path="/wait"):

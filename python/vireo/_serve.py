@@ -59,6 +59,7 @@ class Options:
     ws_max_size: int = 16 * 1024 * 1024
     ws_ping_interval: float = 20.0
     ws_ping_timeout: float = 20.0
+    ws_per_message_deflate: bool = True
     ssl_certfile: str | None = None
     ssl_keyfile: str | None = None
     ssl_keyfile_password: str | None = None
@@ -209,6 +210,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
         ws_max_size=options.ws_max_size,
         ws_ping_interval=options.ws_ping_interval,
         ws_ping_timeout=options.ws_ping_timeout,
+        ws_per_message_deflate=options.ws_per_message_deflate,
     )
     restore = server.hand_signals_to_engine(handle_signals)
     try:
@@ -234,7 +236,7 @@ def serve(app: Any, announce: Callable[[str], None] | None = None, **options: An
     host, port, uds, workers, interface, lifespan, factory, root_path, proxy_headers,
     forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
     timeout_graceful_shutdown, log_level, access_log, ws, ws_max_size, ws_ping_interval,
-    ws_ping_timeout, ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_ca_certs,
+    ws_ping_timeout, ws_per_message_deflate, ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_ca_certs,
     ssl_cert_reqs."""
     opts = Options(**options)
     configure_logging(opts.log_level)

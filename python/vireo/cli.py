@@ -15,6 +15,18 @@ from typing import Any, Sequence
 from ._serve import LOG_LEVELS
 
 
+_BOOLEANS = {"true": True, "1": True, "yes": True, "y": True, "on": True,
+             "false": False, "0": False, "no": False, "n": False, "off": False}
+
+
+def _boolean(text: str) -> bool:
+    """A true/false option value, spelled as uvicorn's command line accepts it."""
+    try:
+        return _BOOLEANS[text.strip().lower()]
+    except KeyError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a valid boolean") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vireo", description="Vireo: serve Python web apps.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -57,6 +69,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="ping a WebSocket client silent this long (default 20)")
     p.add_argument("--ws-ping-timeout", type=float, default=20.0, metavar="SECONDS",
                    help="close a WebSocket whose client does not answer the ping within this (default 20)")
+    p.add_argument("--ws-per-message-deflate", type=_boolean, default=True, metavar="BOOLEAN",
+                   help="accept WebSocket per-message compression when a client offers it "
+                        "(default true)")
     p.add_argument("--ssl-certfile", "--ssl-certificate", dest="ssl_certfile", metavar="PATH",
                    help="serve HTTPS (and HTTP/2 by ALPN) with this PEM certificate chain")
     p.add_argument("--ssl-keyfile", metavar="PATH", help="the PEM private key for --ssl-certfile")
@@ -105,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ws_max_size=args.ws_max_size,
         ws_ping_interval=args.ws_ping_interval,
         ws_ping_timeout=args.ws_ping_timeout,
+        ws_per_message_deflate=args.ws_per_message_deflate,
         ssl_certfile=args.ssl_certfile,
         ssl_keyfile=args.ssl_keyfile,
         ssl_keyfile_password=args.ssl_keyfile_password,
