@@ -126,6 +126,14 @@ impl Upgraded {
         self.io.poll_read_ready(cx)
     }
 
+    /// Tell the transport that a read came back with less than the room it had: a socket
+    /// then waits for new bytes instead of trying a read that would find none.
+    pub fn mark_drained(&self) {
+        if self.start >= self.unread.len() {
+            self.io.mark_drained();
+        }
+    }
+
     /// Whether the server has started a graceful shutdown.
     pub fn is_shutting_down(&self) -> bool {
         self.draining.started.get()

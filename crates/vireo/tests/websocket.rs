@@ -325,3 +325,62 @@ async fn a_send_cancelled_part_way_is_finished_before_the_next_one() {
     // Every whole send arrived, and so did the cancelled one, finished before the text.
     assert_eq!(after.as_str(), format!("after {}", received - 1));
 }
+
+#[tokio::test]
+async fn a_frame_larger_than_the_read_buffer_arrives_whole() {
+    let server = echo_server(WsConfig::default().read_buffer_size(1024));
+    let mut client = connect(server.addr(), "/echo").await;
+    let big: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    client.send(Message::binary(big.clone())).await.unwrap();
+    assert_eq!(next_data(&mut client).await, Message::binary(big));
+}
+
+#[tokio::test]
+async fn recv_raced_against_a_timer_loses_nothing() {
+    let mut app = App::new();
+    app.ws("/racing", |mut ws: WebSocket, _req: Request| async move {
+        // Each turn of the loop drops an unfinished `recv` when the tick comes first.
+        let mut tick = tokio::time::interval(Duration::from_micros(200));
+        loop {
+            tokio::select! {
+                message = ws.recv() => match message {
+                    Some(Ok(message)) if message.is_text() => {
+                        if ws.send(message).await.is_err() {
+                            return;
+                        }
+                    }
+                    Some(Ok(_)) => {}
+                    _ => return,
+                },
+                _ = tick.tick() => {}
+            }
+        }
+    });
+    let server = serve_ephemeral(app).unwrap();
+    let mut client = connect(server.addr(), "/racing").await;
+    for i in 0..200 {
+        client.send(Message::text(format!("m{i}"))).await.unwrap();
+        if i % 10 == 0 {
+            client
+                .send(Message::Ping(vec![i as u8].into()))
+                .await
+                .unwrap();
+        }
+    }
+    let (mut texts, mut pongs) = (Vec::new(), 0);
+    while texts.len() < 200 {
+        match client.next().await.expect("a message").expect("no error") {
+            Message::Text(text) => texts.push(text.to_string()),
+            Message::Pong(_) => pongs += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(texts, (0..200).map(|i| format!("m{i}")).collect::<Vec<_>>());
+    client.close(None).await.unwrap();
+    while let Some(Ok(message)) = client.next().await {
+        if let Message::Pong(_) = message {
+            pongs += 1;
+        }
+    }
+    assert_eq!(pongs, 20, "every ping answered");
+}

@@ -21,10 +21,10 @@ pub struct WsConfig {
     /// Subprotocols the server speaks, in order of preference; the first one the client
     /// offers is selected and reported by [`WebSocket::protocol`]. Default none.
     pub protocols: Vec<String>,
-    /// The most bytes read from the connection at once, and the read buffer each connection
-    /// starts with: small, so that many idle connections stay cheap; larger messages are read
-    /// in several steps. The buffer is lent only while a frame is being read: an idle
-    /// connection holds none. Default 4 KiB.
+    /// The read buffer a connection is lent while a frame arrives (an idle connection holds
+    /// none). A larger frame's buffer grows as its bytes arrive, at most 32 KiB (or this size,
+    /// if larger) beyond them, so a header announcing a large frame commits little.
+    /// Default 4 KiB.
     pub read_buffer_size: usize,
     /// Offer per-message compression (permessage-deflate, RFC 7692) to clients that ask for
     /// it. Default off. Needs the `ws-compression` feature (on by default); see

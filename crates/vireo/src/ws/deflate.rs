@@ -165,10 +165,23 @@ thread_local! {
     static SHARED_DEFLATERS: RefCell<[Option<Compress>; 7]> = const { RefCell::new([const { None }; 7]) };
 }
 
-fn invalid_data(message: &str) -> Error {
+/// Compressed data that does not inflate: the `io::Error` it is carried in says so to
+/// [`close_code_for`](super::close_code_for), apart from other invalid data.
+#[derive(Debug)]
+pub(super) struct InflateError(&'static str);
+
+impl std::fmt::Display for InflateError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for InflateError {}
+
+fn invalid_data(message: &'static str) -> Error {
     Error::Io(io::Error::new(
         io::ErrorKind::InvalidData,
-        message.to_owned(),
+        InflateError(message),
     ))
 }
 
@@ -196,8 +209,11 @@ fn inflate_into(
             }
             let stuck = inflater.total_in() == read && out.len() == written;
             match status {
-                Status::StreamEnd if !input.is_empty() => {
-                    return Err(invalid_data("compressed data past the final block"))
+                // A sender may end a message with a final block (RFC 7692 §7.2.3.3): the
+                // sync tail after it is not read, and the next message starts afresh.
+                Status::StreamEnd => {
+                    inflater.reset(false);
+                    return Ok(out);
                 }
                 _ if input.is_empty() && out.len() < out.capacity() => break,
                 _ if stuck => return Err(invalid_data("invalid compressed data")),
@@ -326,10 +342,29 @@ mod tests {
     }
 
     #[test]
+    fn a_message_ending_with_a_final_block_inflates_and_the_next_starts_afresh() {
+        let mut codec = Codec::new(agreed(false));
+        for text in [
+            &b"first message, finished with a final block"[..],
+            b"and a second",
+        ] {
+            let mut whole = Compress::new(flate2::Compression::default(), false);
+            let mut wire = Vec::with_capacity(256);
+            whole
+                .compress_vec(text, &mut wire, FlushCompress::Finish)
+                .unwrap();
+            assert_eq!(codec.inflate(&wire, 1 << 20).unwrap(), text);
+        }
+    }
+
+    #[test]
     fn garbage_is_invalid_data() {
         let mut codec = Codec::new(agreed(false));
         match codec.inflate(&[0xFF, 0xFF, 0xFF, 0xFF, 0x00], 1 << 20) {
-            Err(Error::Io(e)) => assert_eq!(e.kind(), io::ErrorKind::InvalidData),
+            Err(Error::Io(e)) => {
+                assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+                assert!(e.get_ref().is_some_and(|inner| inner.is::<InflateError>()));
+            }
             other => panic!("expected invalid data, got {other:?}"),
         }
     }

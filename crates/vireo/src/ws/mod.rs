@@ -49,8 +49,10 @@ pub fn close_code_for(error: &Error) -> Option<CloseCode> {
         Error::Protocol(ProtocolError::ResetWithoutClosingHandshake) => None,
         Error::Protocol(_) => Some(CloseCode::Protocol),
         Error::Utf8(_) => Some(CloseCode::Invalid),
-        // Compressed data that does not inflate.
-        Error::Io(e) if e.kind() == std::io::ErrorKind::InvalidData => Some(CloseCode::Invalid),
+        #[cfg(feature = "ws-compression")]
+        Error::Io(e) if e.get_ref().is_some_and(|e| e.is::<deflate::InflateError>()) => {
+            Some(CloseCode::Invalid)
+        }
         _ => None,
     }
 }

@@ -34,8 +34,8 @@ struct Shared {
     closing_since: Cell<Option<Instant>>,
     /// One frame is written at a time.
     writing: Turn,
-    /// The frame being written, from `unsent_from` on; a send cancelled part-way leaves the
-    /// rest here for the next one to finish first.
+    /// Whole frames queued to be written, from `unsent_from` on: what a send or a reply
+    /// queued and no writer has written yet.
     unsent: RefCell<Vec<u8>>,
     unsent_from: Cell<usize>,
     #[cfg(feature = "ws-compression")]
@@ -69,6 +69,11 @@ pub struct WsReceiver {
     last_seen: Instant,
     awaiting_pong: bool,
     shutdown: Option<Pin<Box<dyn Future<Output = ()>>>>,
+    /// A message (a ping, the client's close) or error decoded and held back until the
+    /// reply it called for is written.
+    held: Option<Box<Result<Message, Error>>>,
+    /// The receiver queued a reply (pong, close, idle ping) that it must see written.
+    reply_pending: bool,
     /// The close handshake is over, or the connection failed: nothing more comes.
     finished: bool,
     protocol: Option<String>,
@@ -136,6 +141,8 @@ impl WebSocket {
                 last_seen: now,
                 awaiting_pong: false,
                 shutdown: Some(shutdown),
+                held: None,
+                reply_pending: false,
                 finished: false,
                 protocol,
             },
@@ -155,12 +162,14 @@ impl WebSocket {
     /// The next message: text, binary, ping or pong, or the client's close (after which the
     /// close is answered and `None` follows). `None` when the connection is over; an error
     /// when it broke (a message over the limit, a protocol violation, invalid UTF-8 in text),
-    /// after the matching close was sent.
+    /// after the matching close was sent. Cancel-safe, so it can be raced in `select!`: a
+    /// message decoded before the future is dropped comes from the next call.
     pub fn recv(&mut self) -> impl Future<Output = Option<Result<Message, Error>>> + '_ {
         self.receiver.recv()
     }
 
-    /// Send a message.
+    /// Send a message: framed when first polled, then written; the future completes once
+    /// it is. A send dropped after its first poll still goes out, whole, before the next.
     pub fn send(&mut self, message: Message) -> impl Future<Output = Result<(), Error>> + '_ {
         self.sender.send(message)
     }
@@ -186,7 +195,8 @@ impl WebSocket {
 }
 
 impl WsSender {
-    /// Send a message. After a close was sent, only another close is accepted (and ignored).
+    /// Send a message, as [`WebSocket::send`]. After a close was sent, only another close is
+    /// accepted (and ignored).
     pub fn send(&self, message: Message) -> impl Future<Output = Result<(), Error>> + '_ {
         self.shared.send(message)
     }
@@ -203,47 +213,49 @@ impl WsSender {
 }
 
 impl Shared {
-    /// Send a message: framed at once, then written when the connection takes it. One small
-    /// future for every kind of message, which an idle connection's handler holds.
-    fn send(&self, message: Message) -> impl Future<Output = Result<(), Error>> + '_ {
-        // Boxed: an error is large, and the future would carry its size while it writes.
-        let frame = self.encode(message).map_err(Box::new);
-        async move {
-            match frame {
-                Ok(Some(frame)) => self.write(frame).await,
-                Ok(None) => Ok(()),
-                Err(error) => Err(*error),
-            }
-        }
+    /// Send a message: queued whole as a frame at the first poll, then written. Once queued
+    /// it goes out even if the future is dropped: a later send, or the receiver, writes it.
+    async fn send(&self, message: Message) -> Result<(), Error> {
+        self.enqueue(message)?;
+        self.flush().await
     }
 
-    /// The frame for `message`, or `None` for a close after a close was sent. Sending a
-    /// close starts the deadline for the client's answer.
-    fn encode(&self, message: Message) -> Result<Option<Vec<u8>>, Error> {
+    /// Queue `message` as a whole frame behind those queued already. Sending a close starts
+    /// the deadline for the client's answer; after it, a close is ignored and anything else
+    /// is refused.
+    fn enqueue(&self, message: Message) -> Result<(), Error> {
         if self.closing_since.get().is_some() {
             return match message {
-                Message::Close(_) => Ok(None),
+                Message::Close(_) => Ok(()),
                 _ => Err(Error::Protocol(ProtocolError::SendAfterClosing)),
             };
         }
-        let mut out = buffers::take_write();
+        let mut queue = self.unsent.borrow_mut();
+        if queue.capacity() == 0 {
+            *queue = buffers::take_write();
+        }
         match message {
-            Message::Text(text) => self.encode_data(&mut out, TEXT, text.as_bytes()),
-            Message::Binary(data) => self.encode_data(&mut out, BINARY, &data),
-            Message::Ping(data) => encode_control(&mut out, PING, &data)?,
-            Message::Pong(data) => encode_control(&mut out, PONG, &data)?,
+            Message::Text(text) => self.encode_data(&mut queue, TEXT, text.as_bytes()),
+            Message::Binary(data) => self.encode_data(&mut queue, BINARY, &data),
+            Message::Ping(data) => encode_control(&mut queue, PING, &data)?,
+            Message::Pong(data) => encode_control(&mut queue, PONG, &data)?,
             Message::Close(close) => {
                 let mut payload = Vec::new();
                 if let Some(close) = close {
                     payload.extend_from_slice(&u16::from(close.code).to_be_bytes());
                     payload.extend_from_slice(close.reason.as_bytes());
                 }
-                encode_control(&mut out, CLOSE, &payload)?;
+                encode_control(&mut queue, CLOSE, &payload)?;
                 self.closing_since.set(Some(Instant::now()));
             }
-            Message::Frame(frame) => frame.format(&mut out).expect("writing to a Vec"),
+            Message::Frame(frame) => frame.format(&mut *queue).expect("writing to a Vec"),
         }
-        Ok(Some(out))
+        Ok(())
+    }
+
+    /// Bytes queued and not written yet.
+    fn queued(&self) -> usize {
+        self.unsent.borrow().len() - self.unsent_from.get()
     }
 
     fn encode_data(&self, out: &mut Vec<u8>, opcode: u8, payload: &[u8]) {
@@ -257,11 +269,12 @@ impl Shared {
         out.extend_from_slice(payload);
     }
 
-    /// Write one frame, after any a cancelled send left part-written.
-    async fn write(&self, frame: Vec<u8>) -> Result<(), Error> {
+    /// Write everything queued, one writer at a time.
+    async fn flush(&self) -> Result<(), Error> {
+        if self.queued() == 0 {
+            return Ok(());
+        }
         let _turn = self.writing.take().await;
-        poll_fn(|cx| self.poll_write_unsent(cx)).await?;
-        *self.unsent.borrow_mut() = frame;
         poll_fn(|cx| self.poll_write_unsent(cx)).await?;
         Ok(())
     }
@@ -288,6 +301,10 @@ impl Shared {
     }
 }
 
+/// A pong is not queued behind more than this: a client that sends pings and reads
+/// nothing gets only some of them answered (RFC 6455 §5.5.3 allows answering the latest).
+const MAX_QUEUED_FOR_PONG: usize = 64 << 10;
+
 fn encode_control(out: &mut Vec<u8>, opcode: u8, payload: &[u8]) -> Result<(), Error> {
     if payload.len() > 125 {
         return Err(Error::Protocol(ProtocolError::ControlFrameTooBig));
@@ -295,6 +312,13 @@ fn encode_control(out: &mut Vec<u8>, opcode: u8, payload: &[u8]) -> Result<(), E
     frame::write_header(out, opcode, false, payload.len());
     out.extend_from_slice(payload);
     Ok(())
+}
+
+fn close(code: CloseCode, reason: &'static str) -> Message {
+    Message::Close(Some(CloseFrame {
+        code,
+        reason: reason.into(),
+    }))
 }
 
 /// What woke a receiver waiting for bytes.
@@ -305,27 +329,39 @@ enum Wake {
 }
 
 impl WsReceiver {
-    /// The next message; see [`WebSocket::recv`].
+    /// The next message; see [`WebSocket::recv`]. Cancel-safe: a message decoded, or a reply
+    /// queued, before the future is dropped is returned, or written, by the next call.
     pub async fn recv(&mut self) -> Option<Result<Message, Error>> {
         loop {
+            if self.reply_pending {
+                // A pong or close the receiver queued goes out before anything more is read.
+                let _ = Box::pin(self.shared.flush()).await;
+                self.reply_pending = false;
+            }
+            if let Some(held) = self.held.take() {
+                return Some(*held);
+            }
             if self.finished {
                 return None;
             }
             let need = match self.reader.decode(&mut self.buf[self.start..self.end]) {
                 Ok(Decoded::Message(message, used)) => {
                     self.consumed(used);
-                    if let Message::Ping(_) | Message::Close(_) = message {
-                        // Boxed: a future held by every idle connection stays small.
-                        return Some(Ok(Box::pin(self.answer(message)).await));
+                    match message {
+                        Message::Ping(_) | Message::Close(_) => self.answer(message),
+                        message => return Some(Ok(message)),
                     }
-                    return Some(Ok(message));
+                    continue;
                 }
                 Ok(Decoded::Fragment(used)) => {
                     self.consumed(used);
                     continue;
                 }
                 Ok(Decoded::NeedMore(need)) => need,
-                Err(error) => return Some(Err(Box::pin(self.fail(error)).await)),
+                Err(error) => {
+                    self.fail(error);
+                    continue;
+                }
             };
             match self.wait(need).await {
                 Wake::Read(Ok(0)) => {
@@ -343,17 +379,9 @@ impl WsReceiver {
                 }
                 Wake::Shutdown => {
                     self.shutdown = None;
-                    let close = CloseFrame {
-                        code: CloseCode::Away,
-                        reason: "server shutting down".into(),
-                    };
-                    let _ = Box::pin(self.shared.send(Message::Close(Some(close)))).await;
+                    self.reply(close(CloseCode::Away, "server shutting down"));
                 }
-                Wake::Timer => {
-                    if let Some(ended) = Box::pin(self.on_timer()).await {
-                        return ended;
-                    }
-                }
+                Wake::Timer => self.on_timer(),
             }
         }
     }
@@ -369,73 +397,74 @@ impl WsReceiver {
         self.awaiting_pong = false;
     }
 
-    /// Answer a ping or the client's close, and pass the message on.
-    async fn answer(&mut self, message: Message) -> Message {
-        match message {
+    /// Queue a reply for `recv` to write before it goes on.
+    fn reply(&mut self, message: Message) {
+        if self.shared.enqueue(message).is_ok() {
+            self.reply_pending = true;
+        }
+    }
+
+    /// Queue the answer to a ping or to the client's close, and hold the message for
+    /// `recv` to return once the answer is written.
+    fn answer(&mut self, message: Message) {
+        let message = match message {
             Message::Ping(payload) => {
-                if self.shared.closing_since.get().is_none() {
-                    let _ = self.shared.send(Message::Pong(payload.clone())).await;
+                let closing = self.shared.closing_since.get().is_some();
+                if !closing && self.shared.queued() < MAX_QUEUED_FOR_PONG {
+                    self.reply(Message::Pong(payload.clone()));
                 }
                 Message::Ping(payload)
             }
-            Message::Close(close) => {
+            Message::Close(frame) => {
                 self.finished = true;
                 if self.shared.closing_since.get().is_some() {
-                    return Message::Close(close);
+                    Message::Close(frame)
+                } else {
+                    // A code no endpoint may send is answered as the protocol error it is.
+                    let frame = match frame {
+                        Some(frame) if !frame.code.is_allowed() => Some(CloseFrame {
+                            code: CloseCode::Protocol,
+                            reason: "Protocol violation".into(),
+                        }),
+                        other => other,
+                    };
+                    self.reply(Message::Close(frame.clone()));
+                    Message::Close(frame)
                 }
-                // A code no endpoint may send is answered as the protocol error it is.
-                let close = match close {
-                    Some(frame) if !frame.code.is_allowed() => Some(CloseFrame {
-                        code: CloseCode::Protocol,
-                        reason: "Protocol violation".into(),
-                    }),
-                    other => other,
-                };
-                let _ = self.shared.send(Message::Close(close.clone())).await;
-                Message::Close(close)
             }
             other => other,
-        }
+        };
+        self.held = Some(Box::new(Ok(message)));
     }
 
-    /// Fail the connection: send the close the error calls for; nothing more is read.
-    async fn fail(&mut self, error: Error) -> Error {
+    /// Fail the connection: queue the close the error calls for, and hold the error for
+    /// `recv` to return once the close is written; nothing more is read.
+    fn fail(&mut self, error: Error) {
         self.finished = true;
         if let Some(code) = close_code_for(&error) {
-            let close = CloseFrame {
-                code,
-                reason: "".into(),
-            };
-            let _ = self.shared.send(Message::Close(Some(close))).await;
+            self.reply(close(code, ""));
         }
-        error
+        self.held = Some(Box::new(Err(error)));
     }
 
     /// The timer fired: close after the close or pong deadline, ping after the idle one.
-    /// `Some` when `recv` should return.
-    async fn on_timer(&mut self) -> Option<Option<Result<Message, Error>>> {
+    fn on_timer(&mut self) {
         let timeouts = &self.shared.timeouts;
         let now = Instant::now();
         if let Some(since) = self.shared.closing_since.get() {
             if now >= since + timeouts.close {
                 self.finished = true;
-                return Some(None);
             }
         } else if self.awaiting_pong {
-            let close = CloseFrame {
-                code: CloseCode::Away,
-                reason: "idle timeout".into(),
-            };
-            let _ = self.shared.send(Message::Close(Some(close))).await;
+            self.reply(close(CloseCode::Away, "idle timeout"));
         } else if self.last_seen + timeouts.idle > now {
             let due = self.last_seen + timeouts.idle;
             self.timer.as_mut().reset(due);
         } else {
             self.awaiting_pong = true;
             self.timer.as_mut().reset(now + timeouts.pong);
-            let _ = self.shared.send(Message::Ping(Default::default())).await;
+            self.reply(Message::Ping(Default::default()));
         }
-        None
     }
 
     /// Wait for more bytes (`need` from `start`, to complete a frame), the shutdown, or the
@@ -481,6 +510,9 @@ impl WsReceiver {
     }
 }
 
+/// How much a read buffer grows at least, per read, for a frame larger than it.
+const MIN_GROWTH: usize = 32 << 10;
+
 /// One read into a receiver's buffer, which is taken from the spares only once bytes are
 /// there, and given back if the read finds none after all.
 struct Fill<'a> {
@@ -508,6 +540,9 @@ impl Fill<'_> {
         match Pin::new(&mut *io).poll_read(cx, &mut read) {
             Poll::Ready(Ok(())) => {
                 let n = read.filled().len();
+                if n > 0 && n < read.capacity() {
+                    io.mark_drained();
+                }
                 *self.end += n;
                 Poll::Ready(Ok(n))
             }
@@ -521,9 +556,13 @@ impl Fill<'_> {
         }
     }
 
-    /// Room after `end` for the rest of the frame, and for at least one more byte.
+    /// Room after `end` for more of the frame: all of it when it is small, otherwise a
+    /// step at a time as its bytes arrive, so a header announcing a large frame commits no
+    /// more memory than a step beyond what was sent.
     fn make_room(&mut self) {
-        let need = self.need.max(*self.end - *self.start + 1);
+        let step = self.size.max(MIN_GROWTH);
+        let pending = *self.end - *self.start;
+        let need = self.need.min(pending + step).max(pending + 1);
         if *self.start > 0 && *self.start + need > self.buf.len() {
             self.buf.copy_within(*self.start..*self.end, 0);
             *self.end -= *self.start;
