@@ -17,7 +17,8 @@
 //!
 //! Messages, close codes and errors are `tungstenite`'s types. The framing is Vireo's own:
 //! it lends a connection its buffers only while a frame is arriving or leaving, so an idle
-//! WebSocket holds none, and it speaks permessage-deflate, which `tungstenite` does not.
+//! WebSocket holds none of its own (over TLS, rustls keeps its record buffers), and it
+//! speaks permessage-deflate, which `tungstenite` does not.
 
 mod buffers;
 mod config;
