@@ -10,7 +10,9 @@ pub struct WsConfig {
     pub max_message_size: usize,
     /// The largest single frame, in bytes. Default 1 MiB.
     pub max_frame_size: usize,
-    /// With nothing received for this long, the server sends a ping. Default 60 s.
+    /// With nothing received for this long, the server sends a ping. Checked once per
+    /// timeout rather than at every frame, so the ping goes out between one and two timeouts
+    /// after the last frame. Default 60 s.
     pub idle_timeout: Duration,
     /// How long to wait for anything (such as the pong) after that ping before closing with
     /// `1001`. Default 20 s.

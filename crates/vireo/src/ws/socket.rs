@@ -66,7 +66,9 @@ pub struct WsReceiver {
     end: usize,
     /// Fires at the idle, pong or close deadline; re-armed lazily, not at every frame.
     timer: Pin<Box<Sleep>>,
-    last_seen: Instant,
+    /// A frame came since the timer was last armed for the idle deadline: reading the clock
+    /// at every frame would cost more than the whole frame's decoding.
+    seen_since_armed: bool,
     awaiting_pong: bool,
     shutdown: Option<Pin<Box<dyn Future<Output = ()>>>>,
     /// A message (a ping, the client's close) or error decoded and held back until the
@@ -138,7 +140,7 @@ impl WebSocket {
                 start: 0,
                 end: 0,
                 timer,
-                last_seen: now,
+                seen_since_armed: false,
                 awaiting_pong: false,
                 shutdown: Some(shutdown),
                 held: None,
@@ -393,7 +395,7 @@ impl WsReceiver {
 
     fn consumed(&mut self, used: usize) {
         self.start += used;
-        self.last_seen = Instant::now();
+        self.seen_since_armed = true;
         self.awaiting_pong = false;
     }
 
@@ -457,9 +459,10 @@ impl WsReceiver {
             }
         } else if self.awaiting_pong {
             self.reply(close(CloseCode::Away, "idle timeout"));
-        } else if self.last_seen + timeouts.idle > now {
-            let due = self.last_seen + timeouts.idle;
-            self.timer.as_mut().reset(due);
+        } else if std::mem::take(&mut self.seen_since_armed) {
+            // Frames came: the idle spell starts again from here, so the ping goes out
+            // between one and two idle timeouts after the last frame.
+            self.timer.as_mut().reset(now + timeouts.idle);
         } else {
             self.awaiting_pong = true;
             self.timer.as_mut().reset(now + timeouts.pong);
