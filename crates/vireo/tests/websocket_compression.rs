@@ -2,10 +2,10 @@
 //! permessage-deflate (RFC 7692) over a real socket, with hand-made frames compressed by
 //! flate2 as a client would.
 
+mod raw_ws;
+
 use flate2::{Compress, Decompress, FlushCompress, FlushDecompress};
 use std::net::SocketAddr;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use vireo::ws::{WebSocket, WsConfig};
 use vireo::{serve_ephemeral, App, Request, RunningServer};
 
@@ -68,40 +68,13 @@ fn inflate(server: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A server frame: (first byte, payload).
-type Frame = (u8, Vec<u8>);
-
-/// Handshake offering `extensions`, send `frames` and read until the server closes: the
-/// response head and the frames it sent.
-async fn exchange(addr: SocketAddr, extensions: &str, frames: &[Vec<u8>]) -> (String, Vec<Frame>) {
-    let mut tcp = TcpStream::connect(addr).await.unwrap();
-    let mut request = format!(
-        "GET /echo HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: upgrade\r\n\
-         sec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\
-         sec-websocket-extensions: {extensions}\r\n\r\n"
-    )
-    .into_bytes();
-    for f in frames {
-        request.extend_from_slice(f);
-    }
-    tcp.write_all(&request).await.unwrap();
-    let mut bytes = Vec::new();
-    tcp.read_to_end(&mut bytes).await.unwrap();
-    let head_end = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-    let head = String::from_utf8(bytes[..head_end].to_vec()).unwrap();
-    assert!(head.starts_with("HTTP/1.1 101 "), "{head}");
-    let mut rest = &bytes[head_end..];
-    let mut out = Vec::new();
-    while rest.len() >= 2 {
-        let (len, at) = match rest[1] & 0x7F {
-            126 => (u16::from_be_bytes([rest[2], rest[3]]) as usize, 4),
-            127 => panic!("no 64-bit lengths expected here"),
-            n => (n as usize, 2),
-        };
-        out.push((rest[0], rest[at..at + len].to_vec()));
-        rest = &rest[at + len..];
-    }
-    (head, out)
+/// Handshake offering `extensions`, send `frames`: the response head and the server's frames.
+async fn exchange(
+    addr: SocketAddr,
+    extensions: &str,
+    frames: &[Vec<u8>],
+) -> (String, Vec<raw_ws::ServerFrame>) {
+    raw_ws::exchange(addr, Some(extensions), frames).await
 }
 
 fn extension_header(head: &str) -> Option<&str> {

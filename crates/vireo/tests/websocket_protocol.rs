@@ -2,9 +2,9 @@
 //! suite checks first (fragmentation, control frames between fragments, invalid UTF-8,
 //! reserved bits, unmasked client frames).
 
+mod raw_ws;
+
 use std::net::SocketAddr;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 use vireo::ws::{WebSocket, WsConfig};
 use vireo::{serve_ephemeral, App, Request, RunningServer};
 
@@ -40,29 +40,12 @@ fn frame(fin: bool, rsv: u8, opcode: u8, payload: &[u8], masked: bool) -> Vec<u8
     out
 }
 
-/// Handshake, send `frames`, and read what the server sends until it closes the connection:
-/// the frames as (opcode, payload).
+/// Send `frames` after the handshake; the frames the server sent, as (opcode, payload).
 async fn exchange(addr: SocketAddr, frames: &[Vec<u8>]) -> Vec<(u8, Vec<u8>)> {
-    let mut tcp = TcpStream::connect(addr).await.unwrap();
-    let mut request = b"GET /echo HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n".to_vec();
-    for f in frames {
-        request.extend_from_slice(f);
-    }
-    tcp.write_all(&request).await.unwrap();
-    let mut bytes = Vec::new();
-    tcp.read_to_end(&mut bytes).await.unwrap();
-    let head_end = bytes.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-    assert!(bytes.starts_with(b"HTTP/1.1 101 "));
-    let mut rest = &bytes[head_end..];
-    let mut out = Vec::new();
-    while rest.len() >= 2 {
-        assert_eq!(rest[1] & 0x80, 0, "server frames are not masked");
-        let len = (rest[1] & 0x7f) as usize;
-        assert!(len < 126);
-        out.push((rest[0] & 0x0f, rest[2..2 + len].to_vec()));
-        rest = &rest[2 + len..];
-    }
-    out
+    let (_, sent) = raw_ws::exchange(addr, None, frames).await;
+    sent.into_iter()
+        .map(|(first, payload)| (first & 0x0F, payload))
+        .collect()
 }
 
 fn close_code(frame: &(u8, Vec<u8>)) -> u16 {

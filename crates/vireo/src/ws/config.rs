@@ -21,7 +21,8 @@ pub struct WsConfig {
     /// Default 5 s.
     pub close_timeout: Duration,
     /// Subprotocols the server speaks, in order of preference; the first one the client
-    /// offers is selected and reported by [`WebSocket::protocol`]. Default none.
+    /// offers is selected and reported by
+    /// [`WebSocket::protocol`](super::WebSocket::protocol). Default none.
     pub protocols: Vec<String>,
     /// The read buffer a connection is lent while a frame arrives (an idle connection holds
     /// none). A larger frame's buffer grows as its bytes arrive, at most 32 KiB (or this size,
