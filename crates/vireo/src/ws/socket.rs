@@ -66,8 +66,8 @@ pub struct WsReceiver {
     end: usize,
     /// Fires at the idle, pong or close deadline; re-armed lazily, not at every frame.
     timer: Pin<Box<Sleep>>,
-    /// A frame came since the timer was last armed for the idle deadline: reading the clock
-    /// at every frame would cost more than the whole frame's decoding.
+    /// A frame came since the timer was last armed for the idle deadline, so the clock is
+    /// read once per timeout rather than at every frame.
     seen_since_armed: bool,
     awaiting_pong: bool,
     shutdown: Option<Pin<Box<dyn Future<Output = ()>>>>,
@@ -513,7 +513,8 @@ impl WsReceiver {
     }
 }
 
-/// How much a read buffer grows at least, per read, for a frame larger than it.
+/// How far ahead of the bytes that arrived a buffer may grow for a frame larger than it
+/// (or the read buffer's size, if that is larger).
 const MIN_GROWTH: usize = 32 << 10;
 
 /// One read into a receiver's buffer, which is taken from the spares only once bytes are
