@@ -136,9 +136,10 @@ impl Listener {
     }
 
     /// Serve an ASGI or WSGI application (`vireo serve`) like `serve`, with the engine's
-    /// keep-alive timeout and graceful-shutdown timeout (seconds) and body limit when given.
+    /// keep-alive timeout and graceful-shutdown timeout (seconds), body limit and blocking
+    /// pool size (the threads WSGI apps run on) when given.
     #[pyo3(signature = (app, on_ready, handle_signals=true, keep_alive_timeout=None,
-        shutdown_timeout=None, max_body_size=None))]
+        shutdown_timeout=None, max_body_size=None, blocking_threads=None))]
     #[allow(clippy::too_many_arguments)]
     fn serve_app(
         &self,
@@ -149,6 +150,7 @@ impl Listener {
         keep_alive_timeout: Option<f64>,
         shutdown_timeout: Option<f64>,
         max_body_size: Option<u64>,
+        blocking_threads: Option<usize>,
     ) -> PyResult<()> {
         let server = self.take()?;
         let mut limits = Limits::default();
@@ -162,6 +164,12 @@ impl Listener {
         let mut server = server.limits(limits).half_close(false);
         if let Some(secs) = shutdown_timeout {
             server = server.shutdown_timeout(seconds(secs)?);
+        }
+        if let Some(threads) = blocking_threads {
+            if threads == 0 {
+                return Err(PyValueError::new_err("blocking_threads must be at least 1"));
+            }
+            server = server.max_blocking_threads(threads);
         }
         let service = AppService(app.config.clone());
         serve_one_worker(py, server, service, on_ready, handle_signals)

@@ -170,3 +170,38 @@ def test_slow_request_does_not_stall_the_worker(serve):
     assert thread.is_alive(), "the slow request is still running"
     thread.join(10)
     assert slow["r"][0::2] == (200, b"slow")
+
+
+def _peak_overlap(served, requests: int) -> int:
+    """Send `requests` concurrent requests to /overlap; the most the app ran at once."""
+    answers = []
+    threads = [
+        threading.Thread(target=lambda: answers.append(served.get(f"/overlap?{requests}")))
+        for _ in range(requests)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert [a[0] for a in answers] == [200] * requests
+    return max(int(a[2]) for a in answers)
+
+
+def test_threads_bound_the_requests_run_at_once(serve):
+    served = serve("wsgi_raw:app", "--threads", "2")
+    assert _peak_overlap(served, 4) == 2
+
+
+def test_default_threads_run_requests_side_by_side(serve):
+    served = serve("wsgi_raw:app")
+    assert _peak_overlap(served, 4) == 4
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "many"])
+def test_threads_must_be_a_positive_count(value, capsys):
+    from vireo.cli import main
+
+    with pytest.raises(SystemExit) as exit:
+        main(["serve", "wsgi_raw:app", "--threads", value])
+    assert exit.value.code == 2
+    assert "--threads" in capsys.readouterr().err

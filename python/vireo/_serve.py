@@ -43,6 +43,7 @@ class Options:
     port: int = 8000
     uds: str | None = None
     workers: int = 1
+    threads: int = 8
     interface: str = "auto"
     lifespan: str = "auto"
     factory: bool = False
@@ -219,6 +220,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
             keep_alive_timeout=options.timeout_keep_alive,
             shutdown_timeout=options.timeout_graceful_shutdown,
             max_body_size=options.limit_request_body,
+            blocking_threads=options.threads,
         )
     finally:
         for sig, handler in restore.items():
@@ -233,7 +235,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
 def serve(app: Any, announce: Callable[[str], None] | None = None, **options: Any) -> int:
     """Serve an ASGI 3 or WSGI application (or a `"module:attr"` string) until SIGTERM or
     SIGINT; returns the exit status. Options are `vireo serve`'s (see `vireo serve --help`):
-    host, port, uds, workers, interface, lifespan, factory, root_path, proxy_headers,
+    host, port, uds, workers, threads, interface, lifespan, factory, root_path, proxy_headers,
     forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
     timeout_graceful_shutdown, log_level, access_log, ws, ws_max_size, ws_ping_interval,
     ws_ping_timeout, ws_per_message_deflate, ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_ca_certs,
@@ -244,6 +246,9 @@ def serve(app: Any, announce: Callable[[str], None] | None = None, **options: An
         app = import_app(app, opts.factory)
     elif opts.factory:
         app = app()
+    if opts.workers < 1 or opts.threads < 1:
+        raise ValueError(f"workers and threads must each be at least 1, not {opts.workers} "
+                         f"and {opts.threads}")
     interface = detect_interface(app) if opts.interface == "auto" else opts.interface
     if interface not in ("asgi", "wsgi"):
         raise ValueError(f"unknown interface {opts.interface!r}; one of auto, asgi, wsgi")

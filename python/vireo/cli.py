@@ -27,6 +27,17 @@ def _boolean(text: str) -> bool:
         raise argparse.ArgumentTypeError(f"{text!r} is not a valid boolean") from None
 
 
+def _positive(text: str) -> int:
+    """A count that must be at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vireo", description="Vireo: serve Python web apps.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -38,7 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
     p.add_argument("--uds", metavar="PATH", help="bind a Unix domain socket instead")
-    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--workers", type=_positive, default=1, help="worker processes (default 1)")
+    p.add_argument("--threads", "--blocking-threads", dest="threads", type=_positive, default=8,
+                   help="threads per worker that WSGI apps run on (default 8)")
     p.add_argument("--interface", choices=("auto", "asgi", "wsgi"), default="auto")
     p.add_argument("--lifespan", choices=("auto", "on", "off"), default="auto",
                    help="the ASGI lifespan protocol (default auto)")
@@ -104,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         port=args.port,
         uds=args.uds,
         workers=args.workers,
+        threads=args.threads,
         interface=args.interface,
         lifespan=args.lifespan,
         factory=args.factory,

@@ -7,6 +7,9 @@ import time
 
 closed = []
 _thread_seen = threading.local()
+# Requests in /overlap now, and the most there have been at once.
+_overlap = {"active": 0, "peak": 0}
+_overlap_changed = threading.Condition()
 
 
 class Tracked:
@@ -104,6 +107,19 @@ def app(environ, start_response):
         write = start_response("200 OK", [("Content-Type", "text/plain")])
         write(b"written,")
         return [b"returned"]
+    if path == "/overlap":
+        # Waits (up to a second) until QUERY_STRING requests are in here at once; answers
+        # the most that were.
+        wanted = int(environ["QUERY_STRING"] or 1)
+        with _overlap_changed:
+            _overlap["active"] += 1
+            _overlap["peak"] = max(_overlap["peak"], _overlap["active"])
+            _overlap_changed.notify_all()
+            _overlap_changed.wait_for(lambda: _overlap["active"] >= wanted, timeout=1.0)
+            peak = _overlap["peak"]
+            _overlap["active"] -= 1
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [str(peak).encode()]
     if path == "/slow":
         time.sleep(1.0)
         start_response("200 OK", [])
