@@ -205,3 +205,10 @@ def test_threads_must_be_a_positive_count(value, capsys):
         main(["serve", "wsgi_raw:app", "--threads", value])
     assert exit.value.code == 2
     assert "--threads" in capsys.readouterr().err
+
+
+def test_serve_refuses_zero_threads():
+    import vireo
+
+    with pytest.raises(ValueError, match="threads must each be at least 1"):
+        vireo.serve(lambda environ, start_response: [], threads=0)
