@@ -4,7 +4,7 @@
 mod common;
 
 use common::run;
-use common::tls::{client_ca, connect, presenting, self_signed};
+use common::tls::{client_ca, client_ca_revoking_one, connect, presenting, self_signed};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::TlsConnector;
 use vireo_http::tls::{ClientAuth, TlsCert, TlsConfig, TlsError};
@@ -130,4 +130,46 @@ fn an_authority_file_without_a_usable_certificate_is_a_typed_error() {
         error.to_string().contains("certificate authority"),
         "{error}"
     );
+}
+
+#[test]
+fn a_certificate_revocation_list_refuses_the_certificates_it_revokes() {
+    let (good, revoked, crl_pem) = client_ca_revoking_one();
+    let auth = ClientAuth::from_pem(good.ca_pem.as_bytes())
+        .unwrap()
+        .crls_from_pem(crl_pem.as_bytes())
+        .unwrap();
+    let server = serve(auth);
+    run(async {
+        let reply = request(&server, &presenting(Some(&good))).await;
+        assert!(reply.is_some(), "a certificate the list does not revoke");
+        assert_eq!(
+            request(&server, &presenting(Some(&revoked))).await,
+            None,
+            "a revoked certificate"
+        );
+    });
+    // Without the list, the same certificate is accepted: it is the list that refuses it.
+    let server = serve(ClientAuth::from_pem(good.ca_pem.as_bytes()).unwrap());
+    run(async {
+        assert!(request(&server, &presenting(Some(&revoked)))
+            .await
+            .is_some());
+    });
+}
+
+#[test]
+fn a_certificate_revocation_list_file_without_a_list_is_a_typed_error() {
+    let ours = client_ca();
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("crl.pem");
+    std::fs::write(&empty, &ours.ca_pem).unwrap();
+    let auth = ClientAuth::from_pem(ours.ca_pem.as_bytes()).unwrap();
+    let error = auth.clone().crls_from_pem_file(&empty).unwrap_err();
+    assert!(matches!(error, TlsError::NoCrl { .. }), "{error:?}");
+    assert!(error.to_string().contains("crl.pem"), "{error}");
+    let error = auth
+        .crls_from_pem_file(dir.path().join("missing.pem"))
+        .unwrap_err();
+    assert!(matches!(error, TlsError::Read { .. }), "{error:?}");
 }

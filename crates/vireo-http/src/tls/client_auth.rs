@@ -4,7 +4,7 @@
 use super::cert::{pem_error, provider, read};
 use super::error::{PemSource, TlsError};
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::CertificateDer;
+use rustls_pki_types::{CertificateDer, CertificateRevocationListDer};
 use std::path::Path;
 use std::sync::Arc;
 use tokio_rustls::rustls::server::danger::ClientCertVerifier;
@@ -28,6 +28,7 @@ use tokio_rustls::rustls::RootCertStore;
 pub struct ClientAuth {
     roots: Arc<RootCertStore>,
     required: bool,
+    crls: Vec<CertificateRevocationListDer<'static>>,
 }
 
 impl ClientAuth {
@@ -47,6 +48,32 @@ impl ClientAuth {
     pub fn optional(mut self) -> ClientAuth {
         self.required = false;
         self
+    }
+
+    /// Also refuse client certificates revoked by the certificate revocation lists (CRLs) in a
+    /// PEM file (one or more `X509 CRL` sections). With any CRL given, every certificate of a
+    /// client's chain below the authority must be covered by a CRL from its issuer: one whose
+    /// revocation status is unknown is refused too, as nginx and OpenSSL's CRL checks do.
+    pub fn crls_from_pem_file(self, path: impl AsRef<Path>) -> Result<ClientAuth, TlsError> {
+        let path = path.as_ref();
+        self.add_crls(&read(path)?, PemSource::File(path.to_path_buf()))
+    }
+
+    /// [`ClientAuth::crls_from_pem_file`] with the PEM given as bytes.
+    pub fn crls_from_pem(self, pem: &[u8]) -> Result<ClientAuth, TlsError> {
+        self.add_crls(pem, PemSource::Memory { certificate: true })
+    }
+
+    fn add_crls(mut self, pem: &[u8], source: PemSource) -> Result<ClientAuth, TlsError> {
+        let before = self.crls.len();
+        for crl in CertificateRevocationListDer::pem_slice_iter(pem) {
+            self.crls
+                .push(crl.map_err(|error| pem_error(&source, error))?);
+        }
+        if self.crls.len() == before {
+            return Err(TlsError::NoCrl { source });
+        }
+        Ok(self)
     }
 
     /// Whether a client must show a certificate.
@@ -71,12 +98,14 @@ impl ClientAuth {
         Ok(ClientAuth {
             roots: Arc::new(roots),
             required: true,
+            crls: Vec::new(),
         })
     }
 
     /// The rustls verifier these settings make.
     pub(crate) fn verifier(&self) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
-        let builder = WebPkiClientVerifier::builder_with_provider(self.roots.clone(), provider());
+        let builder = WebPkiClientVerifier::builder_with_provider(self.roots.clone(), provider())
+            .with_crls(self.crls.iter().cloned());
         let builder = if self.required {
             builder
         } else {

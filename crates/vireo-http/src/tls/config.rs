@@ -3,6 +3,7 @@
 use super::cert::{provider, TlsCert};
 use super::client_auth::ClientAuth;
 use super::error::TlsError;
+use super::protocols::{rustls_versions, with_suites, TlsVersion};
 use super::resolver::SniResolver;
 use super::ALPN_PROTOCOLS;
 use rustls_pki_types::DnsName;
@@ -14,9 +15,10 @@ use tokio_rustls::rustls::{self, ServerConfig};
 /// [`TlsConfig::from_pem_files`], [`TlsConfig::from_pem`], [`TlsConfig::builder`] (several
 /// certificates chosen by SNI) or [`TlsConfig::from_rustls`]. Cheap to clone.
 ///
-/// TLS 1.2 and 1.3 with rustls's default cipher suites and provider; ALPN offers `http/1.1`
-/// (and `h2` first with the `http2` feature); no client certificates unless the builder's
-/// [`TlsConfigBuilder::client_auth`] asks for them.
+/// TLS 1.2 and 1.3 with rustls's default cipher suites and provider (fewer with the builder's
+/// [`TlsConfigBuilder::versions`] and [`TlsConfigBuilder::cipher_suites`]); ALPN offers
+/// `http/1.1` (and `h2` first with the `http2` feature); no client certificates unless the
+/// builder's [`TlsConfigBuilder::client_auth`] asks for them.
 #[derive(Clone, Debug)]
 pub struct TlsConfig {
     pub(crate) server: Arc<ServerConfig>,
@@ -87,6 +89,8 @@ pub struct TlsConfigBuilder {
     names: Vec<(String, TlsCert)>,
     default: Option<TlsCert>,
     client_auth: Option<ClientAuth>,
+    versions: Option<Vec<TlsVersion>>,
+    cipher_suites: Vec<String>,
 }
 
 impl TlsConfigBuilder {
@@ -108,7 +112,30 @@ impl TlsConfigBuilder {
         self
     }
 
-    /// The configuration; fails on a name that is not a DNS name, or without any certificate.
+    /// Offer only these TLS versions (by default both 1.2 and 1.3).
+    pub fn versions(mut self, versions: &[TlsVersion]) -> Self {
+        self.versions = Some(versions.to_vec());
+        self
+    }
+
+    /// Offer only the cipher suites named, by their IANA names
+    /// (`TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`, `TLS_AES_256_GCM_SHA384`), rustls's
+    /// (`TLS13_AES_256_GCM_SHA384`) or OpenSSL's (`ECDHE-RSA-AES128-GCM-SHA256`), in any case.
+    /// Names of TLS 1.2 suites choose among TLS 1.2's and names of TLS 1.3 suites among TLS
+    /// 1.3's; a version none of whose suites is named keeps all of rustls's defaults for it
+    /// (as OpenSSL's cipher list leaves TLS 1.3 alone). [`TlsConfigBuilder::build`] fails on a
+    /// name that is not one of rustls's default suites.
+    pub fn cipher_suites<S: AsRef<str>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.cipher_suites = names
+            .into_iter()
+            .map(|name| name.as_ref().trim().to_owned())
+            .filter(|name| !name.is_empty())
+            .collect();
+        self
+    }
+
+    /// The configuration; fails on a name that is not a DNS name, without any certificate,
+    /// with no TLS version, or on an unknown cipher suite.
     pub fn build(self) -> Result<TlsConfig, TlsError> {
         if self.names.is_empty() && self.default.is_none() {
             return Err(TlsError::NoCertificates);
@@ -128,8 +155,13 @@ impl TlsConfigBuilder {
             }
             table.insert(host.to_owned(), cert.key);
         }
-        let versions = ServerConfig::builder_with_provider(provider())
-            .with_protocol_versions(rustls::DEFAULT_VERSIONS)
+        let versions = match &self.versions {
+            Some(versions) => rustls_versions(versions)?,
+            None => rustls::DEFAULT_VERSIONS.to_vec(),
+        };
+        let provider = Arc::new(with_suites(&provider(), &self.cipher_suites)?);
+        let versions = ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&versions)
             .map_err(TlsError::Rustls)?;
         let verified = match &self.client_auth {
             Some(auth) => versions.with_client_cert_verifier(auth.verifier()?),

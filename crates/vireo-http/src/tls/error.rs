@@ -107,6 +107,20 @@ pub enum TlsError {
         /// The protocol, as text.
         protocol: String,
     },
+    /// No TLS version left to offer.
+    NoProtocolVersion,
+    /// A cipher suite name that names none of the suites rustls offers.
+    UnknownCipherSuite {
+        /// The name given.
+        name: String,
+        /// The suites offered, by their IANA names.
+        offered: Vec<String>,
+    },
+    /// No `X509 CRL` section in a certificate revocation list file.
+    NoCrl {
+        /// Where it came from.
+        source: PemSource,
+    },
     /// rustls refused the configuration.
     Rustls(tokio_rustls::rustls::Error),
 }
@@ -149,6 +163,18 @@ impl fmt::Display for TlsError {
             TlsError::UnsupportedAlpn { protocol } => write!(
                 f,
                 "ALPN protocol {protocol:?} is not supported: the engine speaks http/1.1 (and h2 with the http2 feature)"
+            ),
+            TlsError::NoProtocolVersion => {
+                f.write_str("a TLS configuration needs at least one TLS version (1.2 or 1.3)")
+            }
+            TlsError::UnknownCipherSuite { name, offered } => write!(
+                f,
+                "unknown cipher suite {name:?}; the suites offered are {}",
+                offered.join(", ")
+            ),
+            TlsError::NoCrl { source } => write!(
+                f,
+                "{source}: no certificate revocation list found (expected a -----BEGIN X509 CRL----- section)"
             ),
             TlsError::Rustls(error) => write!(f, "rustls: {error}"),
         }

@@ -42,6 +42,7 @@ mod config;
 mod encrypted_key;
 mod error;
 mod handle;
+mod protocols;
 mod resolver;
 mod session;
 
@@ -50,6 +51,7 @@ pub use client_auth::ClientAuth;
 pub use config::{TlsConfig, TlsConfigBuilder};
 pub use error::{PemSource, TlsError};
 pub use handle::TlsHandle;
+pub use protocols::TlsVersion;
 pub use session::TlsSession;
 
 /// rustls itself, for [`TlsConfig::from_rustls`] and [`TlsConfig::rustls_config`].

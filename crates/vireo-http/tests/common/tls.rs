@@ -97,6 +97,47 @@ pub fn client_ca() -> ClientCa {
     }
 }
 
+/// A certificate authority with two client certificates, the second revoked by the
+/// certificate revocation list (PEM) that comes third.
+pub fn client_ca_revoking_one() -> (ClientCa, ClientCa, String) {
+    use rcgen::{
+        date_time_ymd, BasicConstraints, CertificateParams, CertificateRevocationListParams,
+        CertifiedIssuer, ExtendedKeyUsagePurpose, IsCa, KeyIdMethod, KeyPair, RevokedCertParams,
+        SerialNumber,
+    };
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let client = |serial: u64| {
+        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        params.serial_number = Some(SerialNumber::from(serial));
+        let key = KeyPair::generate().unwrap();
+        let cert = params.signed_by(&key, &ca).unwrap();
+        ClientCa {
+            ca_pem: ca.pem(),
+            client_chain: vec![cert.der().clone()],
+            client_key_der: key.serialize_der(),
+        }
+    };
+    let crl = CertificateRevocationListParams {
+        this_update: date_time_ymd(2020, 1, 1),
+        next_update: date_time_ymd(2100, 1, 1),
+        crl_number: SerialNumber::from(1u64),
+        issuing_distribution_point: None,
+        revoked_certs: vec![RevokedCertParams {
+            serial_number: SerialNumber::from(2u64),
+            revocation_time: date_time_ymd(2020, 1, 1),
+            reason_code: None,
+            invalidity_date: None,
+        }],
+        key_identifier_method: KeyIdMethod::Sha256,
+    }
+    .signed_by(&ca)
+    .unwrap();
+    (client(1), client(2), crl.pem().unwrap())
+}
+
 /// A client that accepts any server certificate and shows `client`'s certificate, or none.
 pub fn presenting(client: Option<&ClientCa>) -> TlsConnector {
     let provider = Arc::new(aws_lc_rs::default_provider());

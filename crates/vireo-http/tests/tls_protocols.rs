@@ -1,0 +1,107 @@
+//! Offering fewer TLS versions or cipher suites than rustls's defaults.
+
+mod common;
+
+use common::run;
+use common::tls::{accepting_any, connect, self_signed};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_rustls::rustls::version::{TLS12, TLS13};
+use tokio_rustls::TlsConnector;
+use vireo_http::tls::{TlsCert, TlsConfig, TlsConfigBuilder, TlsError, TlsVersion};
+use vireo_http::{service_fn, Request, Response, RunningServer, Server};
+
+fn builder() -> TlsConfigBuilder {
+    let cert = self_signed(&["localhost"]);
+    TlsConfig::builder()
+        .default(TlsCert::from_pem(cert.chain_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap())
+}
+
+fn serve(config: TlsConfig) -> RunningServer {
+    Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .tls(config)
+        .spawn(service_fn(|req: Request<'_>| {
+            let tls = req.tls().expect("a TLS connection has its session");
+            Response::text(format!(
+                "version={:x} suite={:x}",
+                tls.protocol_version(),
+                tls.cipher_suite()
+            ))
+        }))
+        .unwrap()
+}
+
+/// What the server says it negotiated, or `None` when it refused the connection.
+async fn negotiated(server: &RunningServer, connector: &TlsConnector) -> Option<String> {
+    let mut stream = connect(connector, server.addr(), "localhost").await.ok()?;
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .ok()?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).await.ok()?;
+    reply.lines().last().map(str::to_owned)
+}
+
+#[test]
+fn a_server_offering_tls12_only_refuses_a_tls13_only_client() {
+    let server = serve(builder().versions(&[TlsVersion::Tls12]).build().unwrap());
+    run(async {
+        let reply = negotiated(&server, &accepting_any(&[&TLS12, &TLS13], &[b"http/1.1"])).await;
+        assert!(reply.unwrap().starts_with("version=303 "));
+        assert_eq!(
+            negotiated(&server, &accepting_any(&[&TLS13], &[b"http/1.1"])).await,
+            None
+        );
+    });
+}
+
+#[test]
+fn a_server_offering_tls13_only_refuses_a_tls12_only_client() {
+    let server = serve(builder().versions(&[TlsVersion::Tls13]).build().unwrap());
+    run(async {
+        let reply = negotiated(&server, &accepting_any(&[&TLS12, &TLS13], &[b"http/1.1"])).await;
+        assert!(reply.unwrap().starts_with("version=304 "));
+        assert_eq!(
+            negotiated(&server, &accepting_any(&[&TLS12], &[b"http/1.1"])).await,
+            None
+        );
+    });
+}
+
+#[test]
+fn the_suites_named_are_the_only_ones_negotiated() {
+    // The test certificate has an ECDSA key, so its TLS 1.2 suites are the ECDHE_ECDSA ones.
+    let config = builder()
+        .versions(&[TlsVersion::Tls12])
+        .cipher_suites(["ECDHE-ECDSA-CHACHA20-POLY1305"])
+        .build()
+        .unwrap();
+    let server = serve(config);
+    run(async {
+        let reply = negotiated(&server, &accepting_any(&[&TLS12], &[b"http/1.1"])).await;
+        // TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 is 0xcca9; the client prefers AES-GCM.
+        assert_eq!(reply.as_deref(), Some("version=303 suite=cca9"));
+    });
+    let config = builder()
+        .cipher_suites(["TLS_CHACHA20_POLY1305_SHA256"])
+        .build()
+        .unwrap();
+    let server = serve(config);
+    run(async {
+        let reply = negotiated(&server, &accepting_any(&[&TLS13], &[b"http/1.1"])).await;
+        assert_eq!(reply.as_deref(), Some("version=304 suite=1303"));
+    });
+}
+
+#[test]
+fn unknown_suites_and_no_versions_are_typed_errors() {
+    let error = builder().cipher_suites(["RC4-MD5"]).build().unwrap_err();
+    assert!(
+        matches!(error, TlsError::UnknownCipherSuite { .. }),
+        "{error:?}"
+    );
+    let error = builder().versions(&[]).build().unwrap_err();
+    assert!(matches!(error, TlsError::NoProtocolVersion), "{error:?}");
+}
