@@ -5,7 +5,7 @@ use crate::app::AppCore;
 use crate::app_service::AppService;
 use crate::asgi_config::AsgiApp;
 use crate::dispatch::PyService;
-use crate::tls_files::TlsFiles;
+use crate::tls_files::{TlsFiles, TlsPolicy};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Arc;
@@ -74,10 +74,14 @@ impl Listener {
     /// Serve HTTPS on this socket from now on, with the PEM certificate chain and private key
     /// in these files (the key encrypted with `password`, if given): TLS 1.2 and 1.3, ALPN
     /// offering `h2` and `http/1.1`. `cert_reqs` asks clients for a certificate signed by an
-    /// authority in `ca_certs`, as Python's `ssl` does: 0 never, 1 optional, 2 required. Read
-    /// here, before any worker forks, so a bad file is an error at start-up; read again on
-    /// SIGHUP, when the worker handles signals, to renew the certificate without a restart.
-    #[pyo3(signature = (certfile, keyfile, password=None, ca_certs=None, cert_reqs=0))]
+    /// authority in `ca_certs`, as Python's `ssl` does: 0 never, 1 optional, 2 required, and
+    /// not revoked by a list in the `crls` files. `versions` ("1.2", "1.3") and `ciphers`
+    /// (suite names) offer fewer than the defaults. Read here, before any worker forks, so a
+    /// bad file or name is an error at start-up; read again on SIGHUP, when the worker handles
+    /// signals, to renew the certificate (and the lists) without a restart.
+    #[pyo3(signature = (certfile, keyfile, password=None, ca_certs=None, cert_reqs=0,
+        crls=Vec::new(), versions=Vec::new(), ciphers=Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
     fn use_tls(
         &self,
         certfile: String,
@@ -85,8 +89,16 @@ impl Listener {
         password: Option<String>,
         ca_certs: Option<String>,
         cert_reqs: u8,
+        crls: Vec<String>,
+        versions: Vec<String>,
+        ciphers: Vec<String>,
     ) -> PyResult<()> {
-        let files = TlsFiles::new(certfile, keyfile, password, ca_certs, cert_reqs)?;
+        let policy = TlsPolicy {
+            crls,
+            versions,
+            cipher_suites: ciphers,
+        };
+        let files = TlsFiles::new(certfile, keyfile, password, ca_certs, cert_reqs, policy)?;
         let config = files
             .load()
             .map_err(|e| PyValueError::new_err(format!("TLS: {e}")))?;

@@ -161,3 +161,79 @@ def test_a_bad_file_at_sighup_keeps_the_current_certificate(serve, tmp_path):
     assert "keeping the current certificate" in served.log()
     assert "key.pem" in served.log(), "the error names the file"
     assert _get(served, _context(ca)).status_code == 200
+
+
+def _crl(ca: trustme.CA, revoked: list[trustme.LeafCert], path) -> str:
+    """A certificate revocation list from `ca` revoking `revoked`, written to `path`."""
+    import datetime
+
+    from cryptography.hazmat.primitives import hashes
+
+    ca_cert = x509.load_pem_x509_certificate(ca.cert_pem.bytes())
+    ca_key = serialization.load_pem_private_key(ca.private_key_pem.bytes(), password=None)
+    an_hour_ago = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=1)
+    builder = (x509.CertificateRevocationListBuilder().issuer_name(ca_cert.subject)
+               .last_update(an_hour_ago).next_update(an_hour_ago + datetime.timedelta(days=1))
+               .add_extension(x509.CRLNumber(1), critical=False)
+               .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(
+                   ca_key.public_key()), critical=False))
+    for leaf in revoked:
+        serial = x509.load_pem_x509_certificate(leaf.cert_chain_pems[0].bytes()).serial_number
+        builder = builder.add_revoked_certificate(
+            x509.RevokedCertificateBuilder().serial_number(serial)
+            .revocation_date(an_hour_ago).build())
+    crl = builder.sign(ca_key, hashes.SHA256())
+    path.write_bytes(crl.public_bytes(serialization.Encoding.PEM))
+    return str(path)
+
+
+def test_a_client_certificate_revoked_by_the_crl_is_refused(serve, tmp_path):
+    server_ca, client_ca = trustme.CA(), trustme.CA()
+    chain, key = _write_cert(server_ca, tmp_path)
+    authorities = tmp_path / "clients-ca.pem"
+    client_ca.cert_pem.write_to_path(str(authorities))
+    ours, revoked = client_ca.issue_cert("ours@example.org"), client_ca.issue_cert("gone@example.org")
+    crl = _crl(client_ca, [revoked], tmp_path / "clients.crl.pem")
+    served = serve("asgi_raw:app", "--ssl-certfile", chain, "--ssl-keyfile", key,
+                   "--ssl-ca-certs", str(authorities), "--ssl-cert-reqs", "2", "--ssl-crl", crl)
+    assert _get(served, _context(server_ca, ours)).status_code == 200
+    with pytest.raises(httpx.TransportError):
+        _get(served, _context(server_ca, revoked))
+    assert _get(served, _context(server_ca, ours)).status_code == 200, "still serving"
+
+
+def test_ssl_version_5_offers_tls_1_2_only(serve, tmp_path):
+    ca = trustme.CA()
+    chain, key = _write_cert(ca, tmp_path)
+    served = serve("asgi_raw:app", "--ssl-certfile", chain, "--ssl-keyfile", key,
+                   "--ssl-version", "5")
+    tls = _get(served, _context(ca)).json()["extensions"]["tls"]
+    assert tls["tls_version"] == 0x0303
+    tls13_only = _context(ca)
+    tls13_only.minimum_version = ssl.TLSVersion.TLSv1_3
+    with pytest.raises(httpx.TransportError):
+        _get(served, tls13_only)
+
+
+def test_ssl_ciphers_name_the_suites_offered(serve, tmp_path):
+    ca = trustme.CA()
+    chain, key = _write_cert(ca, tmp_path)
+    served = serve("asgi_raw:app", "--ssl-certfile", chain, "--ssl-keyfile", key,
+                   "--ssl-version", "5",
+                   "--ssl-ciphers", "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305")
+    tls = _get(served, _context(ca)).json()["extensions"]["tls"]
+    # TLS_ECDHE_{RSA,ECDSA}_WITH_CHACHA20_POLY1305_SHA256; the client prefers AES-GCM ones.
+    assert tls["cipher_suite"] in (0xCCA8, 0xCCA9)
+
+
+def test_tls_version_cipher_and_crl_options_are_checked_at_start(tmp_path):
+    chain, key = _write_cert(trustme.CA(), tmp_path)
+    tls = ("--ssl-certfile", chain, "--ssl-keyfile", key)
+    assert "TLS 1.2 and 1.3 only" in _start_fails(*tls, "--ssl-version", "3")
+    unknown = _start_fails(*tls, "--ssl-ciphers", "RC4-MD5")
+    assert 'unknown cipher suite "RC4-MD5"' in unknown
+    assert "TLS_AES_128_GCM_SHA256" in unknown, "the error lists the suites offered"
+    crl = _crl(trustme.CA(), [], tmp_path / "empty.crl.pem")
+    assert "not asked for" in _start_fails(*tls, "--ssl-crl", crl)
+    assert "no certificate revocation list" in _start_fails(
+        *tls, "--ssl-ca-certs", chain, "--ssl-cert-reqs", "2", "--ssl-crl", chain)

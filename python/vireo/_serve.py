@@ -66,6 +66,9 @@ class Options:
     ssl_keyfile_password: str | None = None
     ssl_ca_certs: str | None = None
     ssl_cert_reqs: int = 0
+    ssl_version: int = 17
+    ssl_ciphers: str = "TLSv1"
+    ssl_crl: list[str] | None = None
 
 
 def import_app(spec: str, factory: bool = False) -> Any:
@@ -239,7 +242,7 @@ def serve(app: Any, announce: Callable[[str], None] | None = None, **options: An
     forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
     timeout_graceful_shutdown, log_level, access_log, ws, ws_max_size, ws_ping_interval,
     ws_ping_timeout, ws_per_message_deflate, ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_ca_certs,
-    ssl_cert_reqs."""
+    ssl_cert_reqs, ssl_version, ssl_ciphers, ssl_crl."""
     opts = Options(**options)
     configure_logging(opts.log_level)
     if isinstance(app, str):
@@ -260,7 +263,7 @@ def serve(app: Any, announce: Callable[[str], None] | None = None, **options: An
         listener = _vireo.Listener(opts.host, opts.port)
     tls = server.listen_tls(
         listener, opts.ssl_certfile, opts.ssl_keyfile, opts.ssl_keyfile_password,
-        opts.ssl_ca_certs, opts.ssl_cert_reqs,
+        opts.ssl_ca_certs, opts.ssl_cert_reqs, opts.ssl_version, opts.ssl_ciphers, opts.ssl_crl,
     )
     announce = announce or server.announcer(tls)
     target = _Target(app, interface, opts, listener)

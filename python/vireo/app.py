@@ -451,15 +451,17 @@ class App(_Routes):
     def run(self, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
             ssl_certfile: str | None = None, ssl_keyfile: str | None = None,
             ssl_keyfile_password: str | None = None, ssl_ca_certs: str | None = None,
-            ssl_cert_reqs: int = 0) -> None:
+            ssl_cert_reqs: int = 0, ssl_version: int = 17, ssl_ciphers: str = "TLSv1",
+            ssl_crl: str | list[str] | None = None) -> None:
         """Serve until SIGTERM or SIGINT; HTTPS (and HTTP/2 by ALPN) with a PEM certificate
-        chain and key, client certificates as `vireo serve --help` says. See
-        `vireo.server.run`."""
+        chain and key, client certificates, versions and cipher suites as
+        `vireo serve --help` says. See `vireo.server.run`."""
         from .server import run
 
         run(self, host, port, workers, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
             ssl_keyfile_password=ssl_keyfile_password, ssl_ca_certs=ssl_ca_certs,
-            ssl_cert_reqs=ssl_cert_reqs)
+            ssl_cert_reqs=ssl_cert_reqs, ssl_version=ssl_version, ssl_ciphers=ssl_ciphers,
+            ssl_crl=ssl_crl)
 
 
 FastAPI = App

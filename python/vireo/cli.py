@@ -95,6 +95,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ssl-cert-reqs", type=int, choices=(0, 1, 2), default=0, metavar="{0,1,2}",
                    help="client certificates: 0 not asked for, 1 optional, 2 required, "
                         "checked against --ssl-ca-certs (default 0)")
+    p.add_argument("--ssl-version", type=int, default=17, metavar="INT",
+                   help="an ssl.PROTOCOL_* number: 17 (TLS_SERVER) TLS 1.2 and 1.3, "
+                        "5 (TLSv1_2) TLS 1.2 only (default 17)")
+    p.add_argument("--ssl-ciphers", default="TLSv1", metavar="NAMES",
+                   help="cipher suites offered, colon-separated IANA or OpenSSL names "
+                        "(default TLSv1: every suite the server has)")
+    p.add_argument("--ssl-crl", action="append", default=None, metavar="PATH",
+                   help="PEM certificate revocation list for client certificates (repeatable)")
     p.add_argument("--reload", action="store_true",
                    help="development: restart when a .py file under --reload-dir changes")
     p.add_argument("--reload-dir", action="append", default=None,
@@ -140,6 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ssl_keyfile_password=args.ssl_keyfile_password,
         ssl_ca_certs=args.ssl_ca_certs,
         ssl_cert_reqs=args.ssl_cert_reqs,
+        ssl_version=args.ssl_version,
+        ssl_ciphers=args.ssl_ciphers,
+        ssl_crl=args.ssl_crl,
     )
 
 

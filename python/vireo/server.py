@@ -43,6 +43,32 @@ def announcer(tls: bool) -> Callable[[str], None]:
     return announce
 
 
+# Python's `ssl.PROTOCOL_*` numbers (uvicorn's --ssl-version) and the TLS versions each allows.
+_SSL_VERSIONS = {
+    2: ["1.2", "1.3"],   # PROTOCOL_TLS (PROTOCOL_SSLv23)
+    17: ["1.2", "1.3"],  # PROTOCOL_TLS_SERVER, uvicorn's default
+    5: ["1.2"],          # PROTOCOL_TLSv1_2
+}
+# uvicorn's default --ssl-ciphers: every suite the server has, as the defaults here.
+_DEFAULT_CIPHERS = "TLSv1"
+
+
+def _tls_versions(ssl_version: int) -> list[str]:
+    try:
+        return _SSL_VERSIONS[int(ssl_version)]
+    except KeyError:
+        raise ValueError(
+            f"ssl_version {ssl_version} is not offered: the server speaks TLS 1.2 and 1.3 only; "
+            "use 17 (ssl.PROTOCOL_TLS_SERVER, both) or 5 (ssl.PROTOCOL_TLSv1_2, TLS 1.2 only)"
+        ) from None
+
+
+def _cipher_names(ciphers: str) -> list[str]:
+    if ciphers.strip() in ("", _DEFAULT_CIPHERS):
+        return []
+    return [name for name in ciphers.replace(",", ":").split(":") if name.strip()]
+
+
 def listen_tls(
     listener: Any,
     certfile: str | None,
@@ -50,13 +76,19 @@ def listen_tls(
     keyfile_password: str | None = None,
     ca_certs: str | None = None,
     cert_reqs: int = 0,
+    ssl_version: int = 17,
+    ciphers: str = _DEFAULT_CIPHERS,
+    crl: str | list[str] | None = None,
 ) -> bool:
     """Serve HTTPS (and HTTP/2 by ALPN) on `listener` when both files are given; whether it
     does. `cert_reqs` (0 none, 1 optional, 2 required, as `ssl.CERT_*`) asks clients for a
-    certificate signed by an authority in `ca_certs`. On SIGHUP each worker reads the files
-    again."""
+    certificate signed by an authority in `ca_certs` and not revoked by the lists in the `crl`
+    file(s). `ssl_version` is an `ssl.PROTOCOL_*` number; `ciphers` names cipher suites,
+    separated by colons. On SIGHUP each worker reads the files again."""
+    crls = [crl] if isinstance(crl, (str, os.PathLike)) else list(crl or [])
     if certfile is None and keyfile is None:
-        if ca_certs is not None or cert_reqs or keyfile_password is not None:
+        if (ca_certs is not None or cert_reqs or keyfile_password is not None or crls
+                or int(ssl_version) != 17 or _cipher_names(ciphers)):
             raise ValueError("the ssl_* options need ssl_certfile and ssl_keyfile")
         return False
     if certfile is None or keyfile is None:
@@ -67,6 +99,9 @@ def listen_tls(
         keyfile_password,
         None if ca_certs is None else os.fspath(ca_certs),
         int(cert_reqs),
+        crls=[os.fspath(path) for path in crls],
+        versions=_tls_versions(ssl_version),
+        ciphers=_cipher_names(ciphers),
     )
     return True
 
@@ -126,11 +161,15 @@ def run(
     ssl_keyfile_password: str | None = None,
     ssl_ca_certs: str | None = None,
     ssl_cert_reqs: int = 0,
+    ssl_version: int = 17,
+    ssl_ciphers: str = _DEFAULT_CIPHERS,
+    ssl_crl: str | list[str] | None = None,
 ) -> int:
     app._plan()  # a route that cannot be planned fails here, before anything forks
     listener = _vireo.Listener(host, port)
     tls = listen_tls(
-        listener, ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_ca_certs, ssl_cert_reqs
+        listener, ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_ca_certs, ssl_cert_reqs,
+        ssl_version, ssl_ciphers, ssl_crl,
     )
     announce = announce or announcer(tls)
     if workers <= 1:

@@ -134,7 +134,7 @@ fn an_authority_file_without_a_usable_certificate_is_a_typed_error() {
 
 #[test]
 fn a_certificate_revocation_list_refuses_the_certificates_it_revokes() {
-    let (good, revoked, crl_pem) = client_ca_revoking_one();
+    let (good, revoked, crl_pem) = client_ca_revoking_one(false);
     let auth = ClientAuth::from_pem(good.ca_pem.as_bytes())
         .unwrap()
         .crls_from_pem(crl_pem.as_bytes())
@@ -156,6 +156,32 @@ fn a_certificate_revocation_list_refuses_the_certificates_it_revokes() {
             .await
             .is_some());
     });
+}
+
+#[test]
+fn a_list_past_its_next_update_refuses_every_certificate_it_covers() {
+    let (good, _, crl_pem) = client_ca_revoking_one(true);
+    let auth = ClientAuth::from_pem(good.ca_pem.as_bytes())
+        .unwrap()
+        .crls_from_pem(crl_pem.as_bytes())
+        .unwrap();
+    let server = serve(auth);
+    run(async {
+        assert_eq!(request(&server, &presenting(Some(&good))).await, None);
+    });
+}
+
+#[test]
+fn a_certificate_revocation_list_rustls_cannot_use_is_a_typed_error() {
+    let ours = client_ca();
+    let auth = ClientAuth::from_pem(ours.ca_pem.as_bytes()).unwrap();
+    let not_a_list = "-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n";
+    let error = auth.crls_from_pem(not_a_list.as_bytes()).unwrap_err();
+    assert!(matches!(error, TlsError::InvalidCrl { .. }), "{error:?}");
+    assert!(
+        error.to_string().contains("the revocation list PEM given"),
+        "{error}"
+    );
 }
 
 #[test]

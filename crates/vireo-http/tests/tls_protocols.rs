@@ -105,3 +105,21 @@ fn unknown_suites_and_no_versions_are_typed_errors() {
     let error = builder().versions(&[]).build().unwrap_err();
     assert!(matches!(error, TlsError::NoProtocolVersion), "{error:?}");
 }
+
+#[test]
+fn tls12_alone_with_no_suite_for_the_key_is_a_typed_error() {
+    // The test certificate's key is ECDSA; these suites are for RSA keys.
+    let rsa_only = ["ECDHE-RSA-AES128-GCM-SHA256"];
+    let error = builder()
+        .versions(&[TlsVersion::Tls12])
+        .cipher_suites(rsa_only)
+        .build()
+        .unwrap_err();
+    assert!(
+        matches!(error, TlsError::NoUsableCipherSuite { .. }),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("ECDSA"), "{error}");
+    // With TLS 1.3 offered too, its suites serve every key.
+    assert!(builder().cipher_suites(rsa_only).build().is_ok());
+}

@@ -53,7 +53,9 @@ impl ClientAuth {
     /// Also refuse client certificates revoked by the certificate revocation lists (CRLs) in a
     /// PEM file (one or more `X509 CRL` sections). With any CRL given, every certificate of a
     /// client's chain below the authority must be covered by a CRL from its issuer: one whose
-    /// revocation status is unknown is refused too, as nginx and OpenSSL's CRL checks do.
+    /// revocation status is unknown is refused too, and so is every certificate that a list
+    /// past its next-update time covers, as nginx's and OpenSSL's CRL checks do. A list that
+    /// rustls cannot use (one without a CRL number, say) is [`TlsError::InvalidCrl`].
     pub fn crls_from_pem_file(self, path: impl AsRef<Path>) -> Result<ClientAuth, TlsError> {
         let path = path.as_ref();
         self.add_crls(&read(path)?, PemSource::File(path.to_path_buf()))
@@ -61,16 +63,25 @@ impl ClientAuth {
 
     /// [`ClientAuth::crls_from_pem_file`] with the PEM given as bytes.
     pub fn crls_from_pem(self, pem: &[u8]) -> Result<ClientAuth, TlsError> {
-        self.add_crls(pem, PemSource::Memory { certificate: true })
+        self.add_crls(pem, PemSource::MemoryCrl)
     }
 
     fn add_crls(mut self, pem: &[u8], source: PemSource) -> Result<ClientAuth, TlsError> {
-        let before = self.crls.len();
+        let mut found = 0;
         for crl in CertificateRevocationListDer::pem_slice_iter(pem) {
-            self.crls
-                .push(crl.map_err(|error| pem_error(&source, error))?);
+            let crl = crl.map_err(|error| pem_error(&source, error))?;
+            // rustls parses lists when a verifier is built: one per list names a bad one.
+            WebPkiClientVerifier::builder_with_provider(self.roots.clone(), provider())
+                .with_crls([crl.clone()])
+                .build()
+                .map_err(|error| TlsError::InvalidCrl {
+                    source: source.clone(),
+                    problem: error.to_string(),
+                })?;
+            self.crls.push(crl);
+            found += 1;
         }
-        if self.crls.len() == before {
+        if found == 0 {
             return Err(TlsError::NoCrl { source });
         }
         Ok(self)
@@ -105,7 +116,8 @@ impl ClientAuth {
     /// The rustls verifier these settings make.
     pub(crate) fn verifier(&self) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
         let builder = WebPkiClientVerifier::builder_with_provider(self.roots.clone(), provider())
-            .with_crls(self.crls.iter().cloned());
+            .with_crls(self.crls.iter().cloned())
+            .enforce_revocation_expiration();
         let builder = if self.required {
             builder
         } else {

@@ -135,10 +135,35 @@ impl TlsConfigBuilder {
     }
 
     /// The configuration; fails on a name that is not a DNS name, without any certificate,
-    /// with no TLS version, or on an unknown cipher suite.
+    /// with no TLS version, on an unknown cipher suite, or when TLS 1.2 alone is offered and
+    /// none of its suites left can be used with a certificate's key (an ECDSA key needs an
+    /// `ECDHE_ECDSA` suite, an RSA key an `ECDHE_RSA` one).
     pub fn build(self) -> Result<TlsConfig, TlsError> {
         if self.names.is_empty() && self.default.is_none() {
             return Err(TlsError::NoCertificates);
+        }
+        let versions = match &self.versions {
+            Some(versions) => rustls_versions(versions)?,
+            None => rustls::DEFAULT_VERSIONS.to_vec(),
+        };
+        let provider = Arc::new(with_suites(&provider(), &self.cipher_suites)?);
+        if !versions.contains(&&rustls::version::TLS13) {
+            let certs = self
+                .default
+                .iter()
+                .chain(self.names.iter().map(|(_, cert)| cert));
+            for cert in certs {
+                let algorithm = cert.key.key.algorithm();
+                let usable = provider.cipher_suites.iter().any(|suite| {
+                    suite.version() == &rustls::version::TLS12
+                        && suite.usable_for_signature_algorithm(algorithm)
+                });
+                if !usable {
+                    return Err(TlsError::NoUsableCipherSuite {
+                        key: format!("{algorithm:?}"),
+                    });
+                }
+            }
         }
         let mut resolver = SniResolver {
             default: self.default.map(|cert| cert.key),
@@ -155,11 +180,6 @@ impl TlsConfigBuilder {
             }
             table.insert(host.to_owned(), cert.key);
         }
-        let versions = match &self.versions {
-            Some(versions) => rustls_versions(versions)?,
-            None => rustls::DEFAULT_VERSIONS.to_vec(),
-        };
-        let provider = Arc::new(with_suites(&provider(), &self.cipher_suites)?);
         let versions = ServerConfig::builder_with_provider(provider)
             .with_protocol_versions(&versions)
             .map_err(TlsError::Rustls)?;

@@ -14,6 +14,8 @@ pub enum PemSource {
         /// The certificate chain, rather than the private key.
         certificate: bool,
     },
+    /// Certificate revocation lists given as bytes.
+    MemoryCrl,
 }
 
 impl fmt::Display for PemSource {
@@ -22,6 +24,7 @@ impl fmt::Display for PemSource {
             PemSource::File(path) => write!(f, "{}", path.display()),
             PemSource::Memory { certificate: true } => f.write_str("the certificate PEM given"),
             PemSource::Memory { certificate: false } => f.write_str("the private key PEM given"),
+            PemSource::MemoryCrl => f.write_str("the revocation list PEM given"),
         }
     }
 }
@@ -116,6 +119,20 @@ pub enum TlsError {
         /// The suites offered, by their IANA names.
         offered: Vec<String>,
     },
+    /// TLS 1.2 is the only version offered and none of the cipher suites offered can be used
+    /// with a certificate's key.
+    NoUsableCipherSuite {
+        /// The key's algorithm.
+        key: String,
+    },
+    /// A certificate revocation list that rustls cannot use (not DER, a version 1 list, one
+    /// without a CRL number).
+    InvalidCrl {
+        /// Where it came from.
+        source: PemSource,
+        /// What rustls said.
+        problem: String,
+    },
     /// No `X509 CRL` section in a certificate revocation list file.
     NoCrl {
         /// Where it came from.
@@ -171,6 +188,17 @@ impl fmt::Display for TlsError {
                 f,
                 "unknown cipher suite {name:?}; the suites offered are {}",
                 offered.join(", ")
+            ),
+            TlsError::NoUsableCipherSuite { key } => write!(
+                f,
+                "with TLS 1.2 only, none of the cipher suites offered works with the {key} key \
+                 of a certificate (name ECDHE_ECDSA suites for an ECDSA key, ECDHE_RSA ones for \
+                 an RSA key)"
+            ),
+            TlsError::InvalidCrl { source, problem } => write!(
+                f,
+                "{source}: unusable certificate revocation list: {problem} (a list needs a CRL \
+                 number, as RFC 5280 requires)"
             ),
             TlsError::NoCrl { source } => write!(
                 f,

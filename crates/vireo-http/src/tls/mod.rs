@@ -1,8 +1,9 @@
 //! Serving HTTPS: certificates, the TLS configuration, and reloading it while serving.
 //!
 //! Built on rustls with its default cryptography provider, TLS 1.2 and 1.3 and rustls's default
-//! cipher suites; client certificates checked against given authorities when asked for
-//! ([`ClientAuth`]). Turned on with the `tls` Cargo feature; private keys encrypted with a
+//! cipher suites (fewer with [`TlsConfigBuilder::versions`] and
+//! [`TlsConfigBuilder::cipher_suites`]); client certificates checked against given authorities
+//! and revocation lists when asked for ([`ClientAuth`]). Turned on with the `tls` Cargo feature; private keys encrypted with a
 //! password need `tls-encrypted-keys` too.
 //!
 //! ```no_run

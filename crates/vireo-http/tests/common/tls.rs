@@ -98,8 +98,9 @@ pub fn client_ca() -> ClientCa {
 }
 
 /// A certificate authority with two client certificates, the second revoked by the
-/// certificate revocation list (PEM) that comes third.
-pub fn client_ca_revoking_one() -> (ClientCa, ClientCa, String) {
+/// certificate revocation list (PEM) that comes third, whose next update was due in 2021 when
+/// `expired`.
+pub fn client_ca_revoking_one(expired: bool) -> (ClientCa, ClientCa, String) {
     use rcgen::{
         date_time_ymd, BasicConstraints, CertificateParams, CertificateRevocationListParams,
         CertifiedIssuer, ExtendedKeyUsagePurpose, IsCa, KeyIdMethod, KeyPair, RevokedCertParams,
@@ -122,7 +123,7 @@ pub fn client_ca_revoking_one() -> (ClientCa, ClientCa, String) {
     };
     let crl = CertificateRevocationListParams {
         this_update: date_time_ymd(2020, 1, 1),
-        next_update: date_time_ymd(2100, 1, 1),
+        next_update: date_time_ymd(if expired { 2021 } else { 2100 }, 1, 1),
         crl_number: SerialNumber::from(1u64),
         issuing_distribution_point: None,
         revoked_certs: vec![RevokedCertParams {
