@@ -45,6 +45,8 @@ pub(crate) struct AppConfig {
     pub limit_concurrency: Option<usize>,
     /// More than one worker process serves the app (WSGI's `wsgi.multiprocess`).
     pub multiprocess: bool,
+    /// Requests may run the app at once in one process (WSGI's `wsgi.multithread`).
+    pub multithread: bool,
     pub in_flight: AtomicUsize,
     /// The listening address for the scope's `server`; `None` on a Unix socket.
     pub server: Option<(String, u16)>,
@@ -100,7 +102,8 @@ impl AsgiApp {
     #[new]
     #[pyo3(signature = (app, interface, helpers, root_path=String::new(), proxy_headers=false,
         forwarded_allow_ips=vec!["127.0.0.1".to_owned()], limit_concurrency=None, server=None,
-        state=None, access_log=None, multiprocess=false, ws=true, ws_max_size=16 << 20,
+        state=None, access_log=None, multiprocess=false, multithread=true, ws=true,
+        ws_max_size=16 << 20,
         ws_ping_interval=20.0, ws_ping_timeout=20.0, ws_per_message_deflate=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -116,6 +119,7 @@ impl AsgiApp {
         state: Option<Py<PyDict>>,
         access_log: Option<Py<PyAny>>,
         multiprocess: bool,
+        multithread: bool,
         ws: bool,
         ws_max_size: usize,
         ws_ping_interval: f64,
@@ -156,6 +160,7 @@ impl AsgiApp {
                 proxy,
                 limit_concurrency: limit_concurrency.filter(|n| *n > 0),
                 multiprocess,
+                multithread,
                 in_flight: AtomicUsize::new(0),
                 server,
                 state,

@@ -90,6 +90,29 @@ def test_workers_share_the_port(serve):
     assert served.proc.stdout.read().count("app: lifespan shutdown") == 2
 
 
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (not gone, not a zombie waiting to be reaped)."""
+    try:
+        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="parent-death signal is Linux's")
+def test_workers_stop_when_the_supervisor_is_killed(serve):
+    served = serve("asgi_raw:app", "--workers", "2")
+    pid = served.proc.pid
+    workers = [int(c) for c in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    assert len(workers) == 2 and all(_running(w) for w in workers)
+    served.proc.kill()  # SIGKILL: the supervisor cannot pass anything on
+    served.proc.wait()
+    deadline = time.monotonic() + 15
+    while any(_running(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(w) for w in workers), "a worker outlived its supervisor"
+
+
 def test_unix_socket(serve, tmp_path):
     path = tmp_path / "app.sock"
     served = serve("asgi_no_lifespan:app", "--uds", str(path), port_args=())

@@ -237,3 +237,22 @@ def test_tls_version_cipher_and_crl_options_are_checked_at_start(tmp_path):
     assert "not asked for" in _start_fails(*tls, "--ssl-crl", crl)
     assert "no certificate revocation list" in _start_fails(
         *tls, "--ssl-ca-certs", chain, "--ssl-cert-reqs", "2", "--ssl-crl", chain)
+
+
+def test_sighup_reads_the_revocation_lists_again(serve, tmp_path):
+    server_ca, client_ca = trustme.CA(), trustme.CA()
+    chain, key = _write_cert(server_ca, tmp_path)
+    authorities = tmp_path / "clients-ca.pem"
+    client_ca.cert_pem.write_to_path(str(authorities))
+    ours = client_ca.issue_cert("ours@example.org")
+    crl = _crl(client_ca, [], tmp_path / "clients.crl.pem")
+    served = serve("asgi_raw:app", "--ssl-certfile", chain, "--ssl-keyfile", key,
+                   "--ssl-ca-certs", str(authorities), "--ssl-cert-reqs", "2", "--ssl-crl", crl)
+    assert _get(served, _context(server_ca, ours)).status_code == 200
+    _crl(client_ca, [ours], tmp_path / "clients.crl.pem")
+    served.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while "TLS certificate reloaded" not in served.log() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    with pytest.raises(httpx.TransportError):
+        _get(served, _context(server_ca, ours))

@@ -172,29 +172,39 @@ def test_slow_request_does_not_stall_the_worker(serve):
     assert slow["r"][0::2] == (200, b"slow")
 
 
-def _peak_overlap(served, requests: int) -> int:
-    """Send `requests` concurrent requests to /overlap; the most the app ran at once."""
+def _peak_overlap(served, requests: int, wait: float) -> int:
+    """Send `requests` concurrent requests to /overlap, each waiting up to `wait` seconds for
+    all to be in the app; the most the app ran at once."""
     answers = []
     threads = [
-        threading.Thread(target=lambda: answers.append(served.get(f"/overlap?{requests}")))
+        threading.Thread(
+            target=lambda: answers.append(served.get(f"/overlap?n={requests}&wait={wait}",
+                                                     timeout=30)))
         for _ in range(requests)
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
+        thread.join(30)
+        assert not thread.is_alive(), "a request did not finish"
     assert [a[0] for a in answers] == [200] * requests
     return max(int(a[2]) for a in answers)
 
 
 def test_threads_bound_the_requests_run_at_once(serve):
     served = serve("wsgi_raw:app", "--threads", "2")
-    assert _peak_overlap(served, 4) == 2
+    assert _peak_overlap(served, 4, wait=0.5) == 2
 
 
 def test_default_threads_run_requests_side_by_side(serve):
     served = serve("wsgi_raw:app")
-    assert _peak_overlap(served, 4) == 4
+    assert _peak_overlap(served, 4, wait=10) == 4
+
+
+@pytest.mark.parametrize(("threads", "multithread"), [("1", False), ("2", True)])
+def test_multithread_says_whether_requests_may_overlap(serve, threads, multithread):
+    served = serve("wsgi_raw:app", "--threads", threads)
+    assert json.loads(served.get("/environ")[2])["wsgi.multithread"] is multithread
 
 
 @pytest.mark.parametrize("value", ["0", "-3", "many"])
@@ -210,5 +220,5 @@ def test_threads_must_be_a_positive_count(value, capsys):
 def test_serve_refuses_zero_threads():
     import vireo
 
-    with pytest.raises(ValueError, match="threads must each be at least 1"):
+    with pytest.raises(ValueError, match="threads must be at least 1, not 0"):
         vireo.serve(lambda environ, start_response: [], threads=0)

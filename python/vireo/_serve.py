@@ -68,7 +68,7 @@ class Options:
     ssl_cert_reqs: int = 0
     ssl_version: int = 17
     ssl_ciphers: str = "TLSv1"
-    ssl_crl: list[str] | None = None
+    ssl_crl: str | list[str] | None = None
 
 
 def import_app(spec: str, factory: bool = False) -> Any:
@@ -210,6 +210,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
         state=lifespan.state,
         access_log=access,
         multiprocess=options.workers > 1,
+        multithread=options.threads > 1,
         ws=options.ws != "none",
         ws_max_size=options.ws_max_size,
         ws_ping_interval=options.ws_ping_interval,
@@ -244,14 +245,13 @@ def serve(app: Any, announce: Callable[[str], None] | None = None, **options: An
     ws_ping_timeout, ws_per_message_deflate, ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_ca_certs,
     ssl_cert_reqs, ssl_version, ssl_ciphers, ssl_crl."""
     opts = Options(**options)
+    if opts.threads < 1:
+        raise ValueError(f"threads must be at least 1, not {opts.threads}")
     configure_logging(opts.log_level)
     if isinstance(app, str):
         app = import_app(app, opts.factory)
     elif opts.factory:
         app = app()
-    if opts.workers < 1 or opts.threads < 1:
-        raise ValueError(f"workers and threads must each be at least 1, not {opts.workers} "
-                         f"and {opts.threads}")
     interface = detect_interface(app) if opts.interface == "auto" else opts.interface
     if interface not in ("asgi", "wsgi"):
         raise ValueError(f"unknown interface {opts.interface!r}; one of auto, asgi, wsgi")

@@ -38,6 +38,17 @@ def _positive(text: str) -> int:
     return value
 
 
+def _ssl_version(text: str) -> int:
+    """An `ssl.PROTOCOL_*` number the server can honour."""
+    from .server import _tls_versions
+
+    try:
+        _tls_versions(int(text))
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return int(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vireo", description="Vireo: serve Python web apps.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -49,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
     p.add_argument("--uds", metavar="PATH", help="bind a Unix domain socket instead")
-    p.add_argument("--workers", type=_positive, default=1, help="worker processes (default 1)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     p.add_argument("--threads", "--blocking-threads", dest="threads", type=_positive, default=8,
                    help="threads per worker that WSGI apps run on (default 8)")
     p.add_argument("--interface", choices=("auto", "asgi", "wsgi"), default="auto")
@@ -95,7 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ssl-cert-reqs", type=int, choices=(0, 1, 2), default=0, metavar="{0,1,2}",
                    help="client certificates: 0 not asked for, 1 optional, 2 required, "
                         "checked against --ssl-ca-certs (default 0)")
-    p.add_argument("--ssl-version", type=int, default=17, metavar="INT",
+    p.add_argument("--ssl-version", type=_ssl_version, default=17, metavar="INT",
                    help="an ssl.PROTOCOL_* number: 17 (TLS_SERVER) TLS 1.2 and 1.3, "
                         "5 (TLSv1_2) TLS 1.2 only (default 17)")
     p.add_argument("--ssl-ciphers", default="TLSv1", metavar="NAMES",

@@ -54,6 +54,7 @@ _DEFAULT_CIPHERS = "TLSv1"
 
 
 def _tls_versions(ssl_version: int) -> list[str]:
+    """The TLS versions an `ssl.PROTOCOL_*` number allows; a ValueError for one not offered."""
     try:
         return _SSL_VERSIONS[int(ssl_version)]
     except KeyError:
@@ -85,11 +86,18 @@ def listen_tls(
     certificate signed by an authority in `ca_certs` and not revoked by the lists in the `crl`
     file(s). `ssl_version` is an `ssl.PROTOCOL_*` number; `ciphers` names cipher suites,
     separated by colons. On SIGHUP each worker reads the files again."""
-    crls = [crl] if isinstance(crl, (str, os.PathLike)) else list(crl or [])
+    crls = [crl] if isinstance(crl, (str, bytes, os.PathLike)) else list(crl or [])
+    versions = _tls_versions(17 if ssl_version is None else ssl_version)
+    suites = _cipher_names(ciphers or _DEFAULT_CIPHERS)
     if certfile is None and keyfile is None:
-        if (ca_certs is not None or cert_reqs or keyfile_password is not None or crls
-                or int(ssl_version) != 17 or _cipher_names(ciphers)):
-            raise ValueError("the ssl_* options need ssl_certfile and ssl_keyfile")
+        given = [name for name, value in (
+            ("ssl_keyfile_password", keyfile_password is not None),
+            ("ssl_ca_certs", ca_certs is not None), ("ssl_cert_reqs", bool(cert_reqs)),
+            ("ssl_crl", bool(crls)), ("ssl_version", versions != _tls_versions(17)),
+            ("ssl_ciphers", bool(suites)),
+        ) if value]
+        if given:
+            raise ValueError(f"{', '.join(given)} need ssl_certfile and ssl_keyfile")
         return False
     if certfile is None or keyfile is None:
         raise ValueError("HTTPS needs both a certificate chain file and a private key file")
@@ -99,9 +107,9 @@ def listen_tls(
         keyfile_password,
         None if ca_certs is None else os.fspath(ca_certs),
         int(cert_reqs),
-        crls=[os.fspath(path) for path in crls],
-        versions=_tls_versions(ssl_version),
-        ciphers=_cipher_names(ciphers),
+        crls=[os.fsdecode(path) for path in crls],
+        versions=versions,
+        ciphers=suites,
     )
     return True
 
@@ -178,9 +186,24 @@ def run(
     return _supervise(app, listener, workers, announce)
 
 
-def _child(app: Any, listener: Any, ready_fd: int, mask: Any, worker: Callable[..., None]) -> None:
+def _exit_with_parent(parent: int) -> None:
+    """Linux: SIGTERM this worker (a graceful stop) if its supervisor dies, even by SIGKILL,
+    so that no worker goes on serving without one."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)  # the supervisor died before the request took effect
+
+
+def _child(app: Any, listener: Any, ready_fd: int, mask: Any, worker: Callable[..., None],
+           parent: int) -> None:
     code = 1
     try:
+        _exit_with_parent(parent)
         for sig in _STOP_SIGNALS:
             signal.signal(sig, signal.SIG_DFL)
         # Until the engine listens for SIGHUP (with TLS, once it serves), a SIGHUP passed on
@@ -212,6 +235,7 @@ def _supervise(
     reloads the TLS certificate here, for workers forked later, and is passed on to every
     worker, which reloads its own (without TLS it changes nothing)."""
     ready_r, ready_w = os.pipe()
+    supervisor = os.getpid()
     children: dict[int, float] = {}
     stopping = False
 
@@ -225,7 +249,7 @@ def _supervise(
             raise
         if pid == 0:
             os.close(ready_r)
-            _child(app, listener, ready_w, blocked, worker)
+            _child(app, listener, ready_w, blocked, worker, supervisor)
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         children[pid] = time.monotonic()
 

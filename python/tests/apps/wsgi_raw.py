@@ -4,6 +4,7 @@ import json
 import sys
 import threading
 import time
+from urllib.parse import parse_qs
 
 closed = []
 _thread_seen = threading.local()
@@ -108,14 +109,15 @@ def app(environ, start_response):
         write(b"written,")
         return [b"returned"]
     if path == "/overlap":
-        # Waits (up to a second) until QUERY_STRING requests are in here at once; answers
-        # the most that were.
-        wanted = int(environ["QUERY_STRING"] or 1)
+        # Waits (up to `wait` seconds) until `n` requests are in here at once; answers the
+        # most that were.
+        query = {k: v[0] for k, v in parse_qs(environ["QUERY_STRING"]).items()}
+        wanted, wait = int(query["n"]), float(query["wait"])
         with _overlap_changed:
             _overlap["active"] += 1
             _overlap["peak"] = max(_overlap["peak"], _overlap["active"])
             _overlap_changed.notify_all()
-            _overlap_changed.wait_for(lambda: _overlap["active"] >= wanted, timeout=1.0)
+            _overlap_changed.wait_for(lambda: _overlap["active"] >= wanted, timeout=wait)
             peak = _overlap["peak"]
             _overlap["active"] -= 1
         start_response("200 OK", [("Content-Type", "text/plain")])
