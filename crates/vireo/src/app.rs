@@ -6,6 +6,7 @@ use crate::middleware::{local_root, Chains, End, Program};
 use crate::request::{BodyReply, BodyRequest, BodySource, ConnectionTls, Request};
 use crate::response::IntoResponse;
 use crate::router::Router;
+use crate::state::{MissingState, State};
 use bytes::Bytes;
 use std::future::Future;
 use std::ops::{Deref, DerefMut};
@@ -75,10 +76,22 @@ impl App {
         }
     }
 
-    /// Share a value with every handler, read with [`Request::state`].
+    /// Share a value with every handler, read with [`Request::state`] at request time, or
+    /// fetched once with [`App::state_of`] when routes are registered. A second value of the
+    /// same type replaces the first.
     pub fn state<T: Send + Sync + 'static>(&mut self, value: T) -> &mut Self {
         self.state.insert(Arc::new(value));
         self
+    }
+
+    /// The state of type `T` registered with [`App::state`], as a handle for handlers to
+    /// capture: asked for while routes are registered, a missing state is an error at
+    /// start-up rather than a 500 on each request (see [`State`]).
+    pub fn state_of<T: Send + Sync + 'static>(&self) -> Result<State<T>, MissingState> {
+        self.state
+            .get::<Arc<T>>()
+            .map(|value| State(value.clone()))
+            .ok_or_else(MissingState::of::<T>)
     }
 
     /// Reshape every error response (rejections, 404, 405, handler errors) in one place.

@@ -59,6 +59,7 @@ mod multipart;
 mod request;
 mod response;
 mod router;
+mod state;
 mod static_files;
 mod streaming;
 #[cfg(feature = "test-util")]
@@ -87,6 +88,7 @@ pub use request::{BodyStream, Request};
 pub use response::Json;
 pub use response::{Html, IntoResponse, Redirect, ResponseExt};
 pub use router::{RouteRef, Router};
+pub use state::{MissingState, State};
 pub use static_files::{serve_dir, ServeDir};
 pub use streaming::{stream_body, stream_iter, Event, Sse};
 #[cfg(feature = "test-util")]

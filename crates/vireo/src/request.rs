@@ -645,6 +645,8 @@ impl Request {
     }
 
     /// App-wide state registered with [`crate::App::state`]: a 500 if none of type `T` was.
+    /// [`crate::App::state_of`] fetches it once at registration instead, so a missing state
+    /// stops the start rather than failing requests.
     pub fn state<T: Send + Sync + 'static>(&self) -> Result<&T, Error> {
         self.p()
             .state

@@ -553,6 +553,30 @@ fn state_and_extensions() {
 }
 
 #[test]
+fn state_fetched_at_registration_is_the_state_requests_see() {
+    #[derive(Debug)]
+    struct Config {
+        name: &'static str,
+    }
+    let mut app = App::new();
+    let missing = app.state_of::<Config>().unwrap_err();
+    assert!(missing.to_string().contains("Config"), "{missing}");
+    assert!(missing.type_name().ends_with("Config"));
+    app.state(Config { name: "vireo" });
+    let config = app.state_of::<Config>().unwrap();
+    let seen = config.clone();
+    app.get("/", move |req: Request| -> Result<String, Error> {
+        let same = std::ptr::eq(&*seen, req.state::<Config>()?);
+        Ok(format!("{} {same}", seen.name))
+    });
+    let client = TestClient::new(app);
+    assert_eq!(client.get("/").send().text(), "vireo true");
+    assert_eq!(config.name, "vireo");
+    // One value: the app's, the handler's and this handle.
+    assert_eq!(Arc::strong_count(config.arc()), 3);
+}
+
+#[test]
 fn middleware_runs_in_order_can_answer_early_and_change_the_response() {
     let c = client(|app| {
         app.r#use(|req: Request, next: Next| async move {
