@@ -4,11 +4,13 @@
 mod common;
 
 use common::run;
-use common::tls::{client_ca, client_ca_revoking_one, connect, presenting, self_signed};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use common::tls::{
+    client_ca, client_ca_revoking_one, digest, presenting, request_over, self_signed,
+    serve_reporting_tls, ClientCa,
+};
 use tokio_rustls::TlsConnector;
 use vireo_http::tls::{ClientAuth, TlsCert, TlsConfig, TlsError};
-use vireo_http::{service_fn, Request, Response, RunningServer, Server};
+use vireo_http::RunningServer;
 
 fn serve(auth: ClientAuth) -> RunningServer {
     let cert = self_signed(&["localhost"]);
@@ -17,42 +19,19 @@ fn serve(auth: ClientAuth) -> RunningServer {
         .client_auth(auth)
         .build()
         .unwrap();
-    Server::bind("127.0.0.1:0")
-        .unwrap()
-        .workers(1)
-        .tls(config)
-        .spawn(service_fn(|req: Request<'_>| {
-            let tls = req.tls().expect("a TLS connection has its session");
-            Response::text(format!(
-                "version={:x} suite={:x} certs={} first={}",
-                tls.protocol_version(),
-                tls.cipher_suite(),
-                tls.peer_certificates().len(),
-                tls.peer_certificates().first().map_or(0, |c| digest(c))
-            ))
-        }))
-        .unwrap()
+    serve_reporting_tls(config)
 }
 
-/// The same for the same bytes, within this test process.
-fn digest(bytes: &[u8]) -> u64 {
-    use std::hash::{DefaultHasher, Hash, Hasher};
-    let mut hasher = DefaultHasher::new();
-    bytes.hash(&mut hasher);
-    hasher.finish()
-}
-
-/// One request on a new connection: the whole response, or `None` when the server refused the
-/// connection (in the handshake, or, with TLS 1.3, by an alert before any response).
 async fn request(server: &RunningServer, connector: &TlsConnector) -> Option<String> {
-    let mut stream = connect(connector, server.addr(), "localhost").await.ok()?;
-    stream
-        .write_all(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        .await
-        .ok()?;
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).await.ok()?;
-    (!reply.is_empty()).then_some(reply)
+    request_over(connector, server.addr()).await
+}
+
+/// Client certificates signed by `ca`'s authority, checked against the revocation list given.
+fn checked_against(ca: &ClientCa, crl_pem: &str) -> ClientAuth {
+    ClientAuth::from_pem(ca.ca_pem.as_bytes())
+        .unwrap()
+        .crls_from_pem(crl_pem.as_bytes())
+        .unwrap()
 }
 
 #[test]
@@ -135,11 +114,7 @@ fn an_authority_file_without_a_usable_certificate_is_a_typed_error() {
 #[test]
 fn a_certificate_revocation_list_refuses_the_certificates_it_revokes() {
     let (good, revoked, crl_pem) = client_ca_revoking_one(false);
-    let auth = ClientAuth::from_pem(good.ca_pem.as_bytes())
-        .unwrap()
-        .crls_from_pem(crl_pem.as_bytes())
-        .unwrap();
-    let server = serve(auth);
+    let server = serve(checked_against(&good, &crl_pem));
     run(async {
         let reply = request(&server, &presenting(Some(&good))).await;
         assert!(reply.is_some(), "a certificate the list does not revoke");
@@ -161,11 +136,7 @@ fn a_certificate_revocation_list_refuses_the_certificates_it_revokes() {
 #[test]
 fn a_list_past_its_next_update_refuses_every_certificate_it_covers() {
     let (good, _, crl_pem) = client_ca_revoking_one(true);
-    let auth = ClientAuth::from_pem(good.ca_pem.as_bytes())
-        .unwrap()
-        .crls_from_pem(crl_pem.as_bytes())
-        .unwrap();
-    let server = serve(auth);
+    let server = serve(checked_against(&good, &crl_pem));
     run(async {
         assert_eq!(request(&server, &presenting(Some(&good))).await, None);
     });

@@ -3,12 +3,11 @@
 mod common;
 
 use common::run;
-use common::tls::{accepting_any, connect, self_signed};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use common::tls::{accepting_any, request_over, self_signed, serve_reporting_tls};
 use tokio_rustls::rustls::version::{TLS12, TLS13};
 use tokio_rustls::TlsConnector;
 use vireo_http::tls::{TlsCert, TlsConfig, TlsConfigBuilder, TlsError, TlsVersion};
-use vireo_http::{service_fn, Request, Response, RunningServer, Server};
+use vireo_http::RunningServer;
 
 fn builder() -> TlsConfigBuilder {
     let cert = self_signed(&["localhost"]);
@@ -17,31 +16,15 @@ fn builder() -> TlsConfigBuilder {
 }
 
 fn serve(config: TlsConfig) -> RunningServer {
-    Server::bind("127.0.0.1:0")
-        .unwrap()
-        .workers(1)
-        .tls(config)
-        .spawn(service_fn(|req: Request<'_>| {
-            let tls = req.tls().expect("a TLS connection has its session");
-            Response::text(format!(
-                "version={:x} suite={:x}",
-                tls.protocol_version(),
-                tls.cipher_suite()
-            ))
-        }))
-        .unwrap()
+    serve_reporting_tls(config)
 }
 
-/// What the server says it negotiated, or `None` when it refused the connection.
+/// The version and suite the server says it negotiated (`version=303 suite=cca9`), or `None`
+/// when it refused the connection.
 async fn negotiated(server: &RunningServer, connector: &TlsConnector) -> Option<String> {
-    let mut stream = connect(connector, server.addr(), "localhost").await.ok()?;
-    stream
-        .write_all(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
-        .await
-        .ok()?;
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).await.ok()?;
-    reply.lines().last().map(str::to_owned)
+    let reply = request_over(connector, server.addr()).await?;
+    let last = reply.lines().last()?;
+    Some(last.split(" certs=").next()?.to_owned())
 }
 
 #[test]

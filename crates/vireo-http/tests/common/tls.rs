@@ -79,21 +79,32 @@ pub struct ClientCa {
 
 /// A new certificate authority for client certificates and one client certificate from it.
 pub fn client_ca() -> ClientCa {
-    use rcgen::{
-        BasicConstraints, CertificateParams, CertifiedIssuer, ExtendedKeyUsagePurpose, IsCa,
-        KeyPair,
-    };
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
-    let mut client_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    client_params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-    let client_key = KeyPair::generate().unwrap();
-    let client = client_params.signed_by(&client_key, &ca).unwrap();
+    client_cert(&client_authority(), None)
+}
+
+/// A new self-signed certificate authority.
+fn client_authority() -> rcgen::CertifiedIssuer<'static, rcgen::KeyPair> {
+    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap()
+}
+
+/// A client certificate `ca` signs, with this serial number if given.
+fn client_cert(
+    ca: &rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
+    serial: Option<u64>,
+) -> ClientCa {
+    use rcgen::{CertificateParams, ExtendedKeyUsagePurpose, KeyPair, SerialNumber};
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    params.serial_number = serial.map(SerialNumber::from);
+    let key = KeyPair::generate().unwrap();
+    let cert = params.signed_by(&key, ca).unwrap();
     ClientCa {
         ca_pem: ca.pem(),
-        client_chain: vec![client.der().clone()],
-        client_key_der: client_key.serialize_der(),
+        client_chain: vec![cert.der().clone()],
+        client_key_der: key.serialize_der(),
     }
 }
 
@@ -102,25 +113,10 @@ pub fn client_ca() -> ClientCa {
 /// `expired`.
 pub fn client_ca_revoking_one(expired: bool) -> (ClientCa, ClientCa, String) {
     use rcgen::{
-        date_time_ymd, BasicConstraints, CertificateParams, CertificateRevocationListParams,
-        CertifiedIssuer, ExtendedKeyUsagePurpose, IsCa, KeyIdMethod, KeyPair, RevokedCertParams,
+        date_time_ymd, CertificateRevocationListParams, KeyIdMethod, RevokedCertParams,
         SerialNumber,
     };
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
-    let client = |serial: u64| {
-        let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
-        params.serial_number = Some(SerialNumber::from(serial));
-        let key = KeyPair::generate().unwrap();
-        let cert = params.signed_by(&key, &ca).unwrap();
-        ClientCa {
-            ca_pem: ca.pem(),
-            client_chain: vec![cert.der().clone()],
-            client_key_der: key.serialize_der(),
-        }
-    };
+    let ca = client_authority();
     let crl = CertificateRevocationListParams {
         this_update: date_time_ymd(2020, 1, 1),
         next_update: date_time_ymd(if expired { 2021 } else { 2100 }, 1, 1),
@@ -136,7 +132,54 @@ pub fn client_ca_revoking_one(expired: bool) -> (ClientCa, ClientCa, String) {
     }
     .signed_by(&ca)
     .unwrap();
-    (client(1), client(2), crl.pem().unwrap())
+    (
+        client_cert(&ca, Some(1)),
+        client_cert(&ca, Some(2)),
+        crl.pem().unwrap(),
+    )
+}
+
+/// A server that answers every request with what its TLS session negotiated:
+/// `version=<hex> suite=<hex> certs=<client certificates> first=<digest of the first>`.
+pub fn serve_reporting_tls(config: vireo_http::tls::TlsConfig) -> vireo_http::RunningServer {
+    use vireo_http::{service_fn, Request, Response, Server};
+    Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .tls(config)
+        .spawn(service_fn(|req: Request<'_>| {
+            let tls = req.tls().expect("a TLS connection has its session");
+            Response::text(format!(
+                "version={:x} suite={:x} certs={} first={}",
+                tls.protocol_version(),
+                tls.cipher_suite(),
+                tls.peer_certificates().len(),
+                tls.peer_certificates().first().map_or(0, |c| digest(c))
+            ))
+        }))
+        .unwrap()
+}
+
+/// The same for the same bytes, within this test process.
+pub fn digest(bytes: &[u8]) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    bytes.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// One request on a new connection: the whole response, or `None` when the server refused the
+/// connection (in the handshake, or, with TLS 1.3, by an alert before any response).
+pub async fn request_over(connector: &TlsConnector, addr: SocketAddr) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = connect(connector, addr, "localhost").await.ok()?;
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .await
+        .ok()?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).await.ok()?;
+    (!reply.is_empty()).then_some(reply)
 }
 
 /// A client that accepts any server certificate and shows `client`'s certificate, or none.
