@@ -15,10 +15,6 @@ fn builder() -> TlsConfigBuilder {
         .default(TlsCert::from_pem(cert.chain_pem.as_bytes(), cert.key_pem.as_bytes()).unwrap())
 }
 
-fn serve(config: TlsConfig) -> RunningServer {
-    serve_reporting_tls(config)
-}
-
 /// The version and suite the server says it negotiated (`version=303 suite=cca9`), or `None`
 /// when it refused the connection.
 async fn negotiated(server: &RunningServer, connector: &TlsConnector) -> Option<String> {
@@ -29,7 +25,7 @@ async fn negotiated(server: &RunningServer, connector: &TlsConnector) -> Option<
 
 #[test]
 fn a_server_offering_tls12_only_refuses_a_tls13_only_client() {
-    let server = serve(builder().versions(&[TlsVersion::Tls12]).build().unwrap());
+    let server = serve_reporting_tls(builder().versions(&[TlsVersion::Tls12]).build().unwrap());
     run(async {
         let reply = negotiated(&server, &accepting_any(&[&TLS12, &TLS13], &[b"http/1.1"])).await;
         assert!(reply.unwrap().starts_with("version=303 "));
@@ -42,7 +38,7 @@ fn a_server_offering_tls12_only_refuses_a_tls13_only_client() {
 
 #[test]
 fn a_server_offering_tls13_only_refuses_a_tls12_only_client() {
-    let server = serve(builder().versions(&[TlsVersion::Tls13]).build().unwrap());
+    let server = serve_reporting_tls(builder().versions(&[TlsVersion::Tls13]).build().unwrap());
     run(async {
         let reply = negotiated(&server, &accepting_any(&[&TLS12, &TLS13], &[b"http/1.1"])).await;
         assert!(reply.unwrap().starts_with("version=304 "));
@@ -61,7 +57,7 @@ fn the_suites_named_are_the_only_ones_negotiated() {
         .cipher_suites(["ECDHE-ECDSA-CHACHA20-POLY1305"])
         .build()
         .unwrap();
-    let server = serve(config);
+    let server = serve_reporting_tls(config);
     run(async {
         let reply = negotiated(&server, &accepting_any(&[&TLS12], &[b"http/1.1"])).await;
         // TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256 is 0xcca9; the client prefers AES-GCM.
@@ -71,7 +67,7 @@ fn the_suites_named_are_the_only_ones_negotiated() {
         .cipher_suites(["TLS_CHACHA20_POLY1305_SHA256"])
         .build()
         .unwrap();
-    let server = serve(config);
+    let server = serve_reporting_tls(config);
     run(async {
         let reply = negotiated(&server, &accepting_any(&[&TLS13], &[b"http/1.1"])).await;
         assert_eq!(reply.as_deref(), Some("version=304 suite=1303"));

@@ -70,12 +70,12 @@ const OPENSSL_TLS12_NAMES: [(&str, &str); 6] = [
 /// (`TLS_AES_128_GCM_SHA256`, `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`) and OpenSSL's
 /// (`ECDHE-RSA-AES128-GCM-SHA256`).
 fn names_of(suite: &SupportedCipherSuite) -> Vec<String> {
-    let Some(rustls_name) = suite.suite().as_str() else {
+    let (Some(rustls_name), Some(iana)) = (suite.suite().as_str(), iana_name(suite)) else {
         return Vec::new();
     };
     let mut names = vec![rustls_name.to_owned()];
-    if let Some(rest) = rustls_name.strip_prefix("TLS13_") {
-        names.push(format!("TLS_{rest}"));
+    if iana != rustls_name {
+        names.push(iana);
     }
     if let Some((_, openssl)) = OPENSSL_TLS12_NAMES
         .iter()
@@ -84,6 +84,15 @@ fn names_of(suite: &SupportedCipherSuite) -> Vec<String> {
         names.push((*openssl).to_owned());
     }
     names
+}
+
+/// A suite's IANA name: rustls's, but `TLS_` rather than `TLS13_` for TLS 1.3's.
+fn iana_name(suite: &SupportedCipherSuite) -> Option<String> {
+    let name = suite.suite().as_str()?;
+    Some(match name.strip_prefix("TLS13_") {
+        Some(rest) => format!("TLS_{rest}"),
+        None => name.to_owned(),
+    })
 }
 
 /// `provider` offering only the suites named. Names of TLS 1.2 suites choose among TLS 1.2's,
@@ -141,11 +150,7 @@ fn offered(provider: &CryptoProvider) -> Vec<String> {
     provider
         .cipher_suites
         .iter()
-        .filter_map(|suite| suite.suite().as_str())
-        .map(|name| match name.strip_prefix("TLS13_") {
-            Some(rest) => format!("TLS_{rest}"),
-            None => name.to_owned(),
-        })
+        .filter_map(iana_name)
         .collect()
 }
 
