@@ -80,7 +80,8 @@ def summarize(runs: list) -> list:
         row = {"scenario": scenario, "peer": peer, "runs": len(ms)}
         for key in ("rps", "p50_ms", "p90_ms", "p99_ms", "max_ms", "cpu_us_per_req",
                     "kib_per_conn", "rss_before_kib", "rss_after_kib", "connections",
-                    "rss_start_kib", "rss_first_kib", "rss_end_kib", "rss_growth", "requests"):
+                    "rss_start_kib", "rss_first_kib", "rss_end_kib", "rss_growth", "requests",
+                    "baseline_cpu_us_per_req"):
             if any(key in m for m in ms):
                 row[key] = _median(m.get(key) for m in ms)
         for key in ("errors", "non2xx", "length_mismatch"):
@@ -105,7 +106,8 @@ def summarize(runs: list) -> list:
 def scenario_records(scenarios, seconds: int) -> list:
     """What the page needs to know of each scenario, as results.json keeps it."""
     return [{"id": s.id, "about": s.about, "params": s.params(seconds), "tool": s.tool,
-             "conns": s.conns, "pipeline": s.pipeline} for s in scenarios]
+             "conns": s.conns, "pipeline": s.pipeline, "paired": bool(s.baseline)}
+            for s in scenarios]
 
 
 def records_from(data: dict) -> list:
@@ -264,6 +266,13 @@ def _method(meta: dict, records: list, ref: str, peers: list) -> list:
             "thread, `bench/wrk/soak.lua`) cycles its requests through the server's routes and "
             "stops after a tenth of them, the server's RSS is read, then a second wrk run sends "
             "the rest and the RSS is read again, each time after wrk has closed its connections.")
+    if any(r.get("paired") for r in records) and "vireo-python" in peers:
+        lines.append(
+            "- **Routes against `/` on the same server.** vireo-python's targets set a route "
+            "(`/users/42`, `/json`, `/compute`, `/async`, `/async-nowait`) against its own `/`. "
+            "Those scenarios run, for vireo-python, in four slices on one server: the route, "
+            "`/`, `/`, the route; the targets set the route's two slices against the two of "
+            "`/` between them, so drift in the machine's load over a run weighs on both alike.")
     if meta.get("timeit_compute"):
         lines.append(
             "- **The handler's own time.** Before each run of vireo-python the runner times "
@@ -281,6 +290,13 @@ CAVEATS = [
     "CPU per request). The wrk scenarios `compute` and `async` measure the same handlers as "
     "`ab-compute` and `ab-async` over longer runs. ab's latency percentiles come from its "
     "`-e` CSV file (microseconds; its printed report rounds to whole milliseconds).",
+    "- **A slow route pays for waking the client.** Over loopback, the server's `send` also "
+    "runs the client's receive path, and wakes the client if it sleeps. At `/` the client is "
+    "busy all the time and rarely needs waking; at `/compute` the server is the bottleneck, the "
+    "client sleeps between responses, and each response costs the server a wake-up on top of "
+    "the handler's time (on a virtual machine, an inter-processor interrupt). That is part of "
+    "what `/compute` costs beyond `/` here, and no server escapes it; over a real network the "
+    "client's machine pays it.",
     "- **Pipelined latency** is not shown: wrk's latency histogram is not meaningful when it "
     "pipelines.",
     "- **Fixed rate.** wrk2 is not packaged in Debian; `bench/tools/fixedrate` stands in for "

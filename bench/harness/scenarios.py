@@ -22,15 +22,26 @@ class Scenario:
     protocol: str = None           # the capability a peer needs: h2c, h2, https (peers.PROTOCOL_MODE)
     streams: int = 0               # h2load: concurrent streams per connection (-m)
     message: int = 0               # wsecho: bytes per message
+    # wrk: a route measured in alternating slices with this one on the same server (A B B A),
+    # for these peers only, so a ratio to it is free of the drift between scenarios.
+    baseline: str = None
+    baseline_peers: frozenset = frozenset()
 
     def seconds(self, duration: int) -> int:
         """How long a measured run lasts when --duration asks for `duration`."""
         return max(duration, self.min_seconds)
 
+    def slice_seconds(self, duration: int) -> int:
+        """The length of each of the four slices of a run paired with a baseline route."""
+        return max(1, self.seconds(duration) // 2)
+
     def params(self, duration: int) -> str:
         seconds = self.seconds(duration)
         if self.tool == "wrk":
             p = f"wrk -t1 -c{self.conns} -d{seconds}s" + (" over TLS" if self.protocol == "https" else "")
+            if self.baseline:
+                p += (f"; for {', '.join(sorted(self.baseline_peers))} in four slices of "
+                      f"{self.slice_seconds(duration)}s alternating with `/` (route, `/`, `/`, route)")
             return p + f", {self.pipeline} requests pipelined per write" if self.pipeline else p
         if self.tool == "h2load":
             how = "over TLS (ALPN h2)" if self.protocol == "h2" else "cleartext, prior knowledge (h2c)"
@@ -65,6 +76,9 @@ SATURATION_NOTE = (
     "all reach that ceiling in the plaintext runs, so there req/s no longer separates them: "
     "CPU time per request (µs of server CPU per completed request) does.")
 
+# The peers whose targets set a route against their own `/` (Vireo for Python's).
+PAIRED_WITH_ROOT = frozenset({"vireo-python"})
+
 SCENARIOS = [
     Scenario("plaintext-100", "wrk", "plaintext",
              "`GET /` plaintext at 100 connections, zap's README setup at a lighter load"),
@@ -72,20 +86,25 @@ SCENARIOS = [
              "`GET /` plaintext as in zap's README benchmark (`wrk -t1 -c400 -d10s` style)",
              conns=400),
     Scenario("users", "wrk", "users",
-             "tinyhttp's benchmark: `GET /users/:id` through two app-wide middlewares, -c100"),
+             "tinyhttp's benchmark: `GET /users/:id` through two app-wide middlewares, -c100",
+             baseline="plaintext", baseline_peers=PAIRED_WITH_ROOT),
     Scenario("favicon", "wrk", "favicon",
              "tinyhttp's `/favicon.ico` case: a 204 with no body, -c100"),
     Scenario("json", "wrk", "json",
-             "TechEmpower's JSON serialization test shape: `GET /json`, -c100"),
+             "TechEmpower's JSON serialization test shape: `GET /json`, -c100",
+             baseline="plaintext", baseline_peers=PAIRED_WITH_ROOT),
     Scenario("compute", "wrk", "compute",
              "TurboAPI's CPU-bound handler (`/compute`, sum of squares below 1000) under wrk, -c100, "
-             "for a CPU-per-request figure finer than ab's"),
+             "for a CPU-per-request figure finer than ab's",
+             baseline="plaintext", baseline_peers=PAIRED_WITH_ROOT),
     Scenario("async", "wrk", "async",
              "TurboAPI's async handler (`/async?ms=0`) under wrk, -c100, for a CPU-per-request "
-             "figure finer than ab's"),
+             "figure finer than ab's",
+             baseline="plaintext", baseline_peers=PAIRED_WITH_ROOT),
     Scenario("async-nowait", "wrk", "async-nowait",
              "Vireo for Python's `async def` handler that awaits nothing (`/async-nowait`), -c100: "
-             "the coroutine path's cost, set against plaintext-100's `def` handler"),
+             "the coroutine path's cost, set against its `def` handler for `/`",
+             baseline="plaintext", baseline_peers=PAIRED_WITH_ROOT),
     Scenario("pipelined", "wrk", "plaintext",
              "TechEmpower's plaintext test: 16 requests pipelined per write, 256 connections",
              conns=256, pipeline=16, keepalive=True),
