@@ -329,12 +329,7 @@ impl vireo_http::Service for Hang {
 #[test]
 fn rapid_reset_leaves_the_server_responsive_and_cancels_the_reset_streams() {
     let in_flight = Arc::new(AtomicUsize::new(0));
-    let server = Server::bind("127.0.0.1:0")
-        .unwrap()
-        .workers(1)
-        .shutdown_timeout(Duration::from_secs(1))
-        .spawn(Hang(in_flight.clone()))
-        .unwrap();
+    let server = serve_hang(&in_flight);
     run(async {
         let client = h2c(server.addr()).await;
         let mut opened = 0;
@@ -357,6 +352,75 @@ fn rapid_reset_leaves_the_server_responsive_and_cancels_the_reset_streams() {
         while in_flight.load(Ordering::SeqCst) > 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+    });
+}
+
+/// A server of [`Hang`] that waits at most a second for open streams at shutdown.
+fn serve_hang(in_flight: &Arc<AtomicUsize>) -> vireo_http::RunningServer {
+    Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .shutdown_timeout(Duration::from_secs(1))
+        .spawn(Hang(in_flight.clone()))
+        .unwrap()
+}
+
+async fn wait_for_in_flight(in_flight: &AtomicUsize, count: usize) {
+    while in_flight.load(Ordering::SeqCst) != count {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+#[test]
+fn a_stream_that_never_answers_does_not_hold_up_the_others_on_its_connection() {
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let server = serve_hang(&in_flight);
+    run(async {
+        let mut client = h2c(server.addr()).await;
+        let mut ready = client.clone().ready().await.unwrap();
+        let (hanging, _send) = ready
+            .send_request(request(Method::GET, "/hang"), true)
+            .unwrap();
+        wait_for_in_flight(&in_flight, 1).await;
+        for _ in 0..3 {
+            let (status, body) = exchange(&mut client, request(Method::GET, "/ok"), None).await;
+            assert_eq!((status, &body[..]), (StatusCode::OK, &b"ok"[..]));
+        }
+        assert_eq!(
+            in_flight.load(Ordering::SeqCst),
+            1,
+            "the hanging stream still runs"
+        );
+        drop(hanging);
+    });
+}
+
+#[test]
+fn streams_still_running_are_dropped_when_their_connection_closes() {
+    let in_flight = Arc::new(AtomicUsize::new(0));
+    let server = serve_hang(&in_flight);
+    run(async {
+        let tcp = TcpStream::connect(server.addr()).await.unwrap();
+        let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+        let driver = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut pending = Vec::new();
+        for _ in 0..3 {
+            let mut ready = client.clone().ready().await.unwrap();
+            pending.push(
+                ready
+                    .send_request(request(Method::GET, "/hang"), true)
+                    .unwrap(),
+            );
+        }
+        wait_for_in_flight(&in_flight, 3).await;
+        // The client goes away without resetting anything: its socket just closes.
+        driver.abort();
+        let _ = driver.await;
+        drop(pending);
+        // Were the streams' calls kept after their connection, this would wait forever.
+        wait_for_in_flight(&in_flight, 0).await;
     });
 }
 

@@ -18,11 +18,12 @@ use crate::response::{Body, BodyStream, Response, TrailedStream};
 use crate::service::Service;
 use crate::transport::Transport;
 use bytes::Bytes;
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use h2::server::SendResponse;
 use h2::{Reason, RecvStream, SendStream};
 use http::{header, HeaderName, Method, StatusCode};
 use std::cell::RefCell;
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
@@ -126,7 +127,7 @@ async fn wait_for_preface(stream: &TcpStream, timeout: Duration) -> Option<bool>
     tokio::time::timeout(timeout, wait).await.ok().flatten()
 }
 
-/// Serve an HTTP/2 connection until it closes: every stream on its own task, the connection
+/// Serve an HTTP/2 connection until it closes: its streams served in this task, the connection
 /// closed with GOAWAY when the server shuts down or the connection stays without streams for
 /// the keep-alive timeout.
 pub(crate) async fn serve_h2<T, S>(io: T, peer: Peer, worker: OpenConnection<S>)
@@ -152,35 +153,43 @@ where
     };
     let peer = Rc::new(peer);
     let shared = worker.worker();
+    // The streams run in this task, their futures in pooled blocks: a task per stream would
+    // cost an allocation and a copy of the stream's future, and a scheduler round per wake-up.
+    let mut streams = FuturesUnordered::new();
     let slot = worker.idle.register(worker.coarse_now());
     let mut closing = false;
     loop {
-        let next = poll_fn(|cx| {
-            if let Poll::Ready(accepted) = conn.poll_accept(cx) {
-                return Poll::Ready(Some(accepted));
+        let event = poll_fn(|cx| {
+            // Every stream that has arrived first (polling the connection also sends what the
+            // streams wrote since), then the streams: what they write goes out together at
+            // the next poll, as one write.
+            loop {
+                match conn.poll_accept(cx) {
+                    Poll::Ready(Some(Ok((request, respond)))) => {
+                        worker.idle.touch(slot, worker.coarse_now());
+                        streams.push(shared.h2_streams.place(|| {
+                            serve_stream(request, respond, shared.clone(), peer.clone())
+                        }));
+                    }
+                    Poll::Ready(Some(Err(error))) => return Poll::Ready(Event::Failed(error)),
+                    Poll::Ready(None) => return Poll::Ready(Event::Closed),
+                    Poll::Pending => break,
+                }
             }
+            drive(&mut streams, cx);
             if !closing && worker.idle.wait(slot, cx.waker()) {
-                return Poll::Ready(None);
+                return Poll::Ready(Event::Idle);
             }
             Poll::Pending
         })
         .await;
-        match next {
-            Some(Some(Ok((request, respond)))) => {
-                worker.idle.touch(slot, worker.coarse_now());
-                tokio::task::spawn_local(serve_stream(
-                    request,
-                    respond,
-                    shared.clone(),
-                    peer.clone(),
-                ));
-            }
-            Some(Some(Err(error))) => {
+        match event {
+            Event::Failed(error) => {
                 tracing::debug!(remote = ?peer.addr, %error, "HTTP/2 connection failed");
                 break;
             }
-            Some(None) => break,
-            None => {
+            Event::Closed => break,
+            Event::Idle => {
                 worker.idle.resume(slot);
                 if worker.is_shutting_down() || !conn.has_streams() {
                     // GOAWAY; the open streams finish, within the server's shutdown timeout.
@@ -193,7 +202,35 @@ where
         }
     }
     worker.idle.unregister(slot);
-    let _ = poll_fn(|cx| conn.poll_closed(cx)).await;
+    // The streams still open finish while the connection sends what they write.
+    let _ = poll_fn(|cx| {
+        drive(&mut streams, cx);
+        match conn.poll_closed(cx) {
+            Poll::Ready(closed) if streams.is_empty() => Poll::Ready(closed),
+            Poll::Ready(_) => {
+                // The connection is gone: nothing a stream still open writes can reach the
+                // client, so its work stops here.
+                streams.clear();
+                Poll::Ready(Ok(()))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    })
+    .await;
+}
+
+/// What ends a wait in [`serve_h2`]'s loop.
+enum Event {
+    Failed(h2::Error),
+    /// The connection is done: closed by the client, or after a graceful shutdown.
+    Closed,
+    /// The idle registry woke the connection: idle too long, or the worker is shutting down.
+    Idle,
+}
+
+/// Poll the connection's streams until none is ready to make progress.
+fn drive<F: Future<Output = ()> + Unpin>(streams: &mut FuturesUnordered<F>, cx: &mut Context<'_>) {
+    while let Poll::Ready(Some(())) = streams.poll_next_unpin(cx) {}
 }
 
 /// Answer one stream with the service.

@@ -52,6 +52,9 @@ pub(crate) struct Worker<S> {
     quiet_trim: QuietTrim,
     /// Blocks for the futures of connections that are serving requests.
     pub(crate) busy_futures: FuturePool,
+    /// Blocks for the futures of HTTP/2 streams being served.
+    #[cfg(feature = "http2")]
+    pub(crate) h2_streams: FuturePool,
     /// Set when the server serves TLS: every accepted connection does a handshake first.
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<TlsAccept>,
@@ -78,6 +81,8 @@ impl<S: Service> Worker<S> {
             closed: Notify::new(),
             quiet_trim: QuietTrim::new(trim_allocator),
             busy_futures: FuturePool::default(),
+            #[cfg(feature = "http2")]
+            h2_streams: FuturePool::default(),
             #[cfg(feature = "tls")]
             tls: None,
         }
@@ -214,7 +219,11 @@ impl<S: Service> Worker<S> {
                 dated = now;
                 date::refresh();
             }
-            self.quiet_trim.on_tick(|| self.busy_futures.release());
+            self.quiet_trim.on_tick(|| {
+                self.busy_futures.release();
+                #[cfg(feature = "http2")]
+                self.h2_streams.release();
+            });
         }
     }
 
