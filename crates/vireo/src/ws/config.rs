@@ -26,8 +26,10 @@ pub struct WsConfig {
     pub protocols: Vec<String>,
     /// The read buffer a connection is lent while a frame arrives (an idle connection holds
     /// none). A larger frame's buffer grows as its bytes arrive, at most 32 KiB (or this size,
-    /// if larger) beyond them, so a header announcing a large frame commits little.
-    /// Default 4 KiB.
+    /// if larger) beyond them, so a header announcing a large frame commits little. While
+    /// reads fill all the room they are given (messages sent in many frames, or several at
+    /// once), the room a read offers doubles, up to 64 KiB, so they are taken in one `recv`;
+    /// it falls back to this size as reads get small. Default 4 KiB.
     pub read_buffer_size: usize,
     /// Offer per-message compression (permessage-deflate, RFC 7692) to clients that ask for
     /// it. Default off. Needs the `ws-compression` feature (on by default); see

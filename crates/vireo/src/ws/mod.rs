@@ -26,6 +26,7 @@ mod config;
 mod deflate;
 mod frame;
 mod handshake;
+mod read_room;
 mod reader;
 mod socket;
 mod turn;

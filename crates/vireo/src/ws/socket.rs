@@ -14,16 +14,16 @@ use vireo_http::upgrade::Upgraded;
 
 use super::buffers;
 use super::frame::{self, BINARY, CLOSE, PING, PONG, TEXT};
+use super::read_room::ReadRoom;
 use super::reader::{Decoded, Reader};
 use super::turn::Turn;
 use super::{close_code_for, CloseCode, CloseFrame, Error, Message, ProtocolError, WsConfig};
 
-/// The deadlines of [`WsConfig`], and the read buffer's size: all a connection keeps of it.
+/// The deadlines of [`WsConfig`]: all a connection keeps of it beyond its reader.
 struct Timeouts {
     idle: Duration,
     pong: Duration,
     close: Duration,
-    read_buffer: usize,
 }
 
 /// What the two halves share: the connection, and the sending side's state.
@@ -64,6 +64,8 @@ pub struct WsReceiver {
     buf: Vec<u8>,
     start: usize,
     end: usize,
+    /// How much room its reads offer past the bytes it holds.
+    room: ReadRoom,
     /// Fires at the idle, pong or close deadline; re-armed lazily, not at every frame.
     timer: Pin<Box<Sleep>>,
     /// A frame came since the timer was last armed for the idle deadline, so the clock is
@@ -120,7 +122,6 @@ impl WebSocket {
                 idle: config.idle_timeout,
                 pong: config.pong_timeout,
                 close: config.close_timeout,
-                read_buffer: config.read_buffer_size,
             },
             closing_since: Cell::new(None),
             writing: Turn::default(),
@@ -139,6 +140,7 @@ impl WebSocket {
                 buf: Vec::new(),
                 start: 0,
                 end: 0,
+                room: ReadRoom::new(config.read_buffer_size),
                 timer,
                 seen_since_armed: false,
                 awaiting_pong: false,
@@ -479,12 +481,12 @@ impl WsReceiver {
                 self.timer.as_mut().reset(due);
             }
         }
-        let size = self.shared.timeouts.read_buffer;
         let Self {
             shared,
             buf,
             start,
             end,
+            room,
             timer,
             shutdown,
             ..
@@ -494,8 +496,8 @@ impl WsReceiver {
             buf,
             start,
             end,
+            room,
             need,
-            size,
         };
         let read = poll_fn(|cx| fill.poll(cx));
         let shutdown = async {
@@ -513,10 +515,6 @@ impl WsReceiver {
     }
 }
 
-/// How far ahead of the bytes that arrived a buffer may grow for a frame larger than it
-/// (or the read buffer's size, if that is larger).
-const MIN_GROWTH: usize = 32 << 10;
-
 /// One read into a receiver's buffer, which is taken from the spares only once bytes are
 /// there, and given back if the read finds none after all.
 struct Fill<'a> {
@@ -524,8 +522,8 @@ struct Fill<'a> {
     buf: &'a mut Vec<u8>,
     start: &'a mut usize,
     end: &'a mut usize,
+    room: &'a mut ReadRoom,
     need: usize,
-    size: usize,
 }
 
 impl Fill<'_> {
@@ -536,7 +534,7 @@ impl Fill<'_> {
         }
         if self.buf.is_empty() {
             ready!(self.io.borrow().poll_read_ready(cx))?;
-            *self.buf = buffers::take_read(self.size);
+            *self.buf = buffers::take_read(self.room.base());
         }
         self.make_room();
         let mut io = self.io.borrow_mut();
@@ -547,6 +545,7 @@ impl Fill<'_> {
                 if n > 0 && n < read.capacity() {
                     io.mark_drained();
                 }
+                self.room.after_read(n, read.capacity());
                 *self.end += n;
                 Poll::Ready(Ok(n))
             }
@@ -560,20 +559,18 @@ impl Fill<'_> {
         }
     }
 
-    /// Room after `end` for more of the frame: all of it when it is small, otherwise a
-    /// step at a time as its bytes arrive, so a header announcing a large frame commits no
-    /// more memory than a step beyond what was sent.
+    /// Room after `end` for what [`ReadRoom`] wants, moving the undecoded bytes to the
+    /// front first when that makes enough.
     fn make_room(&mut self) {
-        let step = self.size.max(MIN_GROWTH);
         let pending = *self.end - *self.start;
-        let need = self.need.min(pending + step).max(pending + 1);
-        if *self.start > 0 && *self.start + need > self.buf.len() {
+        let want = self.room.wanted(pending, self.need);
+        if *self.start > 0 && *self.start + want > self.buf.len() {
             self.buf.copy_within(*self.start..*self.end, 0);
             *self.end -= *self.start;
             *self.start = 0;
         }
-        if self.buf.len() < *self.start + need {
-            self.buf.resize(*self.start + need, 0);
+        if self.buf.len() < *self.start + want {
+            self.buf.resize(*self.start + want, 0);
         }
     }
 }
