@@ -106,8 +106,7 @@ def summarize(runs: list) -> list:
 def scenario_records(scenarios, seconds: int) -> list:
     """What the page needs to know of each scenario, as results.json keeps it."""
     return [{"id": s.id, "about": s.about, "params": s.params(seconds), "tool": s.tool,
-             "conns": s.conns, "pipeline": s.pipeline, "paired": bool(s.baseline)}
-            for s in scenarios]
+             "conns": s.conns, "pipeline": s.pipeline} for s in scenarios]
 
 
 def records_from(data: dict) -> list:
@@ -217,7 +216,9 @@ def _charts(charts_dir: Path, page_dir: Path) -> list:
     return out
 
 
-def _method(meta: dict, records: list, ref: str, peers: list) -> list:
+def _method(meta: dict, records: list, ref: str, peers: list, paired: dict) -> list:
+    """The method section; `paired` maps each peer that ran scenarios in slices alternating
+    with `/` to those scenarios."""
     wrk_s = meta.get("seconds")
     fixed = next((r["params"] for r in records if r["tool"] == "fixedrate"), None)
     lines = [
@@ -266,13 +267,15 @@ def _method(meta: dict, records: list, ref: str, peers: list) -> list:
             "thread, `bench/wrk/soak.lua`) cycles its requests through the server's routes and "
             "stops after a tenth of them, the server's RSS is read, then a second wrk run sends "
             "the rest and the RSS is read again, each time after wrk has closed its connections.")
-    if any(r.get("paired") for r in records) and "vireo-python" in peers:
+    if paired:
+        which = "; ".join(f"{peer}'s {', '.join(f'`{sc}`' for sc in scs)}"
+                          for peer, scs in sorted(paired.items()))
         lines.append(
-            "- **Routes against `/` on the same server.** vireo-python's targets set a route "
-            "(`/users/42`, `/json`, `/compute`, `/async`, `/async-nowait`) against its own `/`. "
-            "Those scenarios run, for vireo-python, in four slices on one server: the route, "
-            "`/`, `/`, the route; the targets set the route's two slices against the two of "
-            "`/` between them, so drift in the machine's load over a run weighs on both alike.")
+            "- **Routes against `/` on the same server.** Some targets set a route against the "
+            f"same server's `/`. Those scenarios ({which}) run in four slices on one server: "
+            "the route, `/`, `/`, the route; the targets set the route's two slices against "
+            "the two of `/` between them, so drift in the machine's load over a run weighs on "
+            "both alike.")
     if meta.get("timeit_compute"):
         lines.append(
             "- **The handler's own time.** Before each run of vireo-python the runner times "
@@ -428,7 +431,7 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
     out += lead + ([""] if lead else [])
     if charts_dir is not None and page_dir is not None:
         out += _charts(charts_dir, page_dir)
-    out += targets.markdown(rows, meta)
+    out += targets.markdown(rows, meta, ids)
 
     out += ["## The machine and how to reproduce", ""]
     elapsed = meta.get("elapsed_s")
@@ -454,7 +457,11 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
         "### Method",
         "",
     ]
-    out += _method(meta, scenarios, ref, peers)
+    paired = defaultdict(list)
+    for r in rows:
+        if r.get("baseline_cpu_us_per_req"):
+            paired[r["peer"]].append(r["scenario"])
+    out += _method(meta, scenarios, ref, peers, dict(paired))
     out += ["", "### Caveats", ""] + CAVEATS
 
     out += ["", "## Peers", ""]

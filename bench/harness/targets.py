@@ -188,6 +188,44 @@ def evaluate_protocols(rows: list) -> list:
     return out
 
 
+# Vireo's first-pass targets: its CPU per request at most this multiple of may_minihttp's in
+# every scenario both serve (memory per connection has its own target), `/users/:id` at most
+# USERS_OVER_ROOT times its own `/`, and idle keep-alive connections at most IDLE_KIB each.
+FLOOR_PEER = "may_minihttp"
+OVER_FLOOR = 1.05
+USERS_OVER_ROOT = 1.03
+IDLE_KIB = 1.0
+
+
+def evaluate_first_pass(rows: list, scenario_order: list) -> list:
+    """Vireo's first-pass targets this run measured, as Rows (ratios from the medians)."""
+    by = {(r["scenario"], r["peer"]): r for r in rows}
+    out = []
+    for scenario in scenario_order:
+        if scenario.startswith("idle") or scenario.startswith("ws-"):
+            continue
+        ours, theirs = _cpu(by, scenario, "vireo"), _cpu(by, scenario, FLOOR_PEER)
+        if ours and theirs:
+            out.append(Row(f"CPU against {FLOOR_PEER}", f"{scenario} (vireo / {FLOOR_PEER})",
+                           f"{ours:.2f} / {theirs:.2f} µs", ours / theirs,
+                           f"≤ {OVER_FLOOR:.2f}×", ours / theirs <= OVER_FLOOR))
+    users = _cpu(by, "users", "vireo")
+    paired = by.get(("users", "vireo"), {}).get("baseline_cpu_us_per_req")
+    root = paired or _cpu(by, "plaintext-100", "vireo")
+    if users and root:
+        where = "users (`/` in alternating slices)" if paired else "users / plaintext-100"
+        out.append(Row("`/users/:id` (two middlewares, a parameter) against its own `/`",
+                       f"{where} (vireo)", f"{users:.2f} / {root:.2f} µs", users / root,
+                       f"≤ {USERS_OVER_ROOT:.2f}×", users / root <= USERS_OVER_ROOT))
+    for idle in ("idle-5k", "idle-20k"):
+        r = by.get((idle, "vireo"))
+        if r and r.get("kib_per_conn") is not None:
+            out.append(Row("memory per idle keep-alive connection", idle,
+                           f"{r['kib_per_conn']:.2f} KiB", r["kib_per_conn"],
+                           f"≤ {IDLE_KIB:.2f} KiB", r["kib_per_conn"] <= IDLE_KIB))
+    return out
+
+
 # `vireo serve`'s targets (plaintext-100): (its peer, the peer it is set against, the most
 # its CPU per request may be as a multiple of that peer's, what is compared).
 SERVE_TARGETS = [
@@ -231,16 +269,22 @@ def _rows_table(found: list) -> list:
     return out
 
 
-def markdown(rows: list, meta: dict) -> list:
-    """The targets sections of the results page: Vireo's protocol targets, Vireo for
-    Python's, then `vireo serve`'s (no lines for a group that did not run)."""
+def markdown(rows: list, meta: dict, scenario_order: list = ()) -> list:
+    """The targets sections of the results page: Vireo's first-pass and protocol targets,
+    Vireo for Python's, then `vireo serve`'s (no lines for a group that did not run)."""
     timed = (meta.get("timeit_compute") or {}).get("runs") or []
     timeit_note = [
         f"The `timeit` figure is {(meta['timeit_compute'].get('what') or 'the handler')}, run by "
         f"the server's Python ({timed[0].get('python', '?')}) on the server core before each run "
         "of the server; the median over the runs is used."] if timed else []
     return (
-        _section("Vireo: protocol targets",
+        _section("Vireo: first-pass targets",
+                 f"Vireo's reference app against {FLOOR_PEER} in every scenario both serve, "
+                 "against its own `/`, and its memory per idle connection, from the medians "
+                 "below; CPU figures are server CPU µs per request. The fixed-rate scenario's "
+                 "CPU figure is mostly the cost of waking an idle server (see the caveats).",
+                 evaluate_first_pass(rows, list(scenario_order)), meta)
+        + _section("Vireo: protocol targets",
                  "Vireo's reference app against the best of its peers in each HTTP/2, HTTPS and "
                  "WebSocket scenario, from the medians below; CPU figures are server CPU µs per "
                  "request (per message for WebSocket echo).",
