@@ -40,39 +40,37 @@ def _ratio(by, what, num, den, limit) -> Row | None:
                value <= limit)
 
 
-def _own_root(by, scenario, hello="plaintext-100"):
-    """(CPU of `/` to set `scenario` against, where it comes from): the `/` measured in
-    slices alternating with the scenario when the run has it, else `hello`'s own figure."""
-    paired = by.get((scenario, PEER), {}).get("baseline_cpu_us_per_req")
+def _own_root(by, scenario, hello="plaintext-100", peer=PEER):
+    """(CPU of `/` to set `scenario` against, where each figure comes from): the `/` measured
+    in slices alternating with the scenario when the run has it, else `hello`'s figure."""
+    paired = by.get((scenario, peer), {}).get("baseline_cpu_us_per_req")
     if paired:
         return paired, f"{scenario} (`/` in alternating slices)"
-    return _cpu(by, hello), hello
+    return _cpu(by, hello, peer), None
 
 
-def _against_root(by, what, scenario, limit) -> Row | None:
-    """The scenario's CPU against Vireo for Python's own `/`, at most `limit` times it."""
-    a = _cpu(by, scenario)
-    b, where = _own_root(by, scenario)
+def _against_root(by, what, scenario, limit, peer=PEER) -> Row | None:
+    """The scenario's CPU against the same peer's own `/`, at most `limit` times it."""
+    a = _cpu(by, scenario, peer)
+    b, paired = _own_root(by, scenario, peer=peer)
     if not a or not b:
         return None
-    where = where if where.startswith(scenario) else f"{scenario} / {where}"
     value = a / b
-    return Row(what, f"{where} ({PEER})", f"{a:.2f} / {b:.2f} µs", value, f"≤ {limit:.2f}×",
-               value <= limit)
+    return Row(what, f"{paired or f'{scenario} / plaintext-100'} ({peer})",
+               f"{a:.2f} / {b:.2f} µs", value, f"≤ {limit:.2f}×", value <= limit)
 
 
 def _compute(by, meta, compute, hello) -> Row | None:
     """(CPU of /compute - CPU of /) / the handler's timeit time, within 10 % of 1."""
     timed = (meta.get("timeit_compute") or {}).get("runs") or []
     c = _cpu(by, compute)
-    h, where = _own_root(by, compute, hello)
+    h, paired = _own_root(by, compute, hello)
     if not timed or not c or not h:
         return None
     best = statistics.median(t["best_us"] for t in timed)
     value = (c - h) / best
-    where = where if where.startswith(compute) else f"{compute} − {where}"
     return Row("`/compute` CPU minus `/` CPU, against the handler's own time by `timeit`",
-               where, f"({c:.2f} − {h:.2f}) / {best:.2f} µs", value,
+               paired or f"{compute} − {hello}", f"({c:.2f} − {h:.2f}) / {best:.2f} µs", value,
                "0.90–1.10×", abs(value - 1) <= 0.10)
 
 
@@ -209,21 +207,15 @@ def evaluate_first_pass(rows: list, scenario_order: list) -> list:
             out.append(Row(f"CPU against {FLOOR_PEER}", f"{scenario} (vireo / {FLOOR_PEER})",
                            f"{ours:.2f} / {theirs:.2f} µs", ours / theirs,
                            f"≤ {OVER_FLOOR:.2f}×", ours / theirs <= OVER_FLOOR))
-    users = _cpu(by, "users", "vireo")
-    paired = by.get(("users", "vireo"), {}).get("baseline_cpu_us_per_req")
-    root = paired or _cpu(by, "plaintext-100", "vireo")
-    if users and root:
-        where = "users (`/` in alternating slices)" if paired else "users / plaintext-100"
-        out.append(Row("`/users/:id` (two middlewares, a parameter) against its own `/`",
-                       f"{where} (vireo)", f"{users:.2f} / {root:.2f} µs", users / root,
-                       f"≤ {USERS_OVER_ROOT:.2f}×", users / root <= USERS_OVER_ROOT))
+    out.append(_against_root(by, "`/users/:id` (two middlewares, a parameter) against its own `/`",
+                             "users", USERS_OVER_ROOT, peer="vireo"))
     for idle in ("idle-5k", "idle-20k"):
         r = by.get((idle, "vireo"))
         if r and r.get("kib_per_conn") is not None:
             out.append(Row("memory per idle keep-alive connection", idle,
                            f"{r['kib_per_conn']:.2f} KiB", r["kib_per_conn"],
                            f"≤ {IDLE_KIB:.2f} KiB", r["kib_per_conn"] <= IDLE_KIB))
-    return out
+    return [r for r in out if r is not None]
 
 
 # `vireo serve`'s targets (plaintext-100): (its peer, the peer it is set against, the most

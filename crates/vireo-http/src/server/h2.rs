@@ -154,7 +154,8 @@ where
     let peer = Rc::new(peer);
     let shared = worker.worker();
     // The streams run in this task, their futures in pooled blocks: a task per stream would
-    // cost an allocation and a copy of the stream's future, and a scheduler round per wake-up.
+    // cost an over-aligned allocation sized to the stream's future, a copy of that future, and
+    // a scheduler round per wake-up.
     let mut streams = FuturesUnordered::new();
     let slot = worker.idle.register(worker.coarse_now());
     let mut closing = false;
