@@ -99,9 +99,12 @@ def evaluate(rows: list, meta: dict) -> list:
     if many and few and many.get("p99_ms") and few.get("p99_ms"):
         errors = many["errors"] + many["non2xx"] + many.get("length_mismatch", 0)
         value = many["p99_ms"] / few["p99_ms"]
+        medians = (f" (p50 {many['p50_ms']:.2f} / {few['p50_ms']:.2f} ms)"
+                   if many.get("p50_ms") and few.get("p50_ms") else "")
         out.append(Row("500 connections: no errors, and p99 against p99 at 100 connections",
                        "ab-hello-500 / ab-hello",
-                       f"{errors} errors; p99 {many['p99_ms']:.2f} / {few['p99_ms']:.2f} ms", value,
+                       f"{errors} errors; p99 {many['p99_ms']:.2f} / {few['p99_ms']:.2f} ms{medians}",
+                       value,
                        "0 errors, ≤ 3.00×", errors == 0 and value <= 3.0))
     soak = next((r for r in rows if r["peer"] == PEER and r.get("rss_growth") is not None), None)
     if soak:
@@ -265,6 +268,12 @@ def markdown(rows: list, meta: dict, scenario_order: list = ()) -> list:
     """The targets sections of the results page: Vireo's first-pass and protocol targets,
     Vireo for Python's, then `vireo serve`'s (no lines for a group that did not run)."""
     timed = (meta.get("timeit_compute") or {}).get("runs") or []
+    queueing_note = [
+        "ab keeps every connection busy, so when throughput is the same at 500 connections as "
+        "at 100, each request waits behind five times as many (Little's law): the p50s show "
+        "that wait, and a p99 under 3× the p99 at 100 connections is only seen when the "
+        "100-connection p99 itself had a long tail."] if any(
+            r["scenario"] == "ab-hello-500" and r["peer"] == PEER for r in rows) else []
     timeit_note = [
         f"The `timeit` figure is {(meta['timeit_compute'].get('what') or 'the handler')}, run by "
         f"the server's Python ({timed[0].get('python', '?')}) on the server core before each run "
@@ -284,7 +293,7 @@ def markdown(rows: list, meta: dict, scenario_order: list = ()) -> list:
         + _section("Vireo for Python: targets",
                    "Each target as measured in this run, from the medians below; CPU figures are "
                    "server CPU µs per request.",
-                   evaluate(rows, meta), meta, timeit_note)
+                   evaluate(rows, meta), meta, timeit_note + queueing_note)
         + _section("`vireo serve`: targets",
                    "Existing ASGI and WSGI apps under `vireo serve` against the same apps under "
                    "their usual servers, one worker each, from the medians below; CPU figures are "
