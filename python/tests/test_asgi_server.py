@@ -58,6 +58,13 @@ def test_anyio_worker_threads_outlive_the_request(serve):
     assert seen == [True, False, False]
 
 
+def test_the_app_runs_in_one_task_across_its_suspensions(serve):
+    # Each request is one asyncio task from its first step to its last: a cancel scope
+    # entered before the first await still works after it, and can cancel.
+    served = serve("asgi_raw:app")
+    assert scope_of(served, "/one-task") == {"same_task": True, "is_task": True, "cut_short": True}
+
+
 def test_root_path_and_proxy_headers(serve):
     served = serve("asgi_raw:app", "--root-path", "/api", "--proxy-headers",
                    "--forwarded-allow-ips", "127.0.0.1")

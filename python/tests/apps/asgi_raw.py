@@ -71,6 +71,18 @@ async def app(scope, receive, send):
 
         first = await anyio.to_thread.run_sync(_first_call_on_this_thread)
         return await _json(send, {"new_thread": first})
+    if path == "/one-task":
+        import anyio
+
+        # A cancel scope entered before the first suspension and left after several, one of
+        # them cut short by the scope: all of it in the task the request started in.
+        first = asyncio.current_task()
+        with anyio.move_on_after(0.05) as scope_:
+            await asyncio.sleep(0)
+            await asyncio.sleep(10)
+        return await _json(send, {"same_task": asyncio.current_task() is first,
+                                  "is_task": isinstance(first, asyncio.Task),
+                                  "cut_short": scope_.cancelled_caught})
     if path == "/echo":
         chunks = await _read_all(receive)
         body = b"".join(chunks)
