@@ -216,6 +216,20 @@ def _charts(charts_dir: Path, page_dir: Path) -> list:
     return out
 
 
+def _runs_line(meta: dict) -> str:
+    """How often each scenario ran, and what that means for drift on the machine."""
+    warmup = f"{meta.get('warmup', 0)} s warm-up of the same load"
+    if meta["runs"] == 1:
+        return (f"- **Runs.** Every scenario runs once per server, after a {warmup}. Each "
+                "server's scenarios run back to back, so a slow minute on the machine lands on "
+                "one server's figures: a ratio within a few percent of its target is not "
+                "settled by one run.")
+    return (f"- **Runs.** Every scenario runs {meta['runs']} times per server, each after a "
+            f"{warmup}, and every server's run 1 comes before any server's run 2, in an order "
+            "that rotates between runs, so drift in the machine's load spreads over all "
+            "servers. Tables show medians over the runs; errors are summed.")
+
+
 def _method(meta: dict, records: list, ref: str, peers: list, paired: dict) -> list:
     """The method section; `paired` maps each peer that ran scenarios in slices alternating
     with `/` to those scenarios."""
@@ -224,16 +238,7 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict) -> l
     lines = [
         f"- **One core each.** Each server runs on core {meta['server_core']} (`taskset`), "
         f"the load generators on core {meta['client_core']}; one server runs at a time.",
-        (f"- **Runs.** Every scenario runs {meta['runs']} times per server, each after a "
-         f"{meta.get('warmup', 0)} s warm-up of the same load, and every server's run 1 comes "
-         "before any server's run 2, in an order that rotates between runs, so drift in the "
-         "machine's load spreads over all servers. Tables show medians over the runs; errors "
-         "are summed." if meta["runs"] != 1 else
-         "- **Runs.** Every scenario runs once per server, after a "
-         f"{meta.get('warmup', 0)} s warm-up of the same load. Each server's scenarios run back "
-         "to back, so a slow minute on the machine lands on one server's figures: a ratio "
-         "within a few percent of its target is not settled by one run.")
-        + f" wrk runs last {wrk_s} s"
+        _runs_line(meta) + f" wrk runs last {wrk_s} s"
         + (f"; the fixed-rate scenario is {fixed}" if fixed else "") + ".",
         "- **CPU per request** is the on-CPU time of every thread of the server's process tree "
         "during the measured run (from `/proc/PID/task/TID/schedstat`, in nanoseconds; from "

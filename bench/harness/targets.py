@@ -41,8 +41,9 @@ def _ratio(by, what, num, den, limit) -> Row | None:
 
 
 def _own_root(by, scenario, hello="plaintext-100", peer=PEER):
-    """(CPU of `/` to set `scenario` against, where each figure comes from): the `/` measured
-    in slices alternating with the scenario when the run has it, else `hello`'s figure."""
+    """(CPU of `/` to set `scenario` against, the label of the paired scenario or None): the
+    `/` measured in slices alternating with the scenario when the run has it (labelled), else
+    `hello`'s figure (None)."""
     paired = by.get((scenario, peer), {}).get("baseline_cpu_us_per_req")
     if paired:
         return paired, f"{scenario} (`/` in alternating slices)"

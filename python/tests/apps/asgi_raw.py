@@ -77,12 +77,12 @@ async def app(scope, receive, send):
         # A cancel scope entered before the first suspension and left after several, one of
         # them cut short by the scope: all of it in the task the request started in.
         first = asyncio.current_task()
-        with anyio.move_on_after(0.05) as scope_:
+        with anyio.move_on_after(0.05) as deadline:
             await asyncio.sleep(0)
             await asyncio.sleep(10)
         return await _json(send, {"same_task": asyncio.current_task() is first,
                                   "is_task": isinstance(first, asyncio.Task),
-                                  "cut_short": scope_.cancelled_caught})
+                                  "cut_short": deadline.cancelled_caught})
     if path == "/echo":
         chunks = await _read_all(receive)
         body = b"".join(chunks)
