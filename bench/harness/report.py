@@ -219,14 +219,22 @@ def _charts(charts_dir: Path, page_dir: Path) -> list:
 def _runs_line(meta: dict) -> str:
     """How often each scenario ran, and what that means for drift on the machine."""
     warmup = f"{meta.get('warmup', 0)} s warm-up of the same load"
+    by_scenario = meta.get("order") == "scenario"
     if meta["runs"] == 1:
+        if by_scenario:
+            return (f"- **Runs.** Every scenario runs once per server, after a {warmup}, against "
+                    "every server in turn before the next scenario starts, so the servers a "
+                    "target compares are measured minutes apart at most; a ratio within a few "
+                    "percent of its target is still not settled by one run.")
         return (f"- **Runs.** Every scenario runs once per server, after a {warmup}. Each "
                 "server's scenarios run back to back, so a slow minute on the machine lands on "
                 "one server's figures: a ratio within a few percent of its target is not "
                 "settled by one run.")
+    order = ("each scenario runs against every server in turn before the next starts, and "
+             if by_scenario else "")
     return (f"- **Runs.** Every scenario runs {meta['runs']} times per server, each after a "
-            f"{warmup}, and every server's run 1 comes before any server's run 2, in an order "
-            "that rotates between runs, so drift in the machine's load spreads over all "
+            f"{warmup}; {order}every server's run 1 comes before any server's run 2, in an "
+            "order that rotates between runs, so drift in the machine's load spreads over all "
             "servers. Tables show medians over the runs; errors are summed.")
 
 
@@ -237,7 +245,10 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict) -> l
     fixed = next((r["params"] for r in records if r["tool"] == "fixedrate"), None)
     lines = [
         f"- **One core each.** Each server runs on core {meta['server_core']} (`taskset`), "
-        f"the load generators on core {meta['client_core']}; one server runs at a time.",
+        f"the load generators on core {meta['client_core']}; "
+        + ("one server is under load at a time, while the others of the same protocol wait "
+           "idle."
+           if meta.get("order") == "scenario" else "one server runs at a time."),
         _runs_line(meta) + f" wrk runs last {wrk_s} s"
         + (f"; the fixed-rate scenario is {fixed}" if fixed else "") + ".",
         "- **CPU per request** is the on-CPU time of every thread of the server's process tree "
