@@ -224,8 +224,10 @@ def _runs_line(meta: dict) -> str:
         if by_scenario:
             return (f"- **Runs.** Every scenario runs once per server, after a {warmup}, against "
                     "every server in turn before the next scenario starts, so the servers a "
-                    "target compares are measured minutes apart at most; a ratio within a few "
-                    "percent of its target is still not settled by one run.")
+                    "target compares are measured minutes apart at most. A single window now "
+                    "and then reads well above a server's usual figure (see bench/README.md), "
+                    "so a ratio near its target is not settled by one run: `--runs 3` takes "
+                    "medians.")
         return (f"- **Runs.** Every scenario runs once per server, after a {warmup}. Each "
                 "server's scenarios run back to back, so a slow minute on the machine lands on "
                 "one server's figures: a ratio within a few percent of its target is not "
