@@ -2,9 +2,10 @@
 
 The page `markdown()` writes is both a run's `results.md` and, rendered from the committed
 `docs/bench/results.json`, `docs/BENCHMARKS.md`: it leads with the results table and the
-charts, then the machine and how to reproduce the run, then every scenario in detail.
-`bench/run --report-only DIR [--out FILE]` renders it again from DIR/results.json without
-running anything."""
+charts, then (in a run's own page, not in docs/) the tables of Vireo's targets, then the
+machine and how to reproduce the run, then every scenario in detail.
+`bench/run --report-only DIR [--out FILE] [--no-targets]` renders it again from
+DIR/results.json without running anything."""
 from __future__ import annotations
 
 import os
@@ -224,10 +225,10 @@ def _runs_line(meta: dict) -> str:
         if by_scenario:
             return (f"- **Runs.** Every scenario runs once per server, after a {warmup}, against "
                     "every server in turn before the next scenario starts, so the servers a "
-                    "target compares are measured minutes apart at most. A single window now "
+                    "ratio compares are measured minutes apart at most. A single window now "
                     "and then reads well above a server's usual figure (see bench/README.md), "
-                    "so a ratio near its target is not settled by one run: `--runs 3` takes "
-                    "medians.")
+                    "so a difference of a few percent between two servers is not settled by one "
+                    "run: `--runs 3` takes medians.")
         return (f"- **Runs.** Every scenario runs once per server, after a {warmup}. Each "
                 "server's scenarios run back to back, so a slow minute on the machine lands on "
                 "one server's figures: a ratio within a few percent of its target is not "
@@ -240,7 +241,8 @@ def _runs_line(meta: dict) -> str:
             "servers. Tables show medians over the runs; errors are summed.")
 
 
-def _method(meta: dict, records: list, ref: str, peers: list, paired: dict) -> list:
+def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
+            with_targets: bool = True) -> list:
     """The method section; `paired` maps each peer that ran scenarios in slices alternating
     with `/` to those scenarios."""
     wrk_s = meta.get("seconds")
@@ -294,12 +296,12 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict) -> l
         which = "; ".join(f"{peer}'s {', '.join(f'`{sc}`' for sc in scs)}"
                           for peer, scs in sorted(paired.items()))
         lines.append(
-            "- **Routes against `/` on the same server.** Some targets set a route against the "
+            "- **Routes against `/` on the same server.** Some routes are set against the "
             f"same server's `/`. Those scenarios ({which}) run in four slices on one server: "
-            "the route, `/`, `/`, the route; the targets set the route's two slices against "
-            "the two of `/` between them, so drift in the machine's load over a run weighs on "
+            "the route, `/`, `/`, the route; the route's figures are its two slices, set "
+            "against the two of `/` between them, so drift in the machine's load over a run weighs on "
             "both alike.")
-    if meta.get("timeit_compute"):
+    if meta.get("timeit_compute") and with_targets:
         lines.append(
             "- **The handler's own time.** Before each run of vireo-python the runner times "
             "its `/compute` handler with `timeit`, with the same Python on the server core; "
@@ -406,10 +408,12 @@ def _scenario_detail(s: dict, srows: list, meta: dict, ref: str) -> list:
 
 
 def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
-             charts_dir: Path | None = None, page_dir: Path | None = None) -> str:
+             charts_dir: Path | None = None, page_dir: Path | None = None,
+             with_targets: bool = True) -> str:
     """The results page. `scenarios` are records as `scenario_records` makes them;
     `charts_dir` holds the PNGs and `page_dir` is where the page is written, so
-    the charts are linked relative to it."""
+    the charts are linked relative to it. Without `with_targets` the page is for users:
+    figures and method, no tables of Vireo's own targets."""
     scenarios = _complete(scenarios, {}, meta.get("quick", False))
     ids = [s["id"] for s in scenarios]
     ref = reference(r["peer"] for r in rows)
@@ -454,7 +458,8 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
     out += lead + ([""] if lead else [])
     if charts_dir is not None and page_dir is not None:
         out += _charts(charts_dir, page_dir)
-    out += targets.markdown(rows, meta, ids)
+    if with_targets:
+        out += targets.markdown(rows, meta, ids)
 
     out += ["## The machine and how to reproduce", ""]
     elapsed = meta.get("elapsed_s")
@@ -474,7 +479,8 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
         "`bench/results/<timestamp>/`: `results.json` (every run's raw figures), this page as "
         "`results.md`, and the charts.",
         "- **Publish a run here:** copy its `results.json` and PNGs into `docs/bench/`, then "
-        "`bench/run --report-only docs/bench --out docs/BENCHMARKS.md` writes this page from "
+        "`bench/run --report-only docs/bench --out docs/BENCHMARKS.md --no-targets` writes "
+        "this page from "
         "them without running anything.",
         "",
         "### Method",
@@ -484,7 +490,7 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
     for r in rows:
         if r.get("baseline_cpu_us_per_req"):
             paired[r["peer"]].append(r["scenario"])
-    out += _method(meta, scenarios, ref, peers, dict(paired))
+    out += _method(meta, scenarios, ref, peers, dict(paired), with_targets)
     out += ["", "### Caveats", ""] + CAVEATS
 
     out += ["", "## Peers", ""]
