@@ -1,5 +1,6 @@
 """The pure-Python cost of Vireo for Python's `/compute` handler: `timeit` on the reference app's
-own `compute` function, run by the venv's Python (the one that serves it) on the server core.
+own `compute` function, run by the venv's Python (the one that serves it) on the server core,
+just before that handler is loaded.
 The report sets it against the CPU `/compute` costs beyond `/` under load."""
 from __future__ import annotations
 

@@ -303,9 +303,12 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
             "both alike.")
     if meta.get("timeit_compute") and with_targets:
         lines.append(
-            "- **The handler's own time.** Before each run of vireo-python the runner times "
-            "its `/compute` handler with `timeit`, with the same Python on the server core; "
-            "the targets set it against what `/compute` costs beyond `/` under load.")
+            "- **The handler's own time.** "
+            + ("Just before vireo-python's first `/compute` scenario of each run"
+               if meta.get("order") == "scenario" else "Before each run of vireo-python")
+            + " the runner times its `/compute` handler with `timeit`, with the same Python on "
+            "the server core; the targets set it against what `/compute` costs beyond `/` "
+            "under load.")
     return lines
 
 

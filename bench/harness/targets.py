@@ -277,8 +277,10 @@ def markdown(rows: list, meta: dict, scenario_order: list = ()) -> list:
             r["scenario"] == "ab-hello-500" and r["peer"] == PEER for r in rows) else []
     timeit_note = [
         f"The `timeit` figure is {(meta['timeit_compute'].get('what') or 'the handler')}, run by "
-        f"the server's Python ({timed[0].get('python', '?')}) on the server core before each run "
-        "of the server; the median over the runs is used."] if timed else []
+        f"the server's Python ({timed[0].get('python', '?')}) on the server core "
+        + ("just before the server's first `/compute` scenario of each run"
+           if meta.get("order") == "scenario" else "before each run of the server")
+        + "; the median over the runs is used."] if timed else []
     return (
         _section("Vireo: first-pass targets",
                  f"Vireo's reference app against {FLOOR_PEER} in every scenario both serve, "
