@@ -82,7 +82,7 @@ def summarize(runs: list) -> list:
         for key in ("rps", "p50_ms", "p90_ms", "p99_ms", "max_ms", "cpu_us_per_req",
                     "kib_per_conn", "rss_before_kib", "rss_after_kib", "connections",
                     "rss_start_kib", "rss_first_kib", "rss_end_kib", "rss_growth", "requests",
-                    "baseline_cpu_us_per_req"):
+                    "baseline_cpu_us_per_req", "user_us_per_req", "baseline_user_us_per_req"):
             if any(key in m for m in ms):
                 row[key] = _median(m.get(key) for m in ms)
         for key in ("errors", "non2xx", "length_mismatch"):

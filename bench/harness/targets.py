@@ -71,8 +71,20 @@ def _compute(by, meta, compute, hello) -> Row | None:
     best = statistics.median(t["best_us"] for t in timed)
     value = (c - h) / best
     return Row("`/compute` CPU minus `/` CPU, against the handler's own time by `timeit`",
-               paired or f"{compute} − {hello}", f"({c:.2f} − {h:.2f}) / {best:.2f} µs", value,
-               "0.90–1.10×", abs(value - 1) <= 0.10)
+               paired or f"{compute} − {hello}",
+               f"({c:.2f} − {h:.2f}) / {best:.2f} µs{_user_split(by, compute, hello, best)}",
+               value, "0.90–1.10×", abs(value - 1) <= 0.10)
+
+
+def _user_split(by, compute, hello, best) -> str:
+    """The same difference in user-space CPU alone, for the figures column: what is left
+    of the total once the kernel's share (sending, waking the client) is taken out."""
+    row = by.get((compute, PEER), {})
+    c = row.get("user_us_per_req")
+    h = row.get("baseline_user_us_per_req") or by.get((hello, PEER), {}).get("user_us_per_req")
+    if not c or not h:
+        return ""
+    return f"; user-space CPU alone ({c:.2f} − {h:.2f}) / {best:.2f} = {(c - h) / best:.2f}×"
 
 
 def evaluate(rows: list, meta: dict) -> list:
@@ -280,7 +292,10 @@ def markdown(rows: list, meta: dict, scenario_order: list = ()) -> list:
         f"the server's Python ({timed[0].get('python', '?')}) on the server core "
         + ("just before the server's first `/compute` scenario of each run"
            if meta.get("order") == "scenario" else "before each run of the server")
-        + "; the median over the runs is used."] if timed else []
+        + "; the median over the runs is used. Where the run has it, the figures also give "
+        "the difference in user-space CPU alone (utime from `/proc/PID/stat`): the total "
+        "carries the kernel's share too, and with a slow handler that includes waking the "
+        "load generator once per response (see bench/README.md)."] if timed else []
     return (
         _section("Vireo: first-pass targets",
                  f"Vireo's reference app against {FLOOR_PEER} in every scenario both serve, "
