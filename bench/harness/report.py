@@ -299,8 +299,8 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
             "- **Routes against `/` on the same server.** Some routes are set against the "
             f"same server's `/`. Those scenarios ({which}) run in four slices on one server: "
             "the route, `/`, `/`, the route; the route's figures are its two slices, set "
-            "against the two of `/` between them, so drift in the machine's load over a run weighs on "
-            "both alike.")
+            "against the two of `/` between them, so drift in the machine's load over a run "
+            "weighs on both alike.")
     if meta.get("timeit_compute") and with_targets:
         lines.append(
             "- **The handler's own time.** "
@@ -483,8 +483,7 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
         "`results.md`, and the charts.",
         "- **Publish a run here:** copy its `results.json` and PNGs into `docs/bench/`, then "
         "`bench/run --report-only docs/bench --out docs/BENCHMARKS.md --no-targets` writes "
-        "this page from "
-        "them without running anything.",
+        "this page from them without running anything.",
         "",
         "### Method",
         "",

@@ -160,7 +160,7 @@ class Server:
                           _thread_runtimes(pids))
 
     def cpu_since(self, before: CpuReading) -> tuple:
-        """(CPU seconds used since `before`, how it was counted).
+        """(CPU seconds used since `before`, how it was counted, the user-space part of it).
 
         The kernel keeps each thread's on-CPU time in nanoseconds (schedstat),
         but /proc/PID/stat reports it in 10 ms ticks: at 1,000 req/s a few
@@ -169,20 +169,17 @@ class Server:
         before has ended, and it agrees with the tick count within the ticks'
         own resolution (one tick per process either side). A thread that
         started and ended between the readings shows only in the ticks, which
-        are then used."""
+        are then used. The user-space part (the server's own code, without its
+        system calls) is in ticks only: the kernel keeps no finer split."""
         after = self.cpu_reading()
         ticks_s = (after.ticks - before.ticks) / CLK_TCK
+        user_s = (after.user_ticks - before.user_ticks) / CLK_TCK
         if before.threads.keys() <= after.threads.keys():
             precise_s = (sum(after.threads.values()) - sum(before.threads.values())) / 1e9
             slack_s = (before.processes + after.processes) / CLK_TCK
             if abs(precise_s - ticks_s) <= slack_s:
-                return precise_s, "schedstat"
-        return ticks_s, "ticks"
-
-    def user_since(self, before: CpuReading) -> float:
-        """User-space CPU seconds since `before`, in 10 ms ticks (the kernel keeps no finer
-        split): what the server's own code cost, without its system calls."""
-        return (self.cpu_reading().user_ticks - before.user_ticks) / CLK_TCK
+                return precise_s, "schedstat", user_s
+        return ticks_s, "ticks", user_s
 
     def rss_kib(self) -> int:
         total = 0
