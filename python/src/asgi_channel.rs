@@ -5,11 +5,12 @@
 //! Python objects shareable.
 
 use crate::event_loop;
-use crate::request::Ready;
+use crate::request::{done, Ready};
 use bytes::Bytes;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
@@ -285,7 +286,7 @@ pub(crate) struct Send(pub Arc<Exchange>);
 #[pymethods]
 impl Send {
     fn __call__(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
-        match message_type(message)?.as_str() {
+        match message_type(message)?.to_str()? {
             "http.response.start" => self.start(py, message),
             "http.response.body" => self.body(py, message),
             "http.response.pathsend" => self.pathsend(py, message),
@@ -300,7 +301,7 @@ impl Send {
 impl Send {
     fn start(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
         let code: u16 = message
-            .get_item("status")?
+            .get_item(intern!(py, "status"))?
             .ok_or_else(|| PyTypeError::new_err("http.response.start needs a 'status'"))?
             .extract()?;
         let status = StatusCode::from_u16(code)
@@ -310,7 +311,7 @@ impl Send {
                 PyRuntimeError::new_err(format!("http.response.start: invalid status {code}"))
             })?;
         let (headers, content_length) = parse_headers(message, "http.response.start")?;
-        let trailers = match message.get_item("trailers")? {
+        let trailers = match message.get_item(intern!(py, "trailers"))? {
             Some(trailers) => trailers.is_truthy()?,
             None => false,
         };
@@ -327,14 +328,14 @@ impl Send {
         inner.trailers_expected = trailers;
         drop(inner);
         self.0.wake.notify_one();
-        ready(py, py.None())
+        done(py)
     }
 
     /// The extension's `{"type": "http.response.pathsend", "path": ...}`: the file is the
     /// rest of the body, read by the server.
     fn pathsend(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
         let path: std::path::PathBuf = message
-            .get_item("path")?
+            .get_item(intern!(py, "path"))?
             .ok_or_else(|| PyTypeError::new_err("http.response.pathsend needs a 'path'"))?
             .extract()?;
         let file = std::fs::File::open(&path)?;
@@ -354,14 +355,14 @@ impl Send {
         }
         drop(inner);
         self.0.wake.notify_one();
-        ready(py, py.None())
+        done(py)
     }
 
     /// The extension's `{"type": "http.response.trailers", "headers": ..., "more_trailers":
     /// ...}`, after the last body message of a response started with `trailers`.
     fn trailers(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
         let (fields, _) = parse_headers(message, "http.response.trailers")?;
-        let more = match message.get_item("more_trailers")? {
+        let more = match message.get_item(intern!(py, "more_trailers"))? {
             Some(more) => more.is_truthy()?,
             None => false,
         };
@@ -389,15 +390,15 @@ impl Send {
         }
         drop(inner);
         self.0.wake.notify_one();
-        ready(py, py.None())
+        done(py)
     }
 
     fn body(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
-        let chunk = match message.get_item("body")? {
+        let chunk = match message.get_item(intern!(py, "body"))? {
             Some(body) => Bytes::from(bytes_of(&body)?),
             None => Bytes::new(),
         };
-        let more = match message.get_item("more_body")? {
+        let more = match message.get_item(intern!(py, "more_body"))? {
             Some(more) => more.is_truthy()?,
             None => false,
         };
@@ -417,7 +418,7 @@ impl Send {
         }
         if inner.disconnected {
             // As other servers do: the client is gone, so what is sent goes nowhere.
-            return ready(py, py.None());
+            return done(py);
         }
         if !chunk.is_empty() {
             inner.queued += chunk.len();
@@ -435,7 +436,7 @@ impl Send {
             inner.send_waiter = Some(future.clone_ref(py));
             future
         } else {
-            ready(py, py.None())?
+            done(py)?
         };
         drop(inner);
         self.0.wake.notify_one();
@@ -444,11 +445,11 @@ impl Send {
 }
 
 /// A message's `type`.
-pub(crate) fn message_type(message: &Bound<'_, PyDict>) -> PyResult<String> {
-    message
-        .get_item("type")?
+pub(crate) fn message_type<'py>(message: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyString>> {
+    Ok(message
+        .get_item(intern!(message.py(), "type"))?
         .ok_or_else(|| PyTypeError::new_err("an ASGI message needs a 'type'"))?
-        .extract()
+        .cast_into::<PyString>()?)
 }
 
 /// A message's `headers` (byte pairs) as a header map, and the `content-length` among them.
@@ -458,7 +459,7 @@ pub(crate) fn parse_headers(
 ) -> PyResult<(HeaderMap, Option<u64>)> {
     let mut headers = HeaderMap::new();
     let mut content_length = None;
-    if let Some(list) = message.get_item("headers")? {
+    if let Some(list) = message.get_item(intern!(message.py(), "headers"))? {
         for pair in list.try_iter()? {
             let pair = pair?;
             let name = pair.get_item(0)?;

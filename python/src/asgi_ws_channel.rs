@@ -261,6 +261,7 @@ pub(crate) struct WsSend(pub Arc<WsExchange>);
 impl WsSend {
     fn __call__(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
         let kind = message_type(message)?;
+        let kind = kind.to_str()?;
         let ex = &self.0;
         let mut inner = ex.lock();
         if inner.gone {
@@ -269,7 +270,7 @@ impl WsSend {
             ));
         }
         let close_sent = inner.close_sent;
-        match (&mut inner.handshake, kind.as_str()) {
+        match (&mut inner.handshake, kind) {
             (Handshake::Pending, "websocket.accept") => {
                 let subprotocol = match message.get_item("subprotocol")? {
                     Some(p) if !p.is_none() => Some(p.extract::<String>()?),

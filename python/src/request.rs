@@ -249,6 +249,39 @@ impl Ready {
     }
 }
 
+/// An awaitable already done with `None`, shared: what `send` gives when it need not wait.
+/// Finishing by exhaustion, not by raising `StopIteration`, keeps `await` free of exceptions.
+#[pyclass(frozen, module = "vireo._vireo")]
+pub(crate) struct Done;
+
+#[pymethods]
+impl Done {
+    fn __await__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__(&self) -> Option<()> {
+        None
+    }
+
+    fn send(&self, _value: Py<PyAny>) -> PyResult<()> {
+        Err(PyStopIteration::new_err(()))
+    }
+}
+
+/// The process's one [`Done`].
+pub(crate) fn done(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    static DONE: PyOnceLock<Py<Done>> = PyOnceLock::new();
+    Ok(DONE
+        .get_or_try_init(py, || Py::new(py, Done))?
+        .clone_ref(py)
+        .into_any())
+}
+
 /// An object to hang values on: `request.state` and `app.state`.
 #[pyclass(dict, module = "vireo._vireo")]
 pub(crate) struct State;

@@ -58,6 +58,12 @@ def test_anyio_worker_threads_outlive_the_request(serve):
     assert seen == [True, False, False]
 
 
+def test_send_awaitables_complete_under_a_generic_driver(serve):
+    served = serve("asgi_raw:app")
+    status, _, body = served.request("GET", "/driven-by-hand")
+    assert (status, body) == (200, b"by hand")
+
+
 def test_the_app_runs_in_one_task_across_its_suspensions(serve):
     # Each request is one asyncio task from its first step to its last: a cancel scope
     # entered before the first await still works after it, and can cancel.

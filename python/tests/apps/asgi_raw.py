@@ -83,6 +83,19 @@ async def app(scope, receive, send):
         return await _json(send, {"same_task": asyncio.current_task() is first,
                                   "is_task": isinstance(first, asyncio.Task),
                                   "cut_short": deadline.cancelled_caught})
+    if path == "/driven-by-hand":
+        # What `send` returns is an awaitable a generic driver can step with `send(None)`.
+        steps = []
+        for message in ({"type": "http.response.start", "status": 200, "headers": []},
+                        {"type": "http.response.body", "body": b"by hand"}):
+            it = send(message).__await__()
+            try:
+                it.send(None)
+                steps.append("yielded")
+            except StopIteration as stop:
+                steps.append(stop.value)
+        assert steps == [None, None], steps
+        return None
     if path == "/echo":
         chunks = await _read_all(receive)
         body = b"".join(chunks)
