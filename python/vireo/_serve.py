@@ -152,11 +152,10 @@ def _helpers(loop: Any) -> dict[str, Any]:
 
 
 def _make_start_app(loop: Any) -> Callable[..., Any]:
-    """Each request's app call as a task on the worker's loop, in a copy of the context;
-    started eagerly where asyncio can (3.12+), so an app that answers without waiting
-    finishes before the engine looks again."""
-    create_task = loop.create_task
-    eager = sys.version_info >= (3, 12)
+    """Each request's app call as a task on the worker's loop, in a copy of the context,
+    whose first step runs at once: an app that answers without waiting finishes before the
+    engine looks again."""
+    start_task = _loop.make_task_starter(loop)
 
     async def run(app: Any, scope: Any, receive: Any, send: Any, completion: Any) -> None:
         try:
@@ -170,10 +169,7 @@ def _make_start_app(loop: Any) -> Callable[..., Any]:
 
     def start_app(app: Any, scope: Any, receive: Any, send: Any, completion: Any) -> Any:
         coro = run(app, scope, receive, send, completion)
-        context = contextvars.copy_context()
-        if eager:
-            return asyncio.Task(coro, loop=loop, context=context, eager_start=True)
-        return create_task(coro, context=context)
+        return start_task(coro, contextvars.copy_context())
 
     return start_app
 
