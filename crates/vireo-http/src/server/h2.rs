@@ -391,10 +391,7 @@ async fn send_response(
         }
     }
     if !headers.contains_key(header::DATE) {
-        let value = date::with_current(|d| http::HeaderValue::from_bytes(d));
-        if let Ok(value) = value {
-            headers.insert(header::DATE, value);
-        }
+        headers.insert(header::DATE, date::header_value());
     }
     let no_body = is_head || !allows_body || body.is_empty();
     let mut send = match respond.send_response(head, no_body) {
@@ -436,6 +433,12 @@ async fn send_all(
             true => Ok(send.send_data(data, true)?),
             false => Ok(()),
         };
+    }
+    // Room for the whole body already: it goes out without waiting (the common case for a
+    // small body on a stream whose window the client keeps open).
+    send.reserve_capacity(data.len());
+    if send.capacity() >= data.len() {
+        return Ok(send.send_data(data, end)?);
     }
     while !data.is_empty() {
         send.reserve_capacity(data.len());
