@@ -82,3 +82,22 @@ def test_call_soon_is_unchanged_outside_a_start():
     loop.close()
     with pytest.raises(RuntimeError, match="closed"):
         loop.call_soon(called.append, 3)
+
+
+def test_a_task_factory_the_app_set_makes_the_task():
+    loop, start = _loop_and_starter()
+    made = []
+
+    def factory(loop, coro, context=None):
+        task = asyncio.Task(coro, loop=loop, context=context)
+        made.append(task)
+        return task
+
+    async def handler():
+        return "done"
+
+    loop.set_task_factory(factory)
+    task = start(handler(), contextvars.copy_context())
+    assert made == [task]
+    assert loop.run_until_complete(task) == "done"
+    loop.close()

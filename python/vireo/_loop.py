@@ -66,10 +66,13 @@ def new_loop() -> asyncio.AbstractEventLoop:
 def make_task_starter(loop: DrivenLoop) -> Any:
     """`start(coro, context)`: a task for `coro` on `loop` whose first step runs before
     `start` returns, as `eager_start` does on Python 3.12+, so a coroutine that finishes
-    without waiting never waits for a loop iteration."""
+    without waiting never waits for a loop iteration. A task factory the app set on the loop
+    makes the task instead, started as that factory starts it."""
     if sys.version_info >= (3, 12):
 
         def start_eager(coro: Any, context: Any) -> Any:
+            if loop._task_factory is not None:  # type: ignore[attr-defined]
+                return loop.create_task(coro, context=context)
             return asyncio.Task(coro, loop=loop, context=context, eager_start=True)
 
         return start_eager
@@ -78,6 +81,8 @@ def make_task_starter(loop: DrivenLoop) -> Any:
     task_type = asyncio.Task
 
     def start(coro: Any, context: Any) -> Any:
+        if loop._task_factory is not None:  # type: ignore[attr-defined]
+            return loop.create_task(coro, context=context)
         if loop in current_tasks:
             # Called from inside another task's step: this one waits its turn.
             return task_type(coro, loop=loop, context=context)
