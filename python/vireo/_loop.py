@@ -48,7 +48,7 @@ class DrivenLoop(asyncio.SelectorEventLoop):  # type: ignore[misc,valid-type]
         if self._keep_step:
             # The step a new task schedules for itself, kept for the caller to run now.
             self._keep_step = False
-            self._kept_step = callback
+            self._kept_step = (callback, context)
             return None
         if self._closed or self._debug:  # type: ignore[attr-defined]
             return super().call_soon(callback, *args, context=context)
@@ -79,20 +79,36 @@ def make_task_starter(loop: DrivenLoop) -> Any:
 
     current_tasks = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
     task_type = asyncio.Task
+    if sys.version_info >= (3, 11):
+
+        def new_task(coro: Any, context: Any) -> Any:
+            return task_type(coro, loop=loop, context=context)
+
+        def factory_task(coro: Any, context: Any) -> Any:
+            return loop.create_task(coro, context=context)
+
+    else:
+        # Python 3.10: a task takes a copy of the context it is made in.
+
+        def new_task(coro: Any, context: Any) -> Any:
+            return context.run(task_type, coro, loop=loop)
+
+        def factory_task(coro: Any, context: Any) -> Any:
+            return context.run(loop.create_task, coro)
 
     def start(coro: Any, context: Any) -> Any:
         if loop._task_factory is not None:  # type: ignore[attr-defined]
-            return loop.create_task(coro, context=context)
+            return factory_task(coro, context)
         if loop in current_tasks:
             # Called from inside another task's step: this one waits its turn.
-            return task_type(coro, loop=loop, context=context)
+            return new_task(coro, context)
         loop._keep_step = True
         try:
-            task = task_type(coro, loop=loop, context=context)
+            task = new_task(coro, context)
         finally:
             loop._keep_step = False
-        step, loop._kept_step = loop._kept_step, None
-        context.run(step)
+        (step, step_context), loop._kept_step = loop._kept_step, None
+        step_context.run(step)
         return task
 
     return start
