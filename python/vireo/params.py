@@ -75,6 +75,17 @@ def _unwrap_optional(tp: Any) -> tuple[Any, bool]:
     return tp, False
 
 
+def _annotated_parts(tp: Any) -> tuple[Any, tuple[Any, ...]]:
+    """A parameter's type and its `Annotated` metadata, also when the `Annotated` is inside
+    `Optional` (as Python 3.10's `get_type_hints` puts a parameter that defaults to None)."""
+    if typing.get_origin(tp) is typing.Annotated:
+        return typing.get_args(tp)[0], tp.__metadata__
+    inner, optional = _unwrap_optional(tp)
+    if optional and typing.get_origin(inner) is typing.Annotated:
+        return typing.Optional[typing.get_args(inner)[0]], inner.__metadata__
+    return tp, ()
+
+
 def _scalar_kind(tp: Any, where: str) -> str:
     if tp is inspect.Parameter.empty or tp is Any:
         return "str"
@@ -169,13 +180,11 @@ def analyse(path: str, handler: Callable[..., Any]) -> list[Planned]:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
             continue
         where = f"{where_name}({name})"
-        tp = hints.get(name, param.annotation)
+        tp, extras = _annotated_parts(hints.get(name, param.annotation))
         marker: Any = None
-        if typing.get_origin(tp) is typing.Annotated:
-            for extra in tp.__metadata__:
-                if isinstance(extra, (Param, Depends)):
-                    marker = extra
-            tp = typing.get_args(tp)[0]
+        for extra in extras:
+            if isinstance(extra, (Param, Depends)):
+                marker = extra
         default = param.default
         if isinstance(default, (Param, Depends)):
             marker, default = default, getattr(default, "default", ...)
@@ -183,7 +192,9 @@ def analyse(path: str, handler: Callable[..., Any]) -> list[Planned]:
             default = marker.default
         positional_only = param.kind == param.POSITIONAL_ONLY
         if isinstance(marker, Depends):
-            dependency = marker.dependency if marker.dependency is not None else tp
+            dependency = marker.dependency
+            if dependency is None:
+                dependency, _ = _unwrap_optional(tp)
             if not callable(dependency):
                 raise TypeError(f"{where}: Depends() needs a callable or a class annotation")
             planned.append(
