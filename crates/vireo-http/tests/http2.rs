@@ -488,3 +488,54 @@ fn a_preface_that_arrives_in_pieces_is_still_http2() {
     );
     assert_eq!(&frame_head[5..], &[0, 0, 0, 0], "on stream 0");
 }
+
+/// A POST to a route that answers without reading the body; the client sends `body_len` bytes
+/// of body only after the whole response has arrived. Whether the server reset the stream
+/// (and why) once the client was done sending.
+fn early_response_then_body(body_len: usize) -> Option<Reason> {
+    let server = serve(Limits::default());
+    let mut outcome = None;
+    run(async {
+        let client = h2c(server.addr()).await;
+        let mut ready = client.ready().await.unwrap();
+        let (response, mut send) = ready
+            .send_request(request(Method::POST, "/early"), false)
+            .unwrap();
+        let response = response.await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            read_body(response.into_body()).await.unwrap(),
+            b"POST /early"
+        );
+        let mut left = body_len;
+        while left > 0 {
+            send.reserve_capacity(left);
+            let room = match poll_fn(|cx| send.poll_capacity(cx)).await {
+                Some(Ok(room)) => room,
+                _ => break,
+            };
+            let n = room.min(left);
+            left -= n;
+            if send
+                .send_data(Bytes::from(vec![b'b'; n]), left == 0)
+                .is_err()
+            {
+                break;
+            }
+        }
+        let reset = poll_fn(|cx| send.poll_reset(cx));
+        if let Ok(reason) = tokio::time::timeout(Duration::from_millis(300), reset).await {
+            outcome = Some(reason.unwrap());
+        }
+    });
+    outcome
+}
+
+#[test]
+fn a_request_body_that_outlasts_its_response_is_still_read_up_to_a_bound() {
+    // The rest of a small body is read, as on HTTP/1.1: the stream ends normally, so h2 would
+    // still have refused a malformed end to it (h2spec's 8.1 and 8.1.2.6 cases).
+    assert_eq!(early_response_then_body(16 * 1024), None);
+    // Past the bound, the stream is reset with NO_ERROR so the client stops sending.
+    assert_eq!(early_response_then_body(300_000), Some(Reason::NO_ERROR));
+}

@@ -27,7 +27,7 @@ use tokio::time::Instant;
 
 /// Bodies a handler left unread are read and discarded up to this size so the connection can
 /// be kept alive; a larger remainder is cheaper to drop with the connection.
-const MAX_DRAIN: u64 = 64 * 1024;
+pub(super) const MAX_DRAIN: u64 = 64 * 1024;
 
 /// Response bodies up to this size are copied into the batch's output buffer; larger ones are
 /// written from their own memory after the buffer is flushed.

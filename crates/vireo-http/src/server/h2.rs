@@ -6,10 +6,10 @@
 //! [`RequestBody`] over an adapter on h2's receive stream, and the response is sent with h2's
 //! flow control.
 
-use super::conn::{panic_response, serve_connection, CatchUnwind};
+use super::conn::{panic_response, serve_connection, CatchUnwind, MAX_DRAIN};
 use super::date;
 use super::worker::{OpenConnection, Worker};
-use crate::body::{give_read_state, take_read_state, BodyProgress, RequestBody};
+use crate::body::{give_read_state, take_read_state, BodyProgress, Continue, RequestBody};
 use crate::head::Head;
 use crate::limits::{H2_MAX_LOCAL_ERROR_RESET_STREAMS, H2_MAX_PENDING_ACCEPT_RESET_STREAMS};
 use crate::proto::{may_trail, status_allows_body};
@@ -292,16 +292,49 @@ async fn serve_stream<S: Service>(
             return;
         }
     };
+    // A client still waiting for its `100 Continue` sends no more: nothing to read.
+    let awaits_continue = state.expect == Continue::Expected;
     give_read_state(state);
-    drop(body);
-    // The body, the only other holder, is dropped: this always unwraps.
+    let H2Body {
+        recv,
+        pending,
+        respond: body_side,
+    } = body;
+    drop(body_side);
+    // The body's handle, the only other holder, is dropped: this always unwraps.
     let Ok(respond) = Rc::try_unwrap(respond) else {
         return;
     };
     let mut respond = respond.into_inner();
     send_response(&mut respond, response, is_head, limits.keep_alive_timeout).await;
+    if !awaits_continue {
+        let unread = pending.into_inner().len();
+        drain_request(recv.into_inner(), unread, limits.keep_alive_timeout).await;
+    }
     // Dropping the stream's halves after a response that ended before the request body did
     // makes h2 send RST_STREAM(NO_ERROR) after the response, so the client stops sending.
+}
+
+/// Read and discard what the service left of the request, as HTTP/1.1 does: at most
+/// `MAX_DRAIN` bytes, within `timeout`. While the stream stays open, h2 still refuses a
+/// malformed end (a second HEADERS without END_STREAM, DATA that disagrees with
+/// Content-Length) as a protocol error; past either bound, the caller's drop resets it.
+async fn drain_request(mut recv: RecvStream, unread: usize, timeout: Duration) {
+    if recv.is_end_stream() {
+        return;
+    }
+    let _ = recv.flow_control().release_capacity(unread);
+    let rest = async {
+        let mut left = MAX_DRAIN;
+        while let Some(Ok(data)) = recv.data().await {
+            let _ = recv.flow_control().release_capacity(data.len());
+            match left.checked_sub(data.len() as u64) {
+                Some(rest) => left = rest,
+                None => return,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(timeout, rest).await;
 }
 
 /// Whether the request carries `Expect: 100-continue` (any other expectation was refused with
