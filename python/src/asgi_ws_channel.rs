@@ -5,6 +5,7 @@
 use crate::asgi_channel::{
     bytes_of, message_type, new_future, parse_headers, ready, resolve, HIGH_WATER,
 };
+use crate::request::done;
 use bytes::{Bytes, BytesMut};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError};
@@ -272,7 +273,7 @@ impl WsSend {
         let close_sent = inner.close_sent;
         match (&mut inner.handshake, kind) {
             (Handshake::Pending, "websocket.accept") => {
-                let subprotocol = match message.get_item("subprotocol")? {
+                let subprotocol = match message.get_item(intern!(message.py(), "subprotocol"))? {
                     Some(p) if !p.is_none() => Some(p.extract::<String>()?),
                     _ => None,
                 };
@@ -289,7 +290,7 @@ impl WsSend {
             }
             (Handshake::Pending, "websocket.http.response.start") => {
                 let code: u16 = message
-                    .get_item("status")?
+                    .get_item(intern!(message.py(), "status"))?
                     .ok_or_else(|| {
                         PyTypeError::new_err("websocket.http.response.start needs a 'status'")
                     })?
@@ -322,10 +323,10 @@ impl WsSend {
                 },
                 "websocket.http.response.body",
             ) => {
-                if let Some(chunk) = message.get_item("body")? {
+                if let Some(chunk) = message.get_item(intern!(message.py(), "body"))? {
                     body.extend_from_slice(&bytes_of(&chunk)?);
                 }
-                let more = match message.get_item("more_body")? {
+                let more = match message.get_item(intern!(message.py(), "more_body"))? {
                     Some(more) => more.is_truthy()?,
                     None => false,
                 };
@@ -381,14 +382,18 @@ impl WsSend {
             }
         }
         ex.wake.notify_one();
-        ready(py, py.None())
+        done(py)
     }
 }
 
 /// The frame a `websocket.send` asks for: `bytes` or `text`, exactly one of them.
 fn outgoing_message(message: &Bound<'_, PyDict>) -> PyResult<Message> {
-    let data = message.get_item("bytes")?.filter(|v| !v.is_none());
-    let text = message.get_item("text")?.filter(|v| !v.is_none());
+    let data = message
+        .get_item(intern!(message.py(), "bytes"))?
+        .filter(|v| !v.is_none());
+    let text = message
+        .get_item(intern!(message.py(), "text"))?
+        .filter(|v| !v.is_none());
     match (data, text) {
         (Some(data), None) => Ok(Message::Binary(Bytes::from(bytes_of(&data)?))),
         (None, Some(text)) => Ok(Message::Text(text.extract::<String>()?.into())),
@@ -400,11 +405,11 @@ fn outgoing_message(message: &Bound<'_, PyDict>) -> PyResult<Message> {
 
 /// A `websocket.close`'s code (default 1000) and reason, checked against RFC 6455 §7.4.
 fn close_of(message: &Bound<'_, PyDict>) -> PyResult<(u16, String)> {
-    let code: u16 = match message.get_item("code")? {
+    let code: u16 = match message.get_item(intern!(message.py(), "code"))? {
         Some(code) if !code.is_none() => code.extract()?,
         _ => 1000,
     };
-    let reason: String = match message.get_item("reason")? {
+    let reason: String = match message.get_item(intern!(message.py(), "reason"))? {
         Some(reason) if !reason.is_none() => reason.extract()?,
         _ => String::new(),
     };

@@ -6,7 +6,6 @@ on SIGTERM it stops accepting, finishes the requests in flight, and runs the lif
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import importlib
 import inspect
