@@ -425,6 +425,26 @@ fn streams_still_running_are_dropped_when_their_connection_closes() {
 }
 
 #[test]
+fn a_reset_stream_ends_a_streamed_body_waiting_on_its_producer() {
+    let server = serve(Limits::default());
+    run(async {
+        let client = h2c(server.addr()).await;
+        let mut ready = client.clone().ready().await.unwrap();
+        let (response, mut send) = ready
+            .send_request(request(Method::GET, "/stream-until-dropped"), true)
+            .unwrap();
+        let mut body = response.await.unwrap().into_body();
+        let first = body.data().await.unwrap().unwrap();
+        assert_eq!(&first[..], b"first");
+        assert_eq!(common::STREAMS_DROPPED.load(Ordering::SeqCst), 0);
+        send.send_reset(Reason::CANCEL);
+        while common::STREAMS_DROPPED.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+}
+
+#[test]
 fn a_connection_without_streams_is_closed_with_goaway_after_the_keep_alive_timeout() {
     let server = serve(Limits {
         keep_alive_timeout: Duration::from_secs(1),

@@ -74,6 +74,26 @@ fn without_half_close_a_client_that_leaves_cancels_the_work_on_its_request() {
 }
 
 #[test]
+fn without_half_close_a_client_that_leaves_ends_a_streamed_body_waiting_on_its_producer() {
+    let server = serve_with(Server::bind("127.0.0.1:0").unwrap().half_close(false));
+    let mut reader = Reader::new(connect(&server));
+    reader.send(b"GET /stream-until-dropped HTTP/1.1\r\nHost: t\r\n\r\n");
+    let mut seen = Vec::new();
+    while !seen.windows(5).any(|w| w == b"first") {
+        let mut chunk = [0u8; 1024];
+        let n = std::io::Read::read(&mut reader.stream, &mut chunk).unwrap();
+        assert!(n > 0, "the connection closed before the first chunk");
+        seen.extend_from_slice(&chunk[..n]);
+    }
+    assert_eq!(
+        common::STREAMS_DROPPED.load(std::sync::atomic::Ordering::SeqCst),
+        0
+    );
+    drop(reader);
+    common::wait_for_text(&server, "/streams-dropped", "1");
+}
+
+#[test]
 fn requests_split_across_writes_are_reassembled() {
     let server = serve(Limits::default());
     let mut reader = Reader::new(connect(&server));

@@ -14,10 +14,11 @@ use crate::proto::{
     BodyKind, Connection, Framing, HeadFields, ProtoError, LAST_CHUNK,
 };
 use crate::request::{Peer, Request};
-use crate::response::{Body, BodyStream, Response, TrailedStream};
+use crate::response::{Body, BodyStream, BoxError, Response, TrailedStream};
 use crate::service::Service;
 use crate::transport::Transport;
 use crate::upgrade::{OnUpgrade, Upgraded};
+use bytes::Bytes;
 use http::{Method, StatusCode, Version};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -255,7 +256,10 @@ impl<S: Service> Conn<'_, S> {
             // Large and streamed bodies are written from a boxed future: they are rare, and the
             // future for them would otherwise make every connection's state larger.
             if let Some(rest) = rest {
-                if Box::pin(write_rest(self.stream, &mut self.out, rest, stall))
+                // Without half-closes, a client that leaves also ends a stream waiting on its
+                // producer (an event stream, a long poll), which then learns it is gone.
+                let watch = !self.worker.half_close;
+                if Box::pin(write_rest(self.stream, &mut self.out, rest, stall, watch))
                     .await
                     .is_err()
                 {
@@ -490,6 +494,7 @@ async fn write_rest(
     out: &mut Vec<u8>,
     rest: Rest,
     stall: std::time::Duration,
+    watch: bool,
 ) -> Result<(), ()> {
     match rest {
         Rest::Later(Body::StreamWithTrailers(trailed)) => {
@@ -497,7 +502,7 @@ async fn write_rest(
                 stream: body,
                 trailers,
             } = *trailed;
-            write_stream(stream, out, body, Framing::Chunked, stall).await?;
+            write_stream(stream, out, body, Framing::Chunked, stall, watch).await?;
             encode_last_chunk_with_trailers(out, &trailers.await);
             Ok(())
         }
@@ -511,14 +516,32 @@ async fn write_rest(
             write_all(stream, bytes, stall).await.map_err(drop)
         }
         Rest::Stream(body, framing) => {
-            write_stream(stream, out, body, framing, stall).await?;
+            write_stream(stream, out, body, framing, stall, watch).await?;
             if framing == Framing::Chunked {
                 out.extend_from_slice(LAST_CHUNK);
             }
             Ok(())
         }
-        Rest::Sized(len, body) => write_sized_stream(stream, out, body, len, stall).await,
+        Rest::Sized(len, body) => write_sized_stream(stream, out, body, len, stall, watch).await,
     }
+}
+
+/// The body's next item; with `watch`, `Err` if the peer closes the connection while the
+/// body has nothing ready.
+async fn next_chunk(
+    stream: &dyn Transport,
+    body: &mut BodyStream,
+    watch: bool,
+) -> Result<Option<Result<Bytes, BoxError>>, ()> {
+    std::future::poll_fn(|cx| match body.as_mut().poll_next(cx) {
+        Poll::Ready(item) => Poll::Ready(Ok(item)),
+        Poll::Pending if watch => stream.poll_peer_closed(cx).map(|()| {
+            tracing::debug!("the client left while a streamed body waited; closing");
+            Err(())
+        }),
+        Poll::Pending => Poll::Pending,
+    })
+    .await
 }
 
 /// Send each chunk as soon as the stream yields it. The next chunk is not polled until the last
@@ -530,10 +553,11 @@ async fn write_stream(
     mut body: BodyStream,
     framing: Framing,
     stall: std::time::Duration,
+    watch: bool,
 ) -> Result<(), ()> {
     flush(stream, out, stall).await.map_err(drop)?;
     let chunked = framing == Framing::Chunked;
-    while let Some(item) = std::future::poll_fn(|cx| body.as_mut().poll_next(cx)).await {
+    while let Some(item) = next_chunk(stream, &mut body, watch).await? {
         let chunk = item.map_err(|error| {
             tracing::debug!(%error, "a streamed body failed; closing without its last chunk");
         })?;
@@ -554,10 +578,11 @@ async fn write_sized_stream(
     mut body: BodyStream,
     len: u64,
     stall: std::time::Duration,
+    watch: bool,
 ) -> Result<(), ()> {
     flush(stream, out, stall).await.map_err(drop)?;
     let mut sent = 0u64;
-    while let Some(item) = std::future::poll_fn(|cx| body.as_mut().poll_next(cx)).await {
+    while let Some(item) = next_chunk(stream, &mut body, watch).await? {
         let chunk = item.map_err(|error| {
             tracing::debug!(%error, "a sized streamed body failed; closing");
         })?;

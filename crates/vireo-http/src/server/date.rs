@@ -31,6 +31,7 @@ pub(crate) fn refresh() {
 }
 
 /// This thread's cached date as a header value: a reference count, not a copy, per response.
+#[cfg(feature = "http2")]
 pub(crate) fn header_value() -> HeaderValue {
     VALUE.with(|cell| {
         if let Some(value) = cell.borrow().as_ref() {

@@ -14,7 +14,7 @@ use crate::head::Head;
 use crate::limits::{H2_MAX_LOCAL_ERROR_RESET_STREAMS, H2_MAX_PENDING_ACCEPT_RESET_STREAMS};
 use crate::proto::{may_trail, status_allows_body};
 use crate::request::{Peer, Request};
-use crate::response::{Body, BodyStream, Response, TrailedStream};
+use crate::response::{Body, BodyStream, BoxError, Response, TrailedStream};
 use crate::service::Service;
 use crate::transport::Transport;
 use bytes::Bytes;
@@ -533,7 +533,7 @@ async fn send_chunks(
     stall: Duration,
 ) -> Result<(), crate::response::BoxError> {
     let mut total = 0u64;
-    while let Some(chunk) = poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+    while let Some(chunk) = next_unless_reset(send, &mut stream).await? {
         let chunk = chunk?;
         total += chunk.len() as u64;
         if expected.is_some_and(|len| total > len) {
@@ -545,6 +545,21 @@ async fn send_chunks(
         return Err("a sized body stream ended before its length".into());
     }
     Ok(())
+}
+
+/// The body's next item, or an error if the client resets the stream while the body has
+/// nothing ready: the producer (an event stream, a long poll) then learns the client is gone.
+async fn next_unless_reset(
+    send: &mut SendStream<Bytes>,
+    stream: &mut BodyStream,
+) -> Result<Option<Result<Bytes, BoxError>>, BoxError> {
+    poll_fn(|cx| match stream.as_mut().poll_next(cx) {
+        Poll::Ready(item) => Poll::Ready(Ok(item)),
+        Poll::Pending => send
+            .poll_reset(cx)
+            .map(|_| Err("the client reset the stream".into())),
+    })
+    .await
 }
 
 /// A stream's request body, read through the engine's body reader as if from a transport:

@@ -321,7 +321,8 @@ impl Server {
     /// with no body means the client has gone: the service's future is dropped unfinished, as
     /// hyper and uvicorn do by default, so long-running work for a departed client stops
     /// (work already on the blocking pool runs to its end). With a body, the service reads
-    /// the stream itself and sees its end.
+    /// the stream itself and sees its end. A streamed response waiting for its next chunk is
+    /// dropped the same way.
     pub fn half_close(mut self, on: bool) -> Self {
         self.half_close = on;
         self

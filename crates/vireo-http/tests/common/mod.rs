@@ -1,6 +1,7 @@
 //! A test service and a raw-socket client for the engine's integration tests.
 #![allow(dead_code)] // each test binary uses a different part of this module
 
+use bytes::Bytes;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,8 +27,9 @@ pub fn run<F: std::future::Future<Output = ()>>(test: F) {
 /// `/stream?n` streams n chunks, `/panic` panics, `/slow?ms` waits ms milliseconds (300 by
 /// default), `/blocking` sleeps 300 ms on the blocking pool, `/count` reads the body chunk by
 /// chunk and answers its length, `/bye` asks to close the connection, `/until-dropped` never
-/// answers and `/dropped` says how many of those were dropped; anything else answers its method
-/// and path.
+/// answers and `/dropped` says how many of those were dropped, `/stream-until-dropped` streams
+/// one chunk and then waits and `/streams-dropped` says how many of those bodies were dropped;
+/// anything else answers its method and path.
 pub struct TestService;
 
 impl Service for TestService {
@@ -80,6 +82,13 @@ impl Service for TestService {
                 Response::text("unreachable")
             }
             "/dropped" => Response::text(DROPPED.load(Ordering::SeqCst).to_string()),
+            "/stream-until-dropped" => {
+                let body = FirstThenWait(Some(Bytes::from_static(b"first")), CountStreamDrop);
+                Response::new(http::StatusCode::OK, vireo_http::Body::stream(body))
+            }
+            "/streams-dropped" => {
+                Response::text(STREAMS_DROPPED.load(Ordering::SeqCst).to_string())
+            }
             "/blocking" => {
                 vireo_http::spawn_blocking(|| std::thread::sleep(Duration::from_millis(300))).await;
                 Response::text("blocking done")
@@ -93,6 +102,23 @@ impl Service for TestService {
     }
 }
 
+/// Ask `server` for `path` until it answers `want`, failing after five seconds.
+pub fn wait_for_text(server: &RunningServer, path: &str, want: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let request = format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n");
+    loop {
+        let (reply, _) = exchange(server, request.as_bytes());
+        if reply.unwrap().text() == want {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{path} never answered {want:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// How many `/until-dropped` requests the engine has dropped unanswered.
 pub static DROPPED: AtomicUsize = AtomicUsize::new(0);
 
@@ -101,6 +127,33 @@ struct CountDrop;
 impl Drop for CountDrop {
     fn drop(&mut self) {
         DROPPED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// How many `/stream-until-dropped` bodies the engine has dropped unfinished.
+pub static STREAMS_DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+struct CountStreamDrop;
+
+impl Drop for CountStreamDrop {
+    fn drop(&mut self) {
+        STREAMS_DROPPED.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A body that yields its one chunk and then waits for ever, as an idle event stream does.
+struct FirstThenWait(Option<Bytes>, CountStreamDrop);
+
+impl futures_core::Stream for FirstThenWait {
+    type Item = Result<Bytes, std::io::Error>;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        match self.0.take() {
+            Some(chunk) => std::task::Poll::Ready(Some(Ok(chunk))),
+            None => std::task::Poll::Pending,
+        }
     }
 }
 
