@@ -75,7 +75,7 @@ impl Drop for AsgiBody {
     fn drop(&mut self) {
         // Dropped unfinished: the client went away (or a HEAD response needs no body).
         if !self.done {
-            Python::attach(|py| self.ex.disconnect(py));
+            Python::attach(|py| self.ex.client_left(py));
         }
     }
 }

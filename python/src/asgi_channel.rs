@@ -49,6 +49,8 @@ pub(crate) struct Inner {
     receive_waiter: Option<Py<PyAny>>,
     /// The client went away, or the response was given up.
     pub disconnected: bool,
+    /// The client went away before the response ended: an unfinished response is no app error.
+    pub client_left: bool,
     // The response.
     pub phase: Phase,
     pub status: StatusCode,
@@ -99,6 +101,7 @@ impl Exchange {
                 delivered_last: false,
                 receive_waiter: None,
                 disconnected: false,
+                client_left: false,
                 phase: Phase::Waiting,
                 status: StatusCode::OK,
                 headers: HeaderMap::new(),
@@ -167,6 +170,12 @@ impl Exchange {
         if let Some(waiter) = send {
             resolve(py, waiter, Ok(py.None()));
         }
+    }
+
+    /// The client left before the response ended: `disconnect`, remembered as the client's doing.
+    pub(crate) fn client_left(&self, py: Python<'_>) {
+        self.lock().client_left = true;
+        self.disconnect(py);
     }
 
     /// The response ended (completely, or given up): later `receive` calls say disconnect.

@@ -106,7 +106,7 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
                 pump_done = true;
                 if let Err(e) = result {
                     // The body could not be read: the client is gone or broke a limit.
-                    Python::attach(|py| ex.disconnect(py));
+                    Python::attach(|py| ex.client_left(py));
                     if matches!(ex.lock().phase, Phase::Waiting) {
                         return Response::typed(e.status(), e.to_string(), ContentType::Text);
                     }
@@ -129,7 +129,7 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
         ex.lock().draining = true;
         ex.want.notify_one();
         if pump.as_mut().await.is_err() {
-            Python::attach(|py| ex.disconnect(py));
+            Python::attach(|py| ex.client_left(py));
         }
     }
     if let Some(result) = app_done {
@@ -210,13 +210,20 @@ fn finished(
             return server_error();
         }
         (false, Ok(())) => {
-            let waiting = matches!(ex.lock().phase, Phase::Waiting);
-            let message = if waiting {
-                "ASGI callable returned without starting response."
-            } else {
-                "ASGI callable returned without completing response."
+            let (waiting, gone) = {
+                let inner = ex.lock();
+                (matches!(inner.phase, Phase::Waiting), inner.client_left)
             };
-            config.log(py, message, None);
+            // An app may stop answering a client that has left (Starlette's streaming
+            // responses do): not an error, as under uvicorn.
+            if !gone {
+                let message = if waiting {
+                    "ASGI callable returned without starting response."
+                } else {
+                    "ASGI callable returned without completing response."
+                };
+                config.log(py, message, None);
+            }
             return server_error();
         }
     }
@@ -225,7 +232,10 @@ fn finished(
 
 /// The app's outcome after the response was handed to the engine.
 fn after_start(py: Python<'_>, config: &AppConfig, ex: &Exchange, outcome: PyResult<()>) {
-    let complete = ex.lock().finished();
+    let (complete, gone) = {
+        let inner = ex.lock();
+        (inner.finished(), inner.client_left)
+    };
     match outcome {
         Err(e) => {
             config.log(py, "Exception in ASGI application", Some(e));
@@ -234,11 +244,13 @@ fn after_start(py: Python<'_>, config: &AppConfig, ex: &Exchange, outcome: PyRes
             }
         }
         Ok(()) if !complete => {
-            config.log(
-                py,
-                "ASGI callable returned without completing response.",
-                None,
-            );
+            if !gone {
+                config.log(
+                    py,
+                    "ASGI callable returned without completing response.",
+                    None,
+                );
+            }
             ex.fail("the application did not complete its response".to_owned());
         }
         Ok(()) => {}

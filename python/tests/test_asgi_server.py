@@ -322,3 +322,22 @@ def test_a_client_leaving_before_the_response_is_an_http_disconnect(serve):
             break
         time.sleep(0.02)
     assert seen.get("wait-for-disconnect") == ["http.request", "http.disconnect"]
+    served.stop()
+    assert "returned without" not in served.log(), "a client that left is no app error"
+
+
+def test_an_app_that_stops_streaming_to_a_client_that_left_logs_no_error(serve):
+    served = serve("asgi_raw:app")
+    sock = socket.create_connection((served.host, served.port), timeout=10)
+    sock.sendall(b"GET /stream-until-disconnect HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert b"first" in sock.recv(4096)
+    sock.close()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        seen = json.loads(served.get("/events")[2])
+        if "stream-until-disconnect" in seen:
+            break
+        time.sleep(0.02)
+    assert seen.get("stream-until-disconnect") == "http.disconnect"
+    served.stop()
+    assert "returned without" not in served.log()

@@ -143,6 +143,15 @@ async def app(scope, receive, send):
         second = await receive()  # nothing is sent: this waits until the client leaves
         events["wait-for-disconnect"] = [first["type"], second["type"]]
         return
+    if path == "/stream-until-disconnect":
+        # As Starlette's streaming responses do: stop sending once the client has left.
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"first", "more_body": True})
+        message = await receive()
+        while message["type"] != "http.disconnect":
+            message = await receive()
+        events["stream-until-disconnect"] = message["type"]
+        return
     if path == "/events":
         return await _json(send, events)
     if path == "/raise-before":
