@@ -15,8 +15,8 @@ pub(crate) type Outcome = PyResult<Py<PyAny>>;
 pub(crate) enum Started<'py> {
     /// It returned without suspending.
     Done(Bound<'py, PyAny>),
-    /// It suspended; a task on the loop continues it and completes this.
-    Pending(oneshot::Receiver<Outcome>),
+    /// It suspended; the task on the loop that continues it, and the receiver it completes.
+    Pending(oneshot::Receiver<Outcome>, Py<PyAny>),
 }
 
 /// `coro.send(None)` without raising `StopIteration` for a return.
@@ -83,9 +83,9 @@ pub(crate) fn start<'py>(
                 .spawn
                 .call1(py, (coro, yielded, &completion, context))?;
             inline.get().continued_by(task.bind(py))?;
-            *lock(&completion.get().task) = Some(task);
+            *lock(&completion.get().task) = Some(task.clone_ref(py));
             state.wake.notify_one();
-            Ok(Started::Pending(rx))
+            Ok(Started::Pending(rx, task))
         }
     }
 }

@@ -80,7 +80,7 @@ pub(crate) async fn handle(
             state.kick(py);
             Ok(match started? {
                 Started::Done(value) => Step::Ready(final_response(py, value, app)),
-                Started::Pending(rx) => Step::Wait(rx),
+                Started::Pending(rx, _) => Step::Wait(rx),
             })
         });
         return match step {
@@ -112,7 +112,7 @@ pub(crate) async fn handle(
                         Ok(Started::Done(value)) => {
                             Step::Ready(respond(py, Ok(value), app, route.status))
                         }
-                        Ok(Started::Pending(rx)) => Step::Wait(rx),
+                        Ok(Started::Pending(rx, _)) => Step::Wait(rx),
                         Err(e) => Step::Ready(respond(py, Err(e.into()), app, route.status)),
                     },
                     Err(e) => Step::Ready(respond(py, Err(e), app, route.status)),

@@ -172,8 +172,7 @@ impl Listener {
         if let Some(secs) = keep_alive_timeout {
             limits.keep_alive_timeout = seconds(secs)?;
         }
-        // As uvicorn: a client that closes its side is gone, and the app hears `http.disconnect`.
-        let mut server = server.limits(limits).half_close(false);
+        let mut server = server.limits(limits);
         if let Some(secs) = shutdown_timeout {
             server = server.shutdown_timeout(seconds(secs)?);
         }
@@ -207,8 +206,11 @@ fn serve_one_worker<S: vireo_http::Service>(
     on_ready: Py<PyAny>,
     handle_signals: bool,
 ) -> PyResult<()> {
+    // As uvicorn: a client that closes its side is gone. An ASGI app hears `http.disconnect`,
+    // and a streamed response waiting on its producer stops.
     let server = server
         .workers(1)
+        .half_close(false)
         .handle_signals(handle_signals)
         .on_ready(move |addr| {
             Python::attach(|py| {

@@ -23,8 +23,8 @@ type Chunk = Option<Result<Bytes, BoxError>>;
 pub(crate) struct PyStream {
     iter: Py<PyAny>,
     is_async: bool,
-    /// An `__anext__()` that suspended.
-    pending: Option<oneshot::Receiver<Outcome>>,
+    /// An `__anext__()` that suspended, and the task on the loop continuing it.
+    pending: Option<(oneshot::Receiver<Outcome>, Py<PyAny>)>,
     done: bool,
     app: Arc<AppInner>,
 }
@@ -80,8 +80,9 @@ impl PyStream {
         }
     }
 
-    /// Ask for the next chunk; `Err` holds a receiver when an `__anext__()` suspended.
-    fn next(&mut self, py: Python<'_>) -> Result<Chunk, oneshot::Receiver<Outcome>> {
+    /// Ask for the next chunk; `Err` holds a receiver and its task when an `__anext__()`
+    /// suspended.
+    fn next(&mut self, py: Python<'_>) -> Result<Chunk, (oneshot::Receiver<Outcome>, Py<PyAny>)> {
         let iter = self.iter.bind(py).clone();
         if !self.is_async {
             let mut it = match iter.cast_into::<pyo3::types::PyIterator>() {
@@ -105,7 +106,7 @@ impl PyStream {
             .and_then(|aw| coroutine::start(&aw, &state, None));
         let result = match started {
             Ok(Started::Done(value)) => self.outcome(py, Ok(value)),
-            Ok(Started::Pending(rx)) => return Err(rx),
+            Ok(Started::Pending(rx, task)) => return Err((rx, task)),
             Err(e) => self.outcome(py, Err(e)),
         };
         state.kick(py);
@@ -121,7 +122,7 @@ impl Stream for PyStream {
         if this.done {
             return Poll::Ready(None);
         }
-        if let Some(rx) = this.pending.as_mut() {
+        if let Some((rx, _)) = this.pending.as_mut() {
             let outcome = match Pin::new(rx).poll(cx) {
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(outcome) => outcome,
@@ -135,11 +136,45 @@ impl Stream for PyStream {
         }
         match Python::attach(|py| this.next(py)) {
             Ok(chunk) => Poll::Ready(chunk),
-            Err(rx) => {
-                this.pending = Some(rx);
+            Err(pending) => {
+                this.pending = Some(pending);
                 // Poll the receiver once, so this task is woken when it completes.
                 Pin::new(this).poll_next(cx)
             }
         }
+    }
+}
+
+impl Drop for PyStream {
+    /// Dropped before its end (the client left): an async iterator is stopped as Starlette
+    /// stops it, so its `finally` runs. A pending `__anext__()` is cancelled; one paused at a
+    /// `yield` is closed with `aclose()` on the loop. A sync iterator is closed by its last
+    /// reference going.
+    fn drop(&mut self) {
+        if self.done || !self.is_async {
+            return;
+        }
+        Python::attach(|py| {
+            if let Some((_, task)) = self.pending.take() {
+                if let Err(e) = task.call_method0(py, "cancel") {
+                    errors::log(py, e, &self.app, "while cancelling a streamed response");
+                }
+                return;
+            }
+            let iter = self.iter.bind(py);
+            let Some(state) = event_loop::current() else {
+                return;
+            };
+            if !iter.hasattr("aclose").unwrap_or(false) {
+                return;
+            }
+            let closed = iter
+                .call_method0("aclose")
+                .and_then(|aw| coroutine::start(&aw, &state, None).map(drop));
+            if let Err(e) = closed {
+                errors::log(py, e, &self.app, "while closing a streamed response");
+            }
+            state.kick(py);
+        });
     }
 }

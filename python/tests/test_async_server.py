@@ -4,7 +4,9 @@ on the worker's loop while the worker serves other connections."""
 from __future__ import annotations
 
 import http.client
+import json
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -63,6 +65,28 @@ def test_handler_doing_socket_io_on_the_loop(server):
 
 def test_timers_cancel(server):
     assert get(server, "/timeout") == (200, b"timed out")
+
+
+@pytest.mark.parametrize("pause", ["await", "yield", "sync"])
+def test_a_client_leaving_an_event_stream_runs_its_finally(server, pause):
+    # As under Starlette: the generator is cancelled where it waits, or closed where it
+    # yielded (here, a 16 MiB event the client never reads fills the socket buffers).
+    sock = socket.create_connection(("127.0.0.1", server), timeout=10)
+    sock.sendall(f"GET /events?pause={pause} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    seen = b""
+    while b"data: first" not in seen:
+        chunk = sock.recv(4096)
+        assert chunk, "the connection closed before the first event"
+        seen += chunk
+    time.sleep(0.2)
+    sock.close()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        status, body = get(server, "/streams-closed")
+        if pause.encode() in body:
+            break
+        time.sleep(0.02)
+    assert json.loads(body) == [pause]
 
 
 def test_sigterm_waits_for_suspended_handlers():

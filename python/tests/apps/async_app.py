@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from vireo import App, PlainTextResponse
+from vireo import App, PlainTextResponse, StreamingResponse
 
 app = App()
 
@@ -43,6 +43,44 @@ async def timeout():
     except asyncio.TimeoutError:
         return "timed out"
     return "not timed out"
+
+
+streams_closed: list[str] = []
+
+
+@app.get("/events")
+async def events(pause: str = "await"):
+    """An event stream that sends one event, then waits for the next (`pause=await`) or, once
+    its consumer has taken the first, stays paused at its `yield` (`pause=yield`; `pause=sync`
+    is the same as a sync generator). Its `finally` awaits, as a real unsubscribe would, and
+    records that it ran."""
+    def sync_stream():
+        try:
+            yield "data: first\n\n"
+            yield "data: " + "x" * (16 << 20) + "\n\n"
+            yield "data: never\n\n"
+        finally:
+            streams_closed.append(pause)
+
+    if pause == "sync":
+        return StreamingResponse(sync_stream(), media_type="text/event-stream")
+
+    async def stream():
+        try:
+            yield "data: first\n\n"
+            if pause == "await":
+                await asyncio.sleep(3600)
+            yield "data: " + "x" * (16 << 20) + "\n\n"
+            yield "data: never\n\n"
+        finally:
+            await asyncio.sleep(0)
+            streams_closed.append(pause)
+    return StreamingResponse(stream(), media_type="text/event-stream")
+
+
+@app.get("/streams-closed")
+def closed():
+    return streams_closed
 
 
 if __name__ == "__main__":
