@@ -133,23 +133,35 @@ impl Listener {
 
     /// Serve `core` on this socket until a graceful shutdown (SIGTERM or SIGINT when
     /// `handle_signals`, or `shutdown()`), then return. `on_ready(address)` is called once
-    /// the worker accepts. The GIL is released throughout; handlers attach as they run.
-    #[pyo3(signature = (core, on_ready, handle_signals=true))]
+    /// the worker accepts. The GIL is released throughout; handlers attach as they run. The
+    /// engine's keep-alive and graceful-shutdown timeouts (seconds), body limit and blocking
+    /// pool size are its defaults unless given.
+    #[pyo3(signature = (core, on_ready, handle_signals=true, keep_alive_timeout=None,
+        shutdown_timeout=None, max_body_size=None, blocking_threads=None))]
+    #[allow(clippy::too_many_arguments)]
     fn serve(
         &self,
         py: Python<'_>,
         core: &AppCore,
         on_ready: Py<PyAny>,
         handle_signals: bool,
+        keep_alive_timeout: Option<f64>,
+        shutdown_timeout: Option<f64>,
+        max_body_size: Option<u64>,
+        blocking_threads: Option<usize>,
     ) -> PyResult<()> {
-        let server = self.take()?;
+        let server = EngineOptions {
+            keep_alive_timeout,
+            shutdown_timeout,
+            max_body_size,
+            blocking_threads,
+        }
+        .apply(self.take()?)?;
         let service = PyService(core.inner.clone());
         serve_one_worker(py, server, service, on_ready, handle_signals)
     }
 
-    /// Serve an ASGI or WSGI application (`vireo serve`) like `serve`, with the engine's
-    /// keep-alive timeout and graceful-shutdown timeout (seconds), body limit and blocking
-    /// pool size (the threads WSGI apps run on) when given.
+    /// Serve an ASGI or WSGI application (`vireo serve`) as `serve` serves an app.
     #[pyo3(signature = (app, on_ready, handle_signals=true, keep_alive_timeout=None,
         shutdown_timeout=None, max_body_size=None, blocking_threads=None))]
     #[allow(clippy::too_many_arguments)]
@@ -164,24 +176,13 @@ impl Listener {
         max_body_size: Option<u64>,
         blocking_threads: Option<usize>,
     ) -> PyResult<()> {
-        let server = self.take()?;
-        let mut limits = Limits::default();
-        if let Some(bytes) = max_body_size {
-            limits.max_body_size = bytes;
+        let server = EngineOptions {
+            keep_alive_timeout,
+            shutdown_timeout,
+            max_body_size,
+            blocking_threads,
         }
-        if let Some(secs) = keep_alive_timeout {
-            limits.keep_alive_timeout = seconds(secs)?;
-        }
-        let mut server = server.limits(limits);
-        if let Some(secs) = shutdown_timeout {
-            server = server.shutdown_timeout(seconds(secs)?);
-        }
-        if let Some(threads) = blocking_threads {
-            if threads == 0 {
-                return Err(PyValueError::new_err("blocking_threads must be at least 1"));
-            }
-            server = server.max_blocking_threads(threads);
-        }
+        .apply(self.take()?)?;
         let service = AppService(app.config.clone());
         serve_one_worker(py, server, service, on_ready, handle_signals)
     }
@@ -194,6 +195,38 @@ impl Listener {
     /// Close the socket in a process that will not serve it (the supervising parent).
     fn close(&self) {
         self.server.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// The engine settings `serve` and `serve_app` take; each left at the engine's default
+/// when not given.
+struct EngineOptions {
+    keep_alive_timeout: Option<f64>,
+    shutdown_timeout: Option<f64>,
+    max_body_size: Option<u64>,
+    blocking_threads: Option<usize>,
+}
+
+impl EngineOptions {
+    fn apply(self, server: Server) -> PyResult<Server> {
+        let mut limits = Limits::default();
+        if let Some(bytes) = self.max_body_size {
+            limits.max_body_size = bytes;
+        }
+        if let Some(secs) = self.keep_alive_timeout {
+            limits.keep_alive_timeout = seconds(secs)?;
+        }
+        let mut server = server.limits(limits);
+        if let Some(secs) = self.shutdown_timeout {
+            server = server.shutdown_timeout(seconds(secs)?);
+        }
+        if let Some(threads) = self.blocking_threads {
+            if threads == 0 {
+                return Err(PyValueError::new_err("blocking_threads must be at least 1"));
+            }
+            server = server.max_blocking_threads(threads);
+        }
+        Ok(server)
     }
 }
 

@@ -90,6 +90,41 @@ def test_workers_share_the_port(serve):
     assert served.proc.stdout.read().count("app: lifespan shutdown") == 2
 
 
+def test_a_vireo_app_is_served_natively(serve):
+    served = serve("native_app:app", "--workers", "2", "--limit-request-body", "1000",
+                   "--threads", "2")
+    for _ in range(4):
+        status, _, body = served.get("/users/7?q=x")
+        assert (status, json.loads(body)) == (200, {"id": 7, "q": "x", "started": True})
+    assert served.get("/users/nope")[0] == 422
+    assert json.loads(served.get("/blocking")[2]) == {"main_thread": False}
+    status, _, body = served.request("POST", "/size", body=b"x" * 1000)
+    assert (status, json.loads(body)) == (200, {"size": 1000})
+    assert served.request("POST", "/size", body=b"x" * 1001)[0] == 413
+    assert served.stop() == 0
+    assert served.proc.stdout.read().count("native: shutdown") == 2
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_vireo_app_whose_startup_fails_stops_the_server(workers):
+    proc = subprocess.run(
+        [sys.executable, "-m", "vireo", "serve", "native_app:failing", "--port", "0",
+         "--workers", workers],
+        cwd=APPS, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 3, proc.stderr
+    assert "the database is not there" in proc.stderr
+
+
+@pytest.mark.parametrize("flag", [["--root-path", "/api"], ["--interface", "asgi"],
+                                  ["--proxy-headers"], ["--ws-max-size", "10"]])
+def test_asgi_only_options_are_refused_for_a_vireo_app(flag):
+    proc = subprocess.run(
+        [sys.executable, "-m", "vireo", "serve", "native_app:app", "--port", "0", *flag],
+        cwd=APPS, capture_output=True, text=True, timeout=30)
+    assert proc.returncode != 0
+    assert f"{flag[0]}: only for ASGI and WSGI applications" in proc.stderr
+
+
 def _running(pid: int) -> bool:
     """Whether `pid` is a live process (not gone, not a zombie waiting to be reaped)."""
     try:

@@ -1,4 +1,5 @@
-"""`vireo serve` / `vireo.serve(app)`: an existing ASGI 3 or WSGI application on the engine.
+"""`vireo serve` / `vireo.serve(app)`: an existing ASGI 3 or WSGI application on the engine,
+or a Vireo `App`, served natively as `App.run` serves it.
 
 Each worker process keeps one event loop, runs the app's lifespan startup on it, then serves;
 on SIGTERM it stops accepting, finishes the requests in flight, and runs the lifespan shutdown.
@@ -7,6 +8,7 @@ on SIGTERM it stops accepting, finishes the requests in flight, and runs the lif
 from __future__ import annotations
 
 import contextvars
+import functools
 import importlib
 import inspect
 import logging
@@ -18,13 +20,18 @@ from typing import Any, Callable
 
 from . import _loop, _vireo, server
 from ._lifespan import Lifespan
+from .app import App
 from ._wsgi import call_wsgi
 
 logger = logging.getLogger("vireo.error")
 access_logger = logging.getLogger("vireo.access")
 
 # A worker that could not start the application (failed lifespan startup) exits with this.
-STARTUP_FAILED = 3
+STARTUP_FAILED = server.STARTUP_FAILED
+
+class OptionError(ValueError):
+    """An option that cannot be honoured; the command line reports it without a traceback."""
+
 
 LOG_LEVELS = {
     "critical": logging.CRITICAL,
@@ -42,7 +49,9 @@ class Options:
     port: int = 8000
     uds: str | None = None
     workers: int = 1
-    threads: int = 8
+    # Blocking-pool threads per worker: 8 for ASGI and WSGI apps, the engine's default for a
+    # Vireo App, unless given.
+    threads: int | None = None
     interface: str = "auto"
     lifespan: str = "auto"
     factory: bool = False
@@ -117,7 +126,7 @@ def detect_interface(app: Any) -> str:
 def configure_logging(level: str) -> None:
     numeric = LOG_LEVELS.get(level.lower())
     if numeric is None:
-        raise ValueError(f"unknown log level {level!r}; one of {', '.join(LOG_LEVELS)}")
+        raise OptionError(f"unknown log level {level!r}; one of {', '.join(LOG_LEVELS)}")
     root = logging.getLogger("vireo")
     if not root.handlers:
         handler = logging.StreamHandler(sys.stderr)
@@ -173,6 +182,59 @@ def _make_start_app(loop: Any) -> Callable[..., Any]:
     return start_app
 
 
+def _threads(options: Options) -> int:
+    """The blocking pool of an ASGI or WSGI app's worker (WSGI apps run on it)."""
+    return 8 if options.threads is None else options.threads
+
+
+# `vireo serve`'s options that only ASGI and WSGI apps take.
+_GATEWAY_ONLY = ("interface", "lifespan", "root_path", "proxy_headers",
+                 "limit_concurrency", "ws", "ws_max_size", "ws_ping_interval",
+                 "ws_ping_timeout", "ws_per_message_deflate")
+
+
+def _serve_native(app: Any, opts: Options, announce: Callable[[str], None] | None) -> int:
+    """A Vireo `App`, served as `App.run` serves it, with the options that apply to it."""
+    defaults = Options()
+    given = [name for name in _GATEWAY_ONLY if getattr(opts, name) != getattr(defaults, name)]
+    if given:
+        flags = ", ".join("--" + name.replace("_", "-") for name in given)
+        raise OptionError(f"{flags}: only for ASGI and WSGI applications; a Vireo App is "
+                         "served natively")
+    app._plan()  # a route that cannot be planned fails here, before anything forks
+    listener, announce = _listen(opts, announce)
+    worker = functools.partial(
+        server.serve_worker,
+        keep_alive_timeout=opts.timeout_keep_alive,
+        shutdown_timeout=opts.timeout_graceful_shutdown,
+        max_body_size=opts.limit_request_body,
+        blocking_threads=opts.threads,
+    )
+    logger.info("Started server process [%d] (Vireo App)", os.getpid())
+    if opts.workers <= 1:
+        try:
+            worker(app, listener, announce)
+        except server.StartupFailed as failed:
+            _log_error("Application startup failed. Exiting.", failed.__cause__)
+            return STARTUP_FAILED
+        return 0
+    return server._supervise(app, listener, opts.workers, announce, worker=worker,
+                             fatal_exit=STARTUP_FAILED)
+
+
+def _listen(opts: Options, announce: Callable[[str], None] | None) -> tuple[Any, Callable[[str], None]]:
+    """The listening socket the options ask for (TLS included), and how to announce it."""
+    if opts.uds:
+        listener = _vireo.Listener.unix(opts.uds)
+    else:
+        listener = _vireo.Listener(opts.host, opts.port)
+    tls = server.listen_tls(
+        listener, opts.ssl_certfile, opts.ssl_keyfile, opts.ssl_keyfile_password,
+        opts.ssl_ca_certs, opts.ssl_cert_reqs, opts.ssl_version, opts.ssl_ciphers, opts.ssl_crl,
+    )
+    return listener, announce or server.announcer(tls)
+
+
 class _Target:
     """What each worker serves: the app, how to call it, and the options."""
 
@@ -205,7 +267,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
         state=lifespan.state,
         access_log=access,
         multiprocess=options.workers > 1,
-        multithread=options.threads > 1,
+        multithread=_threads(options) > 1,
         ws=options.ws != "none",
         ws_max_size=options.ws_max_size,
         ws_ping_interval=options.ws_ping_interval,
@@ -219,7 +281,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
             keep_alive_timeout=options.timeout_keep_alive,
             shutdown_timeout=options.timeout_graceful_shutdown,
             max_body_size=options.limit_request_body,
-            blocking_threads=options.threads,
+            blocking_threads=_threads(options),
         )
     finally:
         for sig, handler in restore.items():
@@ -232,35 +294,31 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
 
 
 def serve(app: Any, announce: Callable[[str], None] | None = None, **options: Any) -> int:
-    """Serve an ASGI 3 or WSGI application (or a `"module:attr"` string) until SIGTERM or
-    SIGINT; returns the exit status. Options are `vireo serve`'s (see `vireo serve --help`):
+    """Serve an ASGI 3 or WSGI application or a Vireo `App` (or a `"module:attr"` string)
+    until SIGTERM or SIGINT; returns the exit status. A Vireo App takes every option but the
+    ASGI and WSGI ones (interface, lifespan, root_path, proxy_headers, forwarded_allow_ips,
+    limit_concurrency, the ws ones) and logs no access lines. Options are `vireo serve`'s (see `vireo serve --help`):
     host, port, uds, workers, threads, interface, lifespan, factory, root_path, proxy_headers,
     forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
     timeout_graceful_shutdown, log_level, access_log, ws, ws_max_size, ws_ping_interval,
     ws_ping_timeout, ws_per_message_deflate, ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_ca_certs,
     ssl_cert_reqs, ssl_version, ssl_ciphers, ssl_crl."""
     opts = Options(**options)
-    if opts.threads < 1:
-        raise ValueError(f"threads must be at least 1, not {opts.threads}")
+    if opts.threads is not None and opts.threads < 1:
+        raise OptionError(f"threads must be at least 1, not {opts.threads}")
     configure_logging(opts.log_level)
     if isinstance(app, str):
         app = import_app(app, opts.factory)
     elif opts.factory:
         app = app()
+    if isinstance(app, App):
+        return _serve_native(app, opts, announce)
     interface = detect_interface(app) if opts.interface == "auto" else opts.interface
     if interface not in ("asgi", "wsgi"):
-        raise ValueError(f"unknown interface {opts.interface!r}; one of auto, asgi, wsgi")
+        raise OptionError(f"unknown interface {opts.interface!r}; one of auto, asgi, wsgi")
     if opts.ws not in ("auto", "none"):
-        raise ValueError(f"unknown ws {opts.ws!r}; one of auto, none")
-    if opts.uds:
-        listener = _vireo.Listener.unix(opts.uds)
-    else:
-        listener = _vireo.Listener(opts.host, opts.port)
-    tls = server.listen_tls(
-        listener, opts.ssl_certfile, opts.ssl_keyfile, opts.ssl_keyfile_password,
-        opts.ssl_ca_certs, opts.ssl_cert_reqs, opts.ssl_version, opts.ssl_ciphers, opts.ssl_crl,
-    )
-    announce = announce or server.announcer(tls)
+        raise OptionError(f"unknown ws {opts.ws!r}; one of auto, none")
+    listener, announce = _listen(opts, announce)
     target = _Target(app, interface, opts, listener)
     logger.info("Started server process [%d] (%s)", os.getpid(), interface.upper())
     if opts.workers <= 1:

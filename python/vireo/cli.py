@@ -1,5 +1,6 @@
 """The `vireo` command: `vireo serve MODULE:ATTR [options]` runs an existing ASGI 3 or WSGI
-application on the Vireo engine, with the options uvicorn and Granian users know."""
+application, or a Vireo App, on the Vireo engine, with the options uvicorn and Granian users
+know."""
 
 from __future__ import annotations
 
@@ -53,16 +54,18 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vireo", description="Vireo: serve Python web apps.")
     commands = parser.add_subparsers(dest="command", required=True)
     p = commands.add_parser(
-        "serve", help="serve an ASGI 3 or WSGI application",
-        description="Serve an ASGI 3 or WSGI application, given as MODULE:ATTR.",
+        "serve", help="serve an ASGI 3 or WSGI application, or a Vireo App",
+        description="Serve an ASGI 3 or WSGI application, or a Vireo App (natively, without "
+                    "the ASGI and WSGI options), given as MODULE:ATTR.",
     )
     p.add_argument("app", metavar="MODULE:ATTR", help="the application, e.g. main:app")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
     p.add_argument("--uds", metavar="PATH", help="bind a Unix domain socket instead")
     p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
-    p.add_argument("--threads", "--blocking-threads", dest="threads", type=_positive, default=8,
-                   help="threads per worker that WSGI apps run on (default 8)")
+    p.add_argument("--threads", "--blocking-threads", dest="threads", type=_positive, default=None,
+                   help="threads per worker that WSGI apps and blocking handlers run on "
+                        "(default 8; for a Vireo App, the engine's 64)")
     p.add_argument("--interface", choices=("auto", "asgi", "wsgi"), default="auto")
     p.add_argument("--lifespan", choices=("auto", "on", "off"), default="auto",
                    help="the ASGI lifespan protocol (default auto)")
@@ -128,8 +131,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, app_dir)
     if args.reload:
         return _reload(args, list(sys.argv[1:] if argv is None else argv))
-    from ._serve import serve
+    from ._serve import OptionError, serve
 
+    try:
+        return _serve(serve, args)
+    except OptionError as error:
+        print(f"vireo serve: error: {error}", file=sys.stderr)
+        return 2
+
+
+def _serve(serve: Any, args: Any) -> int:
     return serve(
         args.app,
         host=args.host,

@@ -30,6 +30,14 @@ _RESTART_BACKOFF = 1.0
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
+# A worker that could not start the application exits with this, and the supervisor then
+# stops the others instead of starting it again.
+STARTUP_FAILED = 3
+
+
+class StartupFailed(Exception):
+    """The app's startup hooks raised (the exception is the cause): nothing was served."""
+
 
 def announcer(tls: bool) -> Callable[[str], None]:
     """The default `listening on` line: the address with the scheme clients use (a Unix
@@ -139,15 +147,21 @@ def serve_worker(
     listener: Any,
     on_ready: Callable[[str], None],
     handle_signals: bool = True,
+    **engine: Any,
 ) -> None:
-    """Serve `app` on `listener` in this process until a graceful shutdown."""
+    """Serve `app` on `listener` in this process until a graceful shutdown. `engine` holds
+    the engine settings `Listener.serve` takes (timeouts, body limit, blocking pool)."""
     loop = _loop.new_loop()
-    loop.run_until_complete(app.startup())
+    try:
+        loop.run_until_complete(app.startup())
+    except Exception as exc:
+        loop.close()
+        raise StartupFailed(f"the application's startup failed: {exc!r}") from exc
     core = app._build(loop)
     freeze_startup_objects()
     restore = hand_signals_to_engine(handle_signals)
     try:
-        listener.serve(core, on_ready, handle_signals)
+        listener.serve(core, on_ready, handle_signals, **engine)
     finally:
         for sig, handler in restore.items():
             signal.signal(sig, handler)
@@ -183,7 +197,7 @@ def run(
     if workers <= 1:
         serve_worker(app, listener, announce)
         return 0
-    return _supervise(app, listener, workers, announce)
+    return _supervise(app, listener, workers, announce, fatal_exit=STARTUP_FAILED)
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -214,6 +228,11 @@ def _child(app: Any, listener: Any, ready_fd: int, mask: Any, worker: Callable[.
         code = 0
     except SystemExit as exit:
         code = exit.code if isinstance(exit.code, int) else 1
+    except StartupFailed as failed:
+        cause = failed.__cause__
+        logger.error("Application startup failed. Exiting.",
+                     exc_info=(type(cause), cause, cause.__traceback__) if cause else None)
+        code = STARTUP_FAILED
     except BaseException:  # noqa: BLE001 - report whatever ended the worker
         traceback.print_exc()
     finally:
