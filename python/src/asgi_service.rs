@@ -106,7 +106,7 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
                 pump_done = true;
                 if let Err(e) = result {
                     // The body could not be read: the client is gone or broke a limit.
-                    Python::attach(|py| ex.client_left(py));
+                    Python::attach(|py| body_failed(py, &ex, &e));
                     if matches!(ex.lock().phase, Phase::Waiting) {
                         return Response::typed(e.status(), e.to_string(), ContentType::Text);
                     }
@@ -128,8 +128,8 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
     if read_rest && !pump_done {
         ex.lock().draining = true;
         ex.want.notify_one();
-        if pump.as_mut().await.is_err() {
-            Python::attach(|py| ex.client_left(py));
+        if let Err(e) = pump.as_mut().await {
+            Python::attach(|py| body_failed(py, &ex, &e));
         }
     }
     if let Some(result) = app_done {
@@ -188,6 +188,15 @@ async fn pump(mut body: RequestBody<'_>, ex: &Exchange) -> Result<(), BodyError>
         }
         let chunk = body.chunk().await?;
         Python::attach(|py| ex.push_body(py, chunk));
+    }
+}
+
+/// The request body could not be read: `receive` says `http.disconnect`. Only a client that
+/// went away (not one that broke a limit or the framing) excuses an unfinished response.
+fn body_failed(py: Python<'_>, ex: &Exchange, error: &BodyError) {
+    match error {
+        BodyError::Incomplete | BodyError::TimedOut | BodyError::Io(_) => ex.client_left(py),
+        _ => ex.disconnect(py),
     }
 }
 

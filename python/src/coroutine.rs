@@ -15,8 +15,9 @@ pub(crate) type Outcome = PyResult<Py<PyAny>>;
 pub(crate) enum Started<'py> {
     /// It returned without suspending.
     Done(Bound<'py, PyAny>),
-    /// It suspended; the task on the loop that continues it, and the receiver it completes.
-    Pending(oneshot::Receiver<Outcome>, Py<PyAny>),
+    /// It suspended; a task on the loop continues it and completes the receiver through the
+    /// completion.
+    Pending(oneshot::Receiver<Outcome>, Py<Completion>),
 }
 
 /// `coro.send(None)` without raising `StopIteration` for a return.
@@ -83,9 +84,9 @@ pub(crate) fn start<'py>(
                 .spawn
                 .call1(py, (coro, yielded, &completion, context))?;
             inline.get().continued_by(task.bind(py))?;
-            *lock(&completion.get().task) = Some(task.clone_ref(py));
+            *lock(&completion.get().task) = Some(task);
             state.wake.notify_one();
-            Ok(Started::Pending(rx, task))
+            Ok(Started::Pending(rx, completion.unbind()))
         }
     }
 }
@@ -103,12 +104,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// What to do with an outcome whose receiver is gone (its request was dropped).
+pub(crate) type Orphan = Box<dyn FnOnce(Python<'_>, Outcome) + Send>;
+
 /// Called by the task that continues a suspended coroutine, with its outcome. It also holds
 /// the task until then, since the loop keeps only weak references to tasks.
 #[pyclass(frozen, module = "vireo._vireo")]
 pub(crate) struct Completion {
     tx: Mutex<Option<oneshot::Sender<Outcome>>>,
     task: Mutex<Option<Py<PyAny>>>,
+    orphan: Mutex<Option<Orphan>>,
 }
 
 impl Completion {
@@ -122,6 +127,7 @@ impl Completion {
             Completion {
                 tx: Mutex::new(Some(tx)),
                 task: Mutex::new(None),
+                orphan: Mutex::new(None),
             },
         )?;
         Ok((completion, rx))
@@ -135,23 +141,44 @@ impl Completion {
         }
     }
 
-    fn complete(&self, outcome: Outcome) {
-        if let Some(tx) = lock(&self.tx).take() {
-            // The request may be gone (its client left); the outcome is then dropped.
-            let _ = tx.send(outcome);
+    /// If the receiver is dropped before the outcome comes (the client left), `orphan` gets
+    /// the outcome instead: what the request would have done with it still happens.
+    pub(crate) fn when_orphaned(&self, orphan: Orphan) {
+        *lock(&self.orphan) = Some(orphan);
+    }
+
+    /// Cancel the task continuing the coroutine, if it still runs.
+    pub(crate) fn cancel(&self, py: Python<'_>) -> PyResult<()> {
+        let task = lock(&self.task).as_ref().map(|t| t.clone_ref(py));
+        if let Some(task) = task {
+            task.call_method0(py, "cancel")?;
         }
+        Ok(())
+    }
+
+    fn complete(&self, py: Python<'_>, outcome: Outcome) {
+        let tx = lock(&self.tx).take();
+        if let Some(tx) = tx {
+            if let Err(outcome) = tx.send(outcome) {
+                let orphan = lock(&self.orphan).take();
+                if let Some(orphan) = orphan {
+                    orphan(py, outcome);
+                }
+            }
+        }
+        lock(&self.orphan).take();
         lock(&self.task).take();
     }
 }
 
 #[pymethods]
 impl Completion {
-    fn resolve(&self, value: Py<PyAny>) {
-        self.complete(Ok(value));
+    fn resolve(&self, py: Python<'_>, value: Py<PyAny>) {
+        self.complete(py, Ok(value));
     }
 
-    fn reject(&self, error: Bound<'_, PyBaseException>) {
-        self.complete(Err(PyErr::from_value(error.into_any())));
+    fn reject(&self, py: Python<'_>, error: Bound<'_, PyBaseException>) {
+        self.complete(py, Err(PyErr::from_value(error.into_any())));
     }
 }
 

@@ -80,7 +80,16 @@ pub(crate) async fn handle(
             state.kick(py);
             Ok(match started? {
                 Started::Done(value) => Step::Ready(final_response(py, value, app)),
-                Started::Pending(rx, _) => Step::Wait(rx),
+                Started::Pending(rx, completion) => {
+                    let app = app.clone();
+                    completion.get().when_orphaned(Box::new(move |py, outcome| {
+                        drop(match outcome {
+                            Ok(value) => final_response(py, value.into_bound(py), &app),
+                            Err(e) => error_response(py, e, &app),
+                        })
+                    }));
+                    Step::Wait(rx)
+                }
             })
         });
         return match step {
@@ -112,7 +121,14 @@ pub(crate) async fn handle(
                         Ok(Started::Done(value)) => {
                             Step::Ready(respond(py, Ok(value), app, route.status))
                         }
-                        Ok(Started::Pending(rx, _)) => Step::Wait(rx),
+                        Ok(Started::Pending(rx, completion)) => {
+                            let (app, status) = (app.clone(), route.status);
+                            completion.get().when_orphaned(Box::new(move |py, outcome| {
+                                let outcome = outcome.map(|v| v.into_bound(py)).map_err(Into::into);
+                                drop(respond(py, outcome, &app, status));
+                            }));
+                            Step::Wait(rx)
+                        }
                         Err(e) => Step::Ready(respond(py, Err(e.into()), app, route.status)),
                     },
                     Err(e) => Step::Ready(respond(py, Err(e), app, route.status)),
@@ -136,7 +152,9 @@ pub(crate) async fn handle(
     }
 }
 
-/// A coroutine's first step: answered, or waiting on the loop.
+/// A coroutine's first step: answered, or waiting on the loop. A request dropped while it
+/// waits (its client left) still has its outcome rendered when it comes, so the response's
+/// background tasks run and an exception is logged, as under an ASGI server.
 enum Step {
     Ready(Response),
     Wait(oneshot::Receiver<coroutine::Outcome>),

@@ -1,11 +1,12 @@
 //! A Python iterator or async iterator of chunks as the engine's streamed body.
 
 use crate::app::AppInner;
-use crate::coroutine::{self, Outcome, Started};
+use crate::coroutine::{self, Completion, Outcome, Started};
 use crate::errors;
-use crate::event_loop;
+use crate::event_loop::{self, LoopState};
 use bytes::Bytes;
 use futures_core::Stream;
+use pyo3::exceptions::asyncio::CancelledError as PyCancelledError;
 use pyo3::exceptions::{PyRuntimeError, PyStopAsyncIteration, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -23,8 +24,8 @@ type Chunk = Option<Result<Bytes, BoxError>>;
 pub(crate) struct PyStream {
     iter: Py<PyAny>,
     is_async: bool,
-    /// An `__anext__()` that suspended, and the task on the loop continuing it.
-    pending: Option<(oneshot::Receiver<Outcome>, Py<PyAny>)>,
+    /// An `__anext__()` that suspended, and the completion of the task continuing it.
+    pending: Option<(oneshot::Receiver<Outcome>, Py<Completion>)>,
     done: bool,
     app: Arc<AppInner>,
 }
@@ -82,7 +83,10 @@ impl PyStream {
 
     /// Ask for the next chunk; `Err` holds a receiver and its task when an `__anext__()`
     /// suspended.
-    fn next(&mut self, py: Python<'_>) -> Result<Chunk, (oneshot::Receiver<Outcome>, Py<PyAny>)> {
+    fn next(
+        &mut self,
+        py: Python<'_>,
+    ) -> Result<Chunk, (oneshot::Receiver<Outcome>, Py<Completion>)> {
         let iter = self.iter.bind(py).clone();
         if !self.is_async {
             let mut it = match iter.cast_into::<pyo3::types::PyIterator>() {
@@ -106,7 +110,7 @@ impl PyStream {
             .and_then(|aw| coroutine::start(&aw, &state, None));
         let result = match started {
             Ok(Started::Done(value)) => self.outcome(py, Ok(value)),
-            Ok(Started::Pending(rx, task)) => return Err((rx, task)),
+            Ok(Started::Pending(rx, completion)) => return Err((rx, completion)),
             Err(e) => self.outcome(py, Err(e)),
         };
         state.kick(py);
@@ -146,35 +150,64 @@ impl Stream for PyStream {
 }
 
 impl Drop for PyStream {
-    /// Dropped before its end (the client left): an async iterator is stopped as Starlette
-    /// stops it, so its `finally` runs. A pending `__anext__()` is cancelled; one paused at a
-    /// `yield` is closed with `aclose()` on the loop. A sync iterator is closed by its last
-    /// reference going.
+    /// Dropped before its end (the client left): the iterator is stopped as Starlette stops
+    /// it, so its `finally` runs. A pending `__anext__()` is cancelled; an async generator
+    /// paused at a `yield` is closed by an `aclose()` task on the loop; a sync one is closed
+    /// here, not whenever the cycle collector finds it.
     fn drop(&mut self) {
-        if self.done || !self.is_async {
+        if self.done {
             return;
         }
         Python::attach(|py| {
-            if let Some((_, task)) = self.pending.take() {
-                if let Err(e) = task.call_method0(py, "cancel") {
-                    errors::log(py, e, &self.app, "while cancelling a streamed response");
+            if !self.is_async {
+                let iter = self.iter.bind(py);
+                let closed = match iter.hasattr("close") {
+                    Ok(true) => iter.call_method0("close").map(drop),
+                    Ok(false) => Ok(()),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = closed {
+                    errors::log(py, e, &self.app, "while stopping a streamed response");
                 }
                 return;
             }
-            let iter = self.iter.bind(py);
             let Some(state) = event_loop::current() else {
                 return;
             };
-            if !iter.hasattr("aclose").unwrap_or(false) {
-                return;
-            }
-            let closed = iter
-                .call_method0("aclose")
-                .and_then(|aw| coroutine::start(&aw, &state, None).map(drop));
-            if let Err(e) = closed {
-                errors::log(py, e, &self.app, "while closing a streamed response");
+            let stopped = match self.pending.take() {
+                Some((_, completion)) => {
+                    // What the generator raises on its way out goes to the log, unless it is
+                    // the cancellation itself.
+                    let app = self.app.clone();
+                    completion.get().when_orphaned(Box::new(move |py, outcome| {
+                        if let Err(e) = outcome {
+                            if !e.is_instance_of::<PyCancelledError>(py) {
+                                errors::log(py, e, &app, "while stopping a streamed response");
+                            }
+                        }
+                    }));
+                    completion.get().cancel(py)
+                }
+                None => close_later(py, self.iter.bind(py), &state),
+            };
+            if let Err(e) = stopped {
+                errors::log(py, e, &self.app, "while stopping a streamed response");
             }
             state.kick(py);
         });
     }
+}
+
+/// `iter.aclose()` as a task of its own on the loop (never inline: the drop may happen while
+/// another task runs).
+fn close_later(py: Python<'_>, iter: &Bound<'_, PyAny>, state: &LoopState) -> PyResult<()> {
+    if !iter.hasattr("aclose")? {
+        return Ok(());
+    }
+    let closing = iter.call_method0("aclose")?;
+    state
+        .event_loop
+        .bind(py)
+        .call_method1(pyo3::intern!(py, "create_task"), (closing,))?;
+    Ok(())
 }

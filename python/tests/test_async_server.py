@@ -4,7 +4,6 @@ on the worker's loop while the worker serves other connections."""
 from __future__ import annotations
 
 import http.client
-import json
 import re
 import socket
 import subprocess
@@ -67,26 +66,52 @@ def test_timers_cancel(server):
     assert get(server, "/timeout") == (200, b"timed out")
 
 
-@pytest.mark.parametrize("pause", ["await", "yield", "sync"])
-def test_a_client_leaving_an_event_stream_runs_its_finally(server, pause):
-    # As under Starlette: the generator is cancelled where it waits, or closed where it
-    # yielded (here, a 16 MiB event the client never reads fills the socket buffers).
-    sock = socket.create_connection(("127.0.0.1", server), timeout=10)
-    sock.sendall(f"GET /events?pause={pause} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-    seen = b""
-    while b"data: first" not in seen:
-        chunk = sock.recv(4096)
-        assert chunk, "the connection closed before the first event"
-        seen += chunk
-    time.sleep(0.2)
-    sock.close()
-    deadline = time.monotonic() + 5
+def wait_for_file(path: Path, seconds: float = 5) -> bool:
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        status, body = get(server, "/streams-closed")
-        if pause.encode() in body:
-            break
+        if path.exists():
+            return True
         time.sleep(0.02)
-    assert json.loads(body) == [pause]
+    return False
+
+
+def leave_after(port: int, path: str, until: bytes | None = None, delay: float = 0.1) -> None:
+    """Send a GET, read until `until` arrives (if given), then close the connection."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    seen = b""
+    while until is not None and until not in seen:
+        chunk = sock.recv(4096)
+        assert chunk, "the connection closed too early"
+        seen += chunk
+    time.sleep(delay)
+    sock.close()
+
+
+@pytest.mark.parametrize("pause", ["await", "yield", "sync"])
+def test_a_client_leaving_an_event_stream_runs_its_finally(server, tmp_path, pause):
+    # As under Starlette: the generator is cancelled where it waits, or closed where it
+    # yielded (here, a 16 MiB event the client never reads fills the socket buffers). No other
+    # request comes to wake the worker's loop.
+    marker = tmp_path / "closed"
+    leave_after(server, f"/events?pause={pause}&marker={marker}", until=b"data: first")
+    assert wait_for_file(marker), "the stream's finally never ran"
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_a_handler_whose_client_left_still_runs_its_background_task_or_logs(tmp_path, fail):
+    proc = subprocess.Popen([sys.executable, str(APP), "127.0.0.1:0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    port = int(re.search(r":(\d+)", proc.stdout.readline()).group(1))
+    marker = tmp_path / "ran"
+    leave_after(port, f"/slow-then-background?marker={marker}&fail={fail}")
+    if not fail:
+        assert wait_for_file(marker), "the background task never ran"
+    time.sleep(0.5)
+    proc.terminate()
+    assert proc.wait(15) == 0
+    log = proc.stderr.read()
+    assert ("failed after the client left" in log) == fail, log
 
 
 def test_sigterm_waits_for_suspended_handlers():

@@ -115,6 +115,18 @@ def test_a_vireo_app_whose_startup_fails_stops_the_server(workers):
     assert "the database is not there" in proc.stderr
 
 
+@pytest.mark.parametrize("workers, status", [(1, 1), (2, 3)])
+def test_app_run_whose_startup_fails_raises_or_exits(workers, status):
+    # One worker: the app's own exception reaches app.run's caller. Several: each worker logs
+    # it and the script exits 3, without starting workers again.
+    script = f"from native_app import failing; failing.run('127.0.0.1', 0, workers={workers})"
+    proc = subprocess.run([sys.executable, "-c", script], cwd=APPS, capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == status, proc.stderr
+    assert "RuntimeError: the database is not there" in proc.stderr
+    assert "StartupFailed" not in proc.stderr
+
+
 @pytest.mark.parametrize("flag", [["--root-path", "/api"], ["--interface", "asgi"],
                                   ["--proxy-headers"], ["--ws-max-size", "10"]])
 def test_asgi_only_options_are_refused_for_a_vireo_app(flag):

@@ -295,9 +295,9 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
 
 def serve(app: Any, announce: Callable[[str], None] | None = None, **options: Any) -> int:
     """Serve an ASGI 3 or WSGI application or a Vireo `App` (or a `"module:attr"` string)
-    until SIGTERM or SIGINT; returns the exit status. A Vireo App takes every option but the
-    ASGI and WSGI ones (interface, lifespan, root_path, proxy_headers, forwarded_allow_ips,
-    limit_concurrency, the ws ones) and logs no access lines. Options are `vireo serve`'s (see `vireo serve --help`):
+    until SIGTERM or SIGINT; returns the exit status. A Vireo App refuses the ASGI and WSGI
+    options (interface, lifespan, root_path, proxy_headers, limit_concurrency, the ws ones),
+    has no use for forwarded_allow_ips and access_log, and logs no access lines. Options are `vireo serve`'s (see `vireo serve --help`):
     host, port, uds, workers, threads, interface, lifespan, factory, root_path, proxy_headers,
     forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
     timeout_graceful_shutdown, log_level, access_log, ws, ws_max_size, ws_ping_interval,

@@ -458,10 +458,13 @@ class App(_Routes):
         `vireo serve --help` says. See `vireo.server.run`."""
         from .server import run
 
-        run(self, host, port, workers, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile,
-            ssl_keyfile_password=ssl_keyfile_password, ssl_ca_certs=ssl_ca_certs,
-            ssl_cert_reqs=ssl_cert_reqs, ssl_version=ssl_version, ssl_ciphers=ssl_ciphers,
-            ssl_crl=ssl_crl)
+        status = run(self, host, port, workers, ssl_certfile=ssl_certfile,
+                     ssl_keyfile=ssl_keyfile, ssl_keyfile_password=ssl_keyfile_password,
+                     ssl_ca_certs=ssl_ca_certs, ssl_cert_reqs=ssl_cert_reqs,
+                     ssl_version=ssl_version, ssl_ciphers=ssl_ciphers, ssl_crl=ssl_crl)
+        if status:
+            # The workers could not start the app (each logged why): the script fails too.
+            raise SystemExit(status)
 
 
 FastAPI = App

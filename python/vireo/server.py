@@ -195,7 +195,10 @@ def run(
     )
     announce = announce or announcer(tls)
     if workers <= 1:
-        serve_worker(app, listener, announce)
+        try:
+            serve_worker(app, listener, announce)
+        except StartupFailed as failed:
+            raise failed.__cause__ from None  # the app's own exception, as its caller knows it
         return 0
     return _supervise(app, listener, workers, announce, fatal_exit=STARTUP_FAILED)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from vireo import App, PlainTextResponse, StreamingResponse
+from vireo import App, BackgroundTask, PlainTextResponse, StreamingResponse
 
 app = App()
 
@@ -45,22 +45,26 @@ async def timeout():
     return "not timed out"
 
 
-streams_closed: list[str] = []
+def mark(path: str) -> None:
+    """Leave a file at `path`, for a test to see without asking the server (and so without
+    waking its loop)."""
+    with open(path, "w") as out:
+        out.write("done")
 
 
 @app.get("/events")
-async def events(pause: str = "await"):
+async def events(marker: str, pause: str = "await"):
     """An event stream that sends one event, then waits for the next (`pause=await`) or, once
     its consumer has taken the first, stays paused at its `yield` (`pause=yield`; `pause=sync`
-    is the same as a sync generator). Its `finally` awaits, as a real unsubscribe would, and
-    records that it ran."""
+    is the same as a sync generator). Its `finally` awaits, as a real unsubscribe would, then
+    leaves `marker`."""
     def sync_stream():
         try:
             yield "data: first\n\n"
             yield "data: " + "x" * (16 << 20) + "\n\n"
             yield "data: never\n\n"
         finally:
-            streams_closed.append(pause)
+            mark(marker)
 
     if pause == "sync":
         return StreamingResponse(sync_stream(), media_type="text/event-stream")
@@ -74,13 +78,17 @@ async def events(pause: str = "await"):
             yield "data: never\n\n"
         finally:
             await asyncio.sleep(0)
-            streams_closed.append(pause)
+            mark(marker)
     return StreamingResponse(stream(), media_type="text/event-stream")
 
 
-@app.get("/streams-closed")
-def closed():
-    return streams_closed
+@app.get("/slow-then-background")
+async def slow_then_background(marker: str, fail: bool = False):
+    """Answers after 300 ms, with a background task that leaves `marker` (or raises first)."""
+    await asyncio.sleep(0.3)
+    if fail:
+        raise RuntimeError("failed after the client left")
+    return PlainTextResponse("done", background=BackgroundTask(mark, marker))
 
 
 if __name__ == "__main__":
