@@ -16,6 +16,7 @@ use crate::thread_state;
 use bytes::Bytes;
 use pyo3::prelude::*;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::oneshot;
 use vireo_http::{BodyKind, ContentType, Head, Response, Service};
@@ -49,6 +50,18 @@ fn loop_for_thread(app: &AppInner) -> Result<Rc<LoopState>, Response> {
         .map_err(|e| Python::attach(|py| errors::log_and_500(py, e, app, "binding the event loop")))
 }
 
+/// Marks the request's client as gone if the answer is dropped before it is made (the engine
+/// drops it when the client leaves), for `request.is_disconnected()`.
+struct MarkGone(Option<Arc<AtomicBool>>);
+
+impl Drop for MarkGone {
+    fn drop(&mut self) {
+        if let Some(gone) = self.0.take() {
+            gone.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 /// Answer one request whose body has been read.
 pub(crate) async fn handle(
     app: &Arc<AppInner>,
@@ -65,18 +78,35 @@ pub(crate) async fn handle(
         Ok(state) => state,
         Err(res) => return res,
     };
+    // Only an answer that can wait (middleware, an async handler) can be left unfinished.
+    let can_wait = app.middleware.is_some() || matches!(route.kind, CallKind::Async);
+    let gone = can_wait.then(|| Arc::new(AtomicBool::new(false)));
+    let mut mark = MarkGone(gone.clone());
     let parts = Parts {
         head,
         body,
         path_values,
         peer,
+        gone,
     };
+    let response = answer(app, &state, route, parts).await;
+    mark.0 = None;
+    response
+}
+
+/// The response of the route's middleware and handler.
+async fn answer(
+    app: &Arc<AppInner>,
+    state: &Rc<LoopState>,
+    route: Arc<Route>,
+    parts: Parts,
+) -> Response {
     if let Some(chain) = &app.middleware {
         let step = Python::attach(|py| {
             let request = Py::new(py, Request::new(parts, route, app.clone()))?;
             let coro = chain.0.bind(py).call1((request, chain.1.bind(py)))?;
             let context = app.refs.copy_context.bind(py).call0()?;
-            let started = coroutine::start(&coro, &state, Some(&context));
+            let started = coroutine::start(&coro, state, Some(&context));
             state.kick(py);
             Ok(match started? {
                 Started::Done(value) => Step::Ready(final_response(py, value, app)),
@@ -117,7 +147,7 @@ pub(crate) async fn handle(
             let step = Python::attach(|py| {
                 let context = app.refs.copy_context.bind(py).call0()?;
                 let out = match call(py, app, &route, parts, Some(&context)) {
-                    Ok(coro) => match coroutine::start(&coro, &state, Some(&context)) {
+                    Ok(coro) => match coroutine::start(&coro, state, Some(&context)) {
                         Ok(Started::Done(value)) => {
                             Step::Ready(respond(py, Ok(value), app, route.status))
                         }

@@ -9,8 +9,9 @@ use bytes::Bytes;
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBool, PyBytes, PyDict};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use vireo_http::Head;
 
@@ -20,6 +21,9 @@ pub(crate) struct Parts {
     pub body: Bytes,
     pub path_values: Vec<String>,
     pub peer: Option<SocketAddr>,
+    /// Set once the client has left while the request was being answered; `None` where the
+    /// answer cannot be interrupted (a sync handler with no middleware).
+    pub gone: Option<Arc<AtomicBool>>,
 }
 
 /// An HTTP request, as Starlette's `Request` shows it.
@@ -166,6 +170,19 @@ impl Request {
     fn body(&self, py: Python<'_>) -> Ready {
         Ready {
             value: PyBytes::new(py, &self.parts.body).into_any().unbind(),
+        }
+    }
+
+    /// Whether the client has left while this request was being answered (awaitable, as in
+    /// Starlette): a long-running async handler can stop early.
+    fn is_disconnected(&self, py: Python<'_>) -> Ready {
+        let gone = self
+            .parts
+            .gone
+            .as_ref()
+            .is_some_and(|gone| gone.load(Ordering::Relaxed));
+        Ready {
+            value: PyBool::new(py, gone).to_owned().into_any().unbind(),
         }
     }
 

@@ -98,6 +98,13 @@ def test_a_client_leaving_an_event_stream_runs_its_finally(server, tmp_path, pau
     assert wait_for_file(marker), "the stream's finally never ran"
 
 
+def test_a_handler_sees_its_client_leave(server, tmp_path):
+    marker = tmp_path / "left"
+    assert get(server, f"/until-disconnected?marker={marker}&ms=100") == (200, b"stayed")
+    leave_after(server, f"/until-disconnected?marker={marker}")
+    assert wait_for_file(marker), "request.is_disconnected() never turned true"
+
+
 @pytest.mark.parametrize("fail", [False, True])
 def test_a_handler_whose_client_left_still_runs_its_background_task_or_logs(tmp_path, fail):
     proc = subprocess.Popen([sys.executable, str(APP), "127.0.0.1:0"],

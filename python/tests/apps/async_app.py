@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from vireo import App, BackgroundTask, PlainTextResponse, StreamingResponse
+from vireo import App, BackgroundTask, PlainTextResponse, Request, StreamingResponse
 
 app = App()
 
@@ -80,6 +80,17 @@ async def events(marker: str, pause: str = "await"):
             await asyncio.sleep(0)
             mark(marker)
     return StreamingResponse(stream(), media_type="text/event-stream")
+
+
+@app.get("/until-disconnected")
+async def until_disconnected(request: Request, marker: str, ms: int = 5000):
+    """Polls `request.is_disconnected()` for up to `ms`; leaves `marker` if the client left."""
+    for _ in range(ms // 20):
+        if await request.is_disconnected():
+            mark(marker)
+            return "left"
+        await asyncio.sleep(0.02)
+    return "stayed"
 
 
 @app.get("/slow-then-background")
