@@ -6,7 +6,7 @@ use crate::app_service::AppService;
 use crate::asgi_config::AsgiApp;
 use crate::dispatch::PyService;
 use crate::tls_files::{TlsFiles, TlsPolicy};
-use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -131,18 +131,19 @@ impl Listener {
         }
     }
 
-    /// Serve `core` on this socket until a graceful shutdown (SIGTERM or SIGINT when
-    /// `handle_signals`, or `shutdown()`), then return. `on_ready(address)` is called once
-    /// the worker accepts. The GIL is released throughout; handlers attach as they run. The
-    /// engine's keep-alive and graceful-shutdown timeouts (seconds), body limit and blocking
-    /// pool size are its defaults unless given.
-    #[pyo3(signature = (core, on_ready, handle_signals=true, keep_alive_timeout=None,
+    /// Serve `app` (a Vireo app's `AppCore`, or an ASGI or WSGI application's `AsgiApp`) on
+    /// this socket until a graceful shutdown (SIGTERM or SIGINT when `handle_signals`, or
+    /// `shutdown()`), then return. `on_ready(address)` is called once the worker accepts. The
+    /// GIL is released throughout; handlers attach as they run. The engine's keep-alive and
+    /// graceful-shutdown timeouts (seconds), body limit and blocking pool size are its
+    /// defaults unless given.
+    #[pyo3(signature = (app, on_ready, handle_signals=true, keep_alive_timeout=None,
         shutdown_timeout=None, max_body_size=None, blocking_threads=None))]
     #[allow(clippy::too_many_arguments)]
     fn serve(
         &self,
         py: Python<'_>,
-        core: &AppCore,
+        app: &Bound<'_, PyAny>,
         on_ready: Py<PyAny>,
         handle_signals: bool,
         keep_alive_timeout: Option<f64>,
@@ -150,40 +151,25 @@ impl Listener {
         max_body_size: Option<u64>,
         blocking_threads: Option<usize>,
     ) -> PyResult<()> {
-        let server = EngineOptions {
+        let options = EngineOptions {
             keep_alive_timeout,
             shutdown_timeout,
             max_body_size,
             blocking_threads,
+        };
+        if let Ok(core) = app.cast::<AppCore>() {
+            let service = PyService(core.get().inner.clone());
+            let server = options.apply(self.take()?)?;
+            return serve_one_worker(py, server, service, on_ready, handle_signals);
         }
-        .apply(self.take()?)?;
-        let service = PyService(core.inner.clone());
-        serve_one_worker(py, server, service, on_ready, handle_signals)
-    }
-
-    /// Serve an ASGI or WSGI application (`vireo serve`) as `serve` serves an app.
-    #[pyo3(signature = (app, on_ready, handle_signals=true, keep_alive_timeout=None,
-        shutdown_timeout=None, max_body_size=None, blocking_threads=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn serve_app(
-        &self,
-        py: Python<'_>,
-        app: &AsgiApp,
-        on_ready: Py<PyAny>,
-        handle_signals: bool,
-        keep_alive_timeout: Option<f64>,
-        shutdown_timeout: Option<f64>,
-        max_body_size: Option<u64>,
-        blocking_threads: Option<usize>,
-    ) -> PyResult<()> {
-        let server = EngineOptions {
-            keep_alive_timeout,
-            shutdown_timeout,
-            max_body_size,
-            blocking_threads,
-        }
-        .apply(self.take()?)?;
-        let service = AppService(app.config.clone());
+        let Ok(gateway) = app.cast::<AsgiApp>() else {
+            return Err(PyTypeError::new_err(format!(
+                "serve takes an AppCore or an AsgiApp, not {}",
+                app.get_type().name()?
+            )));
+        };
+        let service = AppService(gateway.get().config.clone());
+        let server = options.apply(self.take()?)?;
         serve_one_worker(py, server, service, on_ready, handle_signals)
     }
 
@@ -198,7 +184,7 @@ impl Listener {
     }
 }
 
-/// The engine settings `serve` and `serve_app` take; each left at the engine's default
+/// The engine settings `serve` takes; each left at the engine's default
 /// when not given.
 struct EngineOptions {
     keep_alive_timeout: Option<f64>,

@@ -309,19 +309,24 @@ def test_trailers_without_the_promise_are_refused(serve):
     assert "without 'trailers'" in json.loads(events)["trailers-unpromised"]
 
 
+def wait_for_event(served, key: str, seconds: float = 5):
+    """What the app recorded under `key` in `/events`, once it has (None after `seconds`)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        seen = json.loads(served.get("/events")[2])
+        if key in seen:
+            return seen[key]
+        time.sleep(0.02)
+    return None
+
+
 def test_a_client_leaving_before_the_response_is_an_http_disconnect(serve):
     served = serve("asgi_raw:app")
     sock = socket.create_connection((served.host, served.port), timeout=10)
     sock.sendall(b"GET /wait-for-disconnect HTTP/1.1\r\nHost: x\r\n\r\n")
     time.sleep(0.2)
     sock.close()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        seen = json.loads(served.get("/events")[2])
-        if "wait-for-disconnect" in seen:
-            break
-        time.sleep(0.02)
-    assert seen.get("wait-for-disconnect") == ["http.request", "http.disconnect"]
+    assert wait_for_event(served, "wait-for-disconnect") == ["http.request", "http.disconnect"]
     served.stop()
     assert "returned without" not in served.log(), "a client that left is no app error"
 
@@ -332,12 +337,6 @@ def test_an_app_that_stops_streaming_to_a_client_that_left_logs_no_error(serve):
     sock.sendall(b"GET /stream-until-disconnect HTTP/1.1\r\nHost: x\r\n\r\n")
     assert b"first" in sock.recv(4096)
     sock.close()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        seen = json.loads(served.get("/events")[2])
-        if "stream-until-disconnect" in seen:
-            break
-        time.sleep(0.02)
-    assert seen.get("stream-until-disconnect") == "http.disconnect"
+    assert wait_for_event(served, "stream-until-disconnect") == "http.disconnect"
     served.stop()
     assert "returned without" not in served.log()

@@ -276,7 +276,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
     )
     restore = server.hand_signals_to_engine(handle_signals)
     try:
-        listener.serve_app(
+        listener.serve(
             core, on_ready, handle_signals,
             keep_alive_timeout=options.timeout_keep_alive,
             shutdown_timeout=options.timeout_graceful_shutdown,
