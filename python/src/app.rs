@@ -1,5 +1,6 @@
 //! The app as the native side holds it: its routes, planned, and the Python objects it calls.
 
+use crate::asgi_config::{AppConfig, AsgiApp};
 use crate::middleware::Next;
 use crate::plan::{template_names, CallKind, Param, Route};
 use crate::pyrefs::PyRefs;
@@ -21,6 +22,8 @@ pub(crate) struct AppInner {
     /// HTTP errors behind middleware are raised to it rather than answered, because the app
     /// has exception handlers for them (a layer in the middleware handles them).
     pub raise_http_errors: bool,
+    /// The app's WebSocket routes, served as an ASGI app of their own (`App._websockets`).
+    pub websockets: Option<Arc<AppConfig>>,
 }
 
 /// The compiled app. Built by `vireo.App` from its routes; served by `Listener.serve` or a
@@ -70,13 +73,14 @@ fn route_from(t: &Bound<'_, PyTuple>, router: &mut Router) -> PyResult<()> {
 #[pymethods]
 impl AppCore {
     #[new]
-    #[pyo3(signature = (app, routes, middleware, refs, raise_http_errors=false))]
+    #[pyo3(signature = (app, routes, middleware, refs, raise_http_errors=false, websockets=None))]
     fn new(
         app: Py<PyAny>,
         routes: Vec<Bound<'_, PyTuple>>,
         middleware: Vec<Py<PyAny>>,
         refs: &Bound<'_, PyDict>,
         raise_http_errors: bool,
+        websockets: Option<PyRef<'_, AsgiApp>>,
     ) -> PyResult<Self> {
         let py = refs.py();
         let mut router = Router::default();
@@ -101,6 +105,7 @@ impl AppCore {
                 refs,
                 app,
                 raise_http_errors,
+                websockets: websockets.map(|ws| ws.config.clone()),
             }),
         })
     }

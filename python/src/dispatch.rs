@@ -3,6 +3,7 @@
 
 use crate::app::AppInner;
 use crate::args::invoke;
+use crate::asgi_ws;
 use crate::convert::convert;
 use crate::coroutine::{self, Started};
 use crate::errors::{self, error_response, CallError};
@@ -26,6 +27,11 @@ pub(crate) struct PyService(pub Arc<AppInner>);
 
 impl Service for PyService {
     async fn call(&self, req: vireo_http::Request<'_>) -> Response {
+        if let Some(websockets) = &self.0.websockets {
+            if asgi_ws::is_websocket(req.head()) {
+                return asgi_ws::serve(websockets, req).await;
+            }
+        }
         let peer = req.remote_addr().copied();
         let (head, mut body) = req.into_parts();
         let body = if matches!(head.body_kind(), BodyKind::Empty) {

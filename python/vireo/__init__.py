@@ -28,6 +28,7 @@ from .responses import (
     Response,
     StreamingResponse,
 )
+from .websockets import WebSocket, WebSocketDisconnect
 
 __all__ = [
     "APIRouter",
@@ -57,5 +58,7 @@ __all__ = [
     "State",
     "StreamingResponse",
     "UploadFile",
+    "WebSocket",
+    "WebSocketDisconnect",
     "serve",
 ]

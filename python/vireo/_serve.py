@@ -188,9 +188,7 @@ def _threads(options: Options) -> int:
 
 
 # `vireo serve`'s options that only ASGI and WSGI apps take.
-_GATEWAY_ONLY = ("interface", "lifespan", "root_path", "proxy_headers",
-                 "limit_concurrency", "ws", "ws_max_size", "ws_ping_interval",
-                 "ws_ping_timeout", "ws_per_message_deflate")
+_GATEWAY_ONLY = ("interface", "lifespan", "root_path", "proxy_headers", "limit_concurrency")
 
 
 def _serve_native(app: Any, opts: Options, announce: Callable[[str], None] | None) -> int:
@@ -209,6 +207,11 @@ def _serve_native(app: Any, opts: Options, announce: Callable[[str], None] | Non
         shutdown_timeout=opts.timeout_graceful_shutdown,
         max_body_size=opts.limit_request_body,
         blocking_threads=opts.threads,
+        websocket_options={
+            "ws": opts.ws != "none", "ws_max_size": opts.ws_max_size,
+            "ws_ping_interval": opts.ws_ping_interval, "ws_ping_timeout": opts.ws_ping_timeout,
+            "ws_per_message_deflate": opts.ws_per_message_deflate,
+        },
     )
     logger.info("Started server process [%d] (Vireo App)", os.getpid())
     if opts.workers <= 1:
@@ -296,8 +299,8 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
 def serve(app: Any, announce: Callable[[str], None] | None = None, **options: Any) -> int:
     """Serve an ASGI 3 or WSGI application or a Vireo `App` (or a `"module:attr"` string)
     until SIGTERM or SIGINT; returns the exit status. A Vireo App refuses the ASGI and WSGI
-    options (interface, lifespan, root_path, proxy_headers, limit_concurrency, the ws ones),
-    has no use for forwarded_allow_ips and access_log, and logs no access lines. Options are `vireo serve`'s (see `vireo serve --help`):
+    options (interface, lifespan, root_path, proxy_headers, limit_concurrency), has no use
+    for forwarded_allow_ips and access_log, and logs no access lines. Options are `vireo serve`'s (see `vireo serve --help`):
     host, port, uds, workers, threads, interface, lifespan, factory, root_path, proxy_headers,
     forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
     timeout_graceful_shutdown, log_level, access_log, ws, ws_max_size, ws_ping_interval,
@@ -311,13 +314,13 @@ def serve(app: Any, announce: Callable[[str], None] | None = None, **options: An
         app = import_app(app, opts.factory)
     elif opts.factory:
         app = app()
+    if opts.ws not in ("auto", "none"):
+        raise OptionError(f"unknown ws {opts.ws!r}; one of auto, none")
     if isinstance(app, App):
         return _serve_native(app, opts, announce)
     interface = detect_interface(app) if opts.interface == "auto" else opts.interface
     if interface not in ("asgi", "wsgi"):
         raise OptionError(f"unknown interface {opts.interface!r}; one of auto, asgi, wsgi")
-    if opts.ws not in ("auto", "none"):
-        raise OptionError(f"unknown ws {opts.ws!r}; one of auto, none")
     listener, announce = _listen(opts, announce)
     target = _Target(app, interface, opts, listener)
     logger.info("Started server process [%d] (%s)", os.getpid(), interface.upper())

@@ -14,6 +14,7 @@ from .dependencies import Depends, solver
 from .encoders import jsonable
 from .exceptions import HTTPException, RequestValidationError
 from .responses import JSONResponse, Response, StreamingResponse
+from .websockets import WebSocketRoutes
 
 logger = logging.getLogger("vireo")
 
@@ -150,6 +151,7 @@ class _Routes:
     """The route decorators App and APIRouter share; both keep `_routes`."""
 
     _routes: list[_Route]
+    _websockets: WebSocketRoutes
     _planned: list[tuple[Any, ...]] | None = None
 
     def add_api_route(
@@ -220,6 +222,19 @@ class _Routes:
     def delete(self, path: str, **options: Any) -> Any:
         return self.api_route(path, methods=["DELETE"], **options)
 
+    def websocket(self, path: str) -> Callable[[Handler], Handler]:
+        """`@app.websocket("/ws/{room}")` over `async def handler(websocket: WebSocket,
+        room: str)`: see `vireo.WebSocket`. Path parameters annotated `int` or `float` are
+        converted (a value that does not convert is no match)."""
+        def register(handler: Handler) -> Handler:
+            self.add_websocket_route(path, handler)
+            return handler
+
+        return register
+
+    def add_websocket_route(self, path: str, handler: Handler) -> None:
+        self._websockets.add(path, handler)
+
 
 class APIRouter(_Routes):
     """Routes to add to an app under a prefix: `app.include_router(router, prefix="/v1")`.
@@ -236,6 +251,7 @@ class APIRouter(_Routes):
         self.dependencies = _check_dependencies(dependencies)
         self.tags = list(tags or ())
         self._routes = []
+        self._websockets = WebSocketRoutes()
 
     def include_router(
         self,
@@ -263,6 +279,8 @@ def _include(
         options["dependencies"] = outer + route.dependencies
         options["tags"] = outer_tags + [t for t in route.tags if t not in outer_tags]
         target.add_api_route(base + route.path, route.handler, methods=route.methods, **options)
+    for ws_route in router._websockets.routes:
+        target.add_websocket_route(base + ws_route.path, ws_route.handler)
 
 
 class App(_Routes):
@@ -300,6 +318,7 @@ class App(_Routes):
         # Dependencies to call in place of others (for tests): {original: replacement}.
         self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
         self._planned_overrides: dict[Any, Any] = {}
+        self._websockets = WebSocketRoutes()
 
     # Routes: the decorators come from _Routes.
 
@@ -421,8 +440,11 @@ class App(_Routes):
             self.openapi_schema = build_schema(self)
         return self.openapi_schema
 
-    def _build(self, loop: Any) -> Any:
-        """The native app, bound to this process's event loop."""
+    def _build(self, loop: Any, websocket_options: dict[str, Any] | None = None) -> Any:
+        """The native app, bound to this process's event loop. `websocket_options` are the
+        WebSocket settings `vireo serve` takes (`ws`, `ws_max_size`, `ws_ping_interval`,
+        `ws_ping_timeout`, `ws_per_message_deflate`); `ws=False` serves no WebSocket
+        routes, so an upgrade request is plain HTTP."""
         self._background = Runner(loop)
         refs = {
             "HTTPException": HTTPException,
@@ -446,7 +468,13 @@ class App(_Routes):
         handlers = dict(self._exception_handlers)
         if handlers:
             middleware.append(_exception_layer(handlers))
-        return _vireo.AppCore(self, self._plan(), middleware, refs, bool(handlers))
+        websockets = None
+        options = dict(websocket_options or {})
+        if self._websockets.routes and options.pop("ws", True):
+            from ._serve import _helpers
+
+            websockets = _vireo.AsgiApp(self._websockets, "asgi", _helpers(loop), **options)
+        return _vireo.AppCore(self, self._plan(), middleware, refs, bool(handlers), websockets)
 
     def run(self, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
             ssl_certfile: str | None = None, ssl_keyfile: str | None = None,

@@ -147,17 +147,19 @@ def serve_worker(
     listener: Any,
     on_ready: Callable[[str], None],
     handle_signals: bool = True,
+    websocket_options: dict[str, Any] | None = None,
     **engine: Any,
 ) -> None:
     """Serve `app` on `listener` in this process until a graceful shutdown. `engine` holds
-    the engine settings `Listener.serve` takes (timeouts, body limit, blocking pool)."""
+    the engine settings `Listener.serve` takes (timeouts, body limit, blocking pool);
+    `websocket_options` those of `App._build`."""
     loop = _loop.new_loop()
     try:
         loop.run_until_complete(app.startup())
     except Exception as exc:
         loop.close()
         raise StartupFailed(f"the application's startup failed: {exc!r}") from exc
-    core = app._build(loop)
+    core = app._build(loop, websocket_options)
     freeze_startup_objects()
     restore = hand_signals_to_engine(handle_signals)
     try:

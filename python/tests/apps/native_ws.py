@@ -1,0 +1,71 @@
+"""A Vireo App with WebSocket routes, for test_native_websocket.py: `python native_ws.py HOST:PORT`."""
+
+from __future__ import annotations
+
+import sys
+
+from vireo import APIRouter, App, WebSocket, WebSocketDisconnect
+
+app = App()
+seen: list[str] = []
+
+
+@app.get("/")
+def hello():
+    return "Hello, World!"
+
+
+@app.get("/seen")
+def get_seen():
+    return seen
+
+
+@app.websocket("/echo/{room}")
+async def echo(websocket: WebSocket, room: str):
+    await websocket.accept()
+    try:
+        while True:
+            message = await websocket.receive()
+            if message.get("text") is not None:
+                await websocket.send_text(f"{room}: {message['text']}")
+            else:
+                await websocket.send_bytes(message["bytes"])
+    except WebSocketDisconnect as gone:
+        seen.append(f"{room} left with {gone.code}")
+
+
+router = APIRouter(prefix="/calc")
+
+
+@router.websocket("/sum/{start}")
+async def add(websocket: WebSocket, start: int):
+    await websocket.accept()
+    total = start
+    async for value in websocket.iter_json():
+        total += value["add"]
+        await websocket.send_json({"total": total, "q": websocket.query_params.get("q")})
+
+
+app.include_router(router)
+
+
+@app.websocket("/refuse")
+async def refuse(websocket: WebSocket):
+    return  # never accepted: the handshake is refused
+
+
+@app.websocket("/close")
+async def close(websocket: WebSocket):
+    await websocket.accept()
+    await websocket.close(4001, "bye")
+
+
+@app.websocket("/boom")
+async def boom(websocket: WebSocket):
+    await websocket.accept()
+    raise RuntimeError("boom in a websocket handler")
+
+
+if __name__ == "__main__":
+    host, _, port = sys.argv[1].rpartition(":")
+    app.run(host, int(port))
