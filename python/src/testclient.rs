@@ -74,6 +74,11 @@ fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
     };
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async {
+        // The app's loop is driven from the start, so that what the client runs on it from
+        // Python (a WebSocket session) runs before any request has been made.
+        if let Err(e) = event_loop::install(&app.refs) {
+            Python::attach(|py| e.print(py));
+        }
         while let Some(job) = jobs.recv().await {
             let reply = match Head::parse(&job.head, &Limits::default()) {
                 Ok((head, _)) => collect(handle(&app, head, job.body, None).await).await,

@@ -4,17 +4,21 @@ the engine's own headers such as `date` and `content-length` are not added).
 
 Requests are served on a thread of the client's own that acts as the app's worker; the app's
 startup hooks run when the client starts and shutdown hooks when it closes
-(`with TestClient(app) as client:`, or `close()`).
+(`with TestClient(app) as client:`, or `close()`). `websocket_connect` opens a WebSocket to
+the app's WebSocket routes, run on the same event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json as jsonlib
+import queue
 import urllib.parse
 import weakref
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from . import _loop, _vireo
+from .websockets import WebSocketDisconnect
 
 
 class TestResponse:
@@ -163,3 +167,122 @@ class TestClient:
 
     def head(self, url: str, **kwargs: Any) -> TestResponse:
         return self.request("HEAD", url, **kwargs)
+
+    def websocket_connect(self, url: str, subprotocols: Sequence[str] | None = None,
+                          headers: Mapping[str, str] | None = None,
+                          timeout: float = 10) -> "WebSocketTestSession":
+        """Open a WebSocket to one of the app's WebSocket routes: `with
+        client.websocket_connect("/ws") as ws: ws.send_text("hi")`. It runs on the app's
+        event loop, as requests do; `timeout` bounds each wait for the app."""
+        self._start()
+        path, _, query = url.partition("?")
+        fields = [(b"host", b"testserver"), (b"connection", b"upgrade"),
+                  (b"upgrade", b"websocket"), (b"sec-websocket-version", b"13"),
+                  (b"sec-websocket-key", b"dGVzdGNsaWVudGtleTEyMw==")]
+        fields += [(name.lower().encode("latin-1"), value.encode("latin-1"))
+                   for name, value in (headers or {}).items()]
+        scope = {
+            "type": "websocket", "asgi": {"version": "3.0"}, "http_version": "1.1",
+            "scheme": "ws", "path": urllib.parse.unquote(path), "raw_path": path.encode(),
+            "query_string": query.encode(), "root_path": "", "headers": fields,
+            "client": ("testclient", 50000), "server": ("testserver", 80),
+            "subprotocols": list(subprotocols or ()),
+        }
+        return WebSocketTestSession(self._loop, self.app._websockets, scope, timeout)
+
+
+class WebSocketTestSession:
+    """One WebSocket connection to the app's WebSocket routes, from a test (as Starlette's
+    `client.websocket_connect(...)` gives): `send_text`, `send_bytes`, `send_json`,
+    `receive_text`, `receive_bytes`, `receive_json`, `close`. A close from the app raises
+    `WebSocketDisconnect` in `receive_*`, a refused handshake raises it on connecting, and an
+    exception the handler raised is raised again in the test."""
+
+    __test__ = False
+
+    def __init__(self, loop: Any, app: Any, scope: dict[str, Any], timeout: float) -> None:
+        self._loop = loop
+        self._timeout = timeout
+        self._to_app: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._from_app: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._closed = False
+
+        async def receive() -> dict[str, Any]:
+            return await self._to_app.get()
+
+        async def send(message: dict[str, Any]) -> None:
+            self._from_app.put(message)
+
+        async def run() -> None:
+            try:
+                await app(scope, receive, send)
+            finally:
+                self._from_app.put(None)  # the handler has ended
+
+        self._task = asyncio.run_coroutine_threadsafe(run(), loop)
+        self._put({"type": "websocket.connect"})
+        answer = self._next()
+        if answer["type"] == "websocket.close":
+            self._closed = True
+            self._task.result(self._timeout)
+            raise WebSocketDisconnect(answer.get("code", 1000), answer.get("reason"))
+        self.accepted_subprotocol = answer.get("subprotocol")
+        self.extra_headers = answer.get("headers") or []
+
+    def __enter__(self) -> "WebSocketTestSession":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+        self._task.result(self._timeout)
+
+    def _put(self, message: dict[str, Any]) -> None:
+        self._loop.call_soon_threadsafe(self._to_app.put_nowait, message)
+
+    def _next(self) -> dict[str, Any]:
+        try:
+            message = self._from_app.get(timeout=self._timeout)
+        except queue.Empty:
+            raise TimeoutError(f"the app sent nothing within {self._timeout} s") from None
+        if message is None:
+            self._closed = True
+            self._task.result(self._timeout)  # raises what the handler raised
+            raise WebSocketDisconnect(1000, "the handler returned")
+        return message
+
+    def send_text(self, data: str) -> None:
+        self._put({"type": "websocket.receive", "text": data})
+
+    def send_bytes(self, data: bytes) -> None:
+        self._put({"type": "websocket.receive", "bytes": data})
+
+    def send_json(self, data: Any) -> None:
+        self.send_text(jsonlib.dumps(data))
+
+    def receive(self) -> dict[str, Any]:
+        """The app's next message (`websocket.send` or `websocket.close`), as it sent it."""
+        return self._next()
+
+    def _receive_data(self) -> dict[str, Any]:
+        message = self._next()
+        if message["type"] == "websocket.close":
+            self._closed = True
+            raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
+        return message
+
+    def receive_text(self) -> str:
+        return self._receive_data()["text"]
+
+    def receive_bytes(self) -> bytes:
+        return self._receive_data()["bytes"]
+
+    def receive_json(self) -> Any:
+        message = self._receive_data()
+        return jsonlib.loads(message.get("text") or message.get("bytes"))
+
+    def close(self, code: int = 1000, reason: str | None = None) -> None:
+        """Leave, as a client's close frame: the handler's `receive` raises
+        `WebSocketDisconnect`."""
+        if not self._closed:
+            self._closed = True
+            self._put({"type": "websocket.disconnect", "code": code, "reason": reason or ""})
