@@ -141,3 +141,26 @@ def test_a_websocket_handler_must_be_async():
         app.websocket("/ws")(sync_handler)
     with pytest.raises(ValueError, match="starts with '/'"):
         app.add_websocket_route("ws", handler)
+
+
+def test_a_parameter_the_route_cannot_fill_is_refused_at_registration():
+    from vireo import App, Depends, Query
+
+    async def token_handler(websocket: WebSocket, room: str, token: str):
+        pass
+
+    async def marker_handler(websocket: WebSocket, token: str = Query(None)):
+        pass
+
+    async def depends_handler(websocket, user=Depends(lambda: None)):
+        pass
+
+    app = App()
+    for handler in (token_handler, marker_handler, depends_handler):
+        with pytest.raises(TypeError, match="neither the WebSocket nor a path parameter"):
+            app.websocket("/ws/{room}")(handler)
+
+    async def fine(websocket, room: str, limit: int = 10):
+        pass
+
+    app.websocket("/ws/{room}")(fine)

@@ -151,6 +151,8 @@ class _WsRoute:
         signature = inspect.signature(handler)
         self.socket_arg = next((name for name, p in signature.parameters.items()
                                 if p.annotation in (WebSocket, "WebSocket")), None)
+        _check_parameters(path, handler, signature, self.socket_arg,
+                          set(self.pattern.groupindex))
         self.converters = {name: p.annotation for name, p in signature.parameters.items()
                            if p.annotation in (int, float, "int", "float")}
 
@@ -165,6 +167,28 @@ class _WsRoute:
             kwargs[self.socket_arg] = websocket
             return self.handler(**kwargs)
         return self.handler(websocket, **kwargs)
+
+
+def _check_parameters(path: str, handler: Callable[..., Any], signature: inspect.Signature,
+                      socket_arg: str | None, path_params: set[str]) -> None:
+    """A TypeError at registration for a parameter the route cannot fill: one that is neither
+    the socket (the first parameter, or the one annotated `WebSocket`) nor a path parameter,
+    unless it has a plain default."""
+    from .dependencies import Depends
+    from .params import Param
+
+    names = list(signature.parameters)
+    socket = socket_arg or (names[0] if names else None)
+    for name, parameter in signature.parameters.items():
+        if name == socket or name in path_params:
+            continue
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        if parameter.default is parameter.empty or isinstance(parameter.default, (Param, Depends)):
+            raise TypeError(
+                f"WebSocket route {path!r}: parameter {name!r} of {handler.__name__} is neither "
+                "the WebSocket nor a path parameter; read query and header values from the "
+                "WebSocket (websocket.query_params, websocket.headers)")
 
 
 class WebSocketRoutes:
