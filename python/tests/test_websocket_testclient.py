@@ -32,6 +32,11 @@ def make_app() -> App:
             await asyncio.sleep(0)  # suspends on the app's loop, as a real handler would
             await websocket.send_json({"total": total})
 
+    @app.websocket("/params/{n}")
+    async def params(ws: WebSocket, n: int):
+        await ws.accept()
+        await ws.send_json(ws.path_params)
+
     @app.websocket("/bye")
     async def bye(websocket: WebSocket):
         await websocket.accept()
@@ -61,6 +66,11 @@ def test_echo_and_the_handlers_finally_on_close():
             ws.send_text("hi")
             assert ws.receive_text() == "lobby: hi"
         assert client.get("/log").json() == ["lobby closed"]
+
+
+def test_path_params_are_the_converted_path_values_only():
+    with TestClient(make_app()) as client, client.websocket_connect("/params/5") as ws:
+        assert ws.receive_json() == {"n": 5}
 
 
 def test_json_through_a_handler_that_suspends():

@@ -33,7 +33,6 @@ class WebSocket:
         self._receive = receive
         self._send = send
         self.path_params = path_params
-        self._connected = False
         # Whether the handshake has been answered (accepted, or refused by a close).
         self._answered = False
 
@@ -67,14 +66,13 @@ class WebSocket:
             raise RuntimeError(f"expected websocket.connect, got {message['type']}")
         await self._send({"type": "websocket.accept", "subprotocol": subprotocol,
                           "headers": list(headers or [])})
-        self._connected = self._answered = True
+        self._answered = True
 
     async def receive(self) -> dict[str, Any]:
         """The next message, as an ASGI `websocket.receive` dict; `WebSocketDisconnect` when
         the client has gone."""
         message = await self._receive()
         if message["type"] == "websocket.disconnect":
-            self._connected = False
             raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
         return message
 
@@ -115,7 +113,6 @@ class WebSocket:
 
     async def close(self, code: int = 1000, reason: str | None = None) -> None:
         await self._send({"type": "websocket.close", "code": code, "reason": reason or ""})
-        self._connected = False
         self._answered = True
 
 
@@ -127,6 +124,11 @@ async def _until_disconnect(receive: Callable[[], Awaitable[Any]]) -> AsyncItera
     except WebSocketDisconnect:
         pass
 
+
+# Path parameter annotations that are converted, as written or as strings (postponed
+# annotations).
+_CONVERTERS: dict[Any, Callable[[str], Any]] = {int: int, "int": int, float: float,
+                                               "float": float}
 
 _PARAM = re.compile(r"{([A-Za-z_][A-Za-z0-9_]*)(?::path)?}")
 
@@ -153,16 +155,18 @@ class _WsRoute:
                                 if p.annotation in (WebSocket, "WebSocket")), None)
         _check_parameters(path, handler, signature, self.socket_arg,
                           set(self.pattern.groupindex))
-        self.converters = {name: p.annotation for name, p in signature.parameters.items()
-                           if p.annotation in (int, float, "int", "float")}
+        self.converters = {name: _CONVERTERS[p.annotation]
+                           for name, p in signature.parameters.items()
+                           if p.annotation in _CONVERTERS}
 
     def call(self, websocket: WebSocket, params: dict[str, str]) -> Any:
-        kwargs: dict[str, Any] = {}
-        for name, value in params.items():
-            kind = self.converters.get(name)
-            kwargs[name] = {int: int, "int": int, float: float, "float": float}[kind](value) \
-                if kind else value
-        websocket.path_params = kwargs
+        """Start the handler with the converted path parameters (a ValueError if one does
+        not convert)."""
+        kwargs: dict[str, Any] = {
+            name: self.converters[name](value) if name in self.converters else value
+            for name, value in params.items()
+        }
+        websocket.path_params = dict(kwargs)
         if self.socket_arg:
             kwargs[self.socket_arg] = websocket
             return self.handler(**kwargs)
