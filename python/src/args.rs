@@ -15,7 +15,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 pub(crate) type MakeRequest<'a, 'py> =
     &'a mut dyn FnMut(Python<'py>) -> PyResult<Bound<'py, PyAny>>;
 
-fn to_py<'py>(py: Python<'py>, arg: Arg, param: &Param) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_py<'py>(py: Python<'py>, arg: Arg, param: &Param) -> PyResult<Bound<'py, PyAny>> {
     Ok(match arg {
         Arg::Str(s) => PyString::new(py, &s).into_any(),
         Arg::Int(n) => n.into_pyobject(py)?.into_any(),

@@ -1,7 +1,7 @@
 //! Path, query and header values converted to the planned types, without the GIL; what fails
 //! becomes an error in FastAPI's shape.
 
-use crate::plan::{Kind, Param, Route, Source};
+use crate::plan::{Kind, Param, Source};
 use crate::urlencoded::query_pairs;
 use serde_json::{json, Value};
 use vireo_http::RequestHead;
@@ -86,14 +86,32 @@ pub(crate) struct Converted {
     pub errors: Vec<Value>,
 }
 
-/// Convert every non-body parameter of `route` from the request.
-pub(crate) fn convert(route: &Route, head: &RequestHead, path_values: &[String]) -> Converted {
+/// What parameters are read from: a request head, or a WebSocket handshake's scope.
+pub(crate) trait Fields {
+    /// The first value of the named header field, compared without ASCII case.
+    fn header(&self, name: &str) -> Option<&[u8]>;
+    /// The query string after `?`, if there is one.
+    fn query(&self) -> Option<&str>;
+}
+
+impl Fields for RequestHead {
+    fn header(&self, name: &str) -> Option<&[u8]> {
+        RequestHead::header(self, name)
+    }
+
+    fn query(&self) -> Option<&str> {
+        RequestHead::query(self)
+    }
+}
+
+/// Convert every non-body parameter of `params` from the request.
+pub(crate) fn convert(params: &[Param], head: &impl Fields, path_values: &[String]) -> Converted {
     let mut out = Converted {
-        args: Vec::with_capacity(route.params.len()),
+        args: Vec::with_capacity(params.len()),
         errors: Vec::new(),
     };
     let mut query: Option<Vec<(String, String)>> = None;
-    for param in &route.params {
+    for param in params {
         let loc = location(param);
         let arg = match &param.source {
             Source::Body(_) => Arg::Body,

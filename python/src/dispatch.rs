@@ -231,7 +231,7 @@ fn call<'py>(
     parts: Parts,
     context: Option<&Bound<'py, PyAny>>,
 ) -> Result<Bound<'py, PyAny>, CallError> {
-    let converted = convert(route, &parts.head, &parts.path_values);
+    let converted = convert(&route.params, &*parts.head, &parts.path_values);
     let body = parts.body.clone();
     let mut parts = Some(parts);
     let mut make_request = |py: Python<'py>| -> PyResult<Bound<'py, PyAny>> {

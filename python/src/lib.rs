@@ -20,6 +20,7 @@ mod coroutine;
 mod dispatch;
 mod errors;
 mod event_loop;
+mod handshake_params;
 mod json;
 mod mappings;
 mod middleware;
@@ -61,6 +62,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<asgi_ws_channel::WsReceive>()?;
     m.add_class::<asgi_ws_channel::WsSend>()?;
     m.add_class::<wsgi_input::WsgiInput>()?;
+    m.add_class::<handshake_params::HandshakeParams>()?;
     m.add_class::<testclient::LocalClient>()?;
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(coroutine::send_none, m)?)?;

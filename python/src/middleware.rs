@@ -58,7 +58,11 @@ fn outcome_response(
 fn call_handler<'py>(request: &Bound<'py, Request>) -> Result<Bound<'py, PyAny>, CallError> {
     let py = request.py();
     let this = request.get();
-    let converted = convert(&this.route, &this.parts.head, &this.parts.path_values);
+    let converted = convert(
+        &this.route.params,
+        &*this.parts.head,
+        &this.parts.path_values,
+    );
     let mut make_request = |_py: Python<'py>| Ok(request.clone().into_any());
     // Behind middleware the handler runs in the context the middleware runs in.
     invoke(

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import websockets
 
+from vireo import App, BackgroundTasks, Body, Request, UploadFile, WebSocket
+
 APP = Path(__file__).resolve().parent / "apps" / "native_ws.py"
 
 
@@ -67,7 +69,8 @@ def test_json_iteration_and_a_typed_parameter_on_a_router(server):
     assert run(talk()) == [{"total": 11, "q": "x"}, {"total": 13, "q": "x"}]
 
 
-@pytest.mark.parametrize("path", ["/refuse", "/nowhere", "/calc/sum/not-a-number"])
+@pytest.mark.parametrize("path", ["/refuse", "/nowhere", "/calc/sum/not-a-number", "/auth",
+                                  "/auth?token=wrong"])
 def test_a_handshake_no_route_accepts_is_refused_with_403(server, path):
     port, _ = server
 
@@ -77,6 +80,16 @@ def test_a_handshake_no_route_accepts_is_refused_with_403(server, path):
         return refused.value.response.status_code
 
     assert run(talk()) == 403
+
+
+def test_a_dependency_reads_the_handshakes_query(server):
+    port, _ = server
+
+    async def talk():
+        async with websockets.connect(f"ws://127.0.0.1:{port}/auth?token=secret") as ws:
+            return await ws.recv()
+
+    assert run(talk()) == "hello alice"
 
 
 def close_frame(port: int, path: str) -> tuple[int, str]:
@@ -128,8 +141,6 @@ def test_vireo_serve_ws_none_serves_an_upgrade_as_plain_http(serve):
 
 
 def test_a_websocket_handler_must_be_async():
-    from vireo import App
-
     def sync_handler(websocket):
         pass
 
@@ -143,24 +154,31 @@ def test_a_websocket_handler_must_be_async():
         app.add_websocket_route("ws", handler)
 
 
-def test_a_parameter_the_route_cannot_fill_is_refused_at_registration():
-    from vireo import App, Depends, Query
-
-    async def token_handler(websocket: WebSocket, room: str, token: str):
+def test_a_parameter_the_handshake_cannot_fill_is_refused_at_registration():
+    async def body_handler(websocket: WebSocket, item: dict):
         pass
 
-    async def marker_handler(websocket: WebSocket, token: str = Query(None)):
+    async def marker_handler(websocket: WebSocket, item: str = Body()):
         pass
 
-    async def depends_handler(websocket, user=Depends(lambda: None)):
+    async def request_handler(websocket: WebSocket, request: Request):
+        pass
+
+    async def tasks_handler(websocket: WebSocket, tasks: BackgroundTasks):
+        pass
+
+    async def upload_handler(websocket: WebSocket, file: UploadFile):
         pass
 
     app = App()
-    for handler in (token_handler, marker_handler, depends_handler):
-        with pytest.raises(TypeError, match="neither the WebSocket nor a path parameter"):
+    for handler, message in ((body_handler, "no body"), (marker_handler, "no body"),
+                             (request_handler, "no Request"),
+                             (tasks_handler, "no BackgroundTasks"),
+                             (upload_handler, "no form")):
+        with pytest.raises(TypeError, match=message):
             app.websocket("/ws/{room}")(handler)
 
-    async def fine(websocket, room: str, limit: int = 10):
+    async def fine(websocket, room: str, limit: int = 10, token: str | None = None):
         pass
 
     app.websocket("/ws/{room}")(fine)

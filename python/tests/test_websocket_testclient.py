@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from vireo import App, WebSocket, WebSocketDisconnect
+from vireo import (APIRouter, App, Cookie, Depends, Header, Query, WebSocket,
+                   WebSocketDisconnect, WebSocketException)
 from vireo.testclient import TestClient
 
 
@@ -96,3 +97,91 @@ def test_an_exception_in_the_handler_reaches_the_test():
         with pytest.raises(RuntimeError, match="boom in a test"):
             with client.websocket_connect("/boom") as ws:
                 ws.receive_text()
+
+
+def token(token: str = Query(), scale: int = 1) -> str:
+    if token == "revoked":
+        raise WebSocketException(4003, "revoked")
+    return token * scale
+
+
+def params_app(events: list[str]) -> App:
+    """WebSocket routes whose handlers and dependencies read the handshake."""
+    app = App(dependencies=[Depends(lambda: events.append("app dependency"))])
+
+    async def session(websocket: WebSocket, sid: str | None = Cookie(None)):
+        events.append("session opened")
+        yield sid or "anonymous"
+        events.append("session closed")
+
+    @app.websocket("/rooms/{room}")
+    async def room(websocket: WebSocket, room: str, limit: int = 10,
+                   user_agent: str = Header("none"), who: str = Depends(session),
+                   secret: str = Depends(token)):
+        await websocket.accept()
+        await websocket.send_json({"room": room, "limit": limit, "agent": user_agent,
+                                   "who": who, "secret": secret})
+        events.append("handler done")
+
+    @app.websocket("/late")
+    async def late(websocket: WebSocket):
+        await websocket.accept()
+        raise WebSocketException(4001, "changed my mind")
+
+    router = APIRouter(dependencies=[Depends(lambda: events.append("router dependency"))])
+
+    @router.websocket("/plain")
+    async def plain(websocket: WebSocket):
+        await websocket.accept()
+        await websocket.close()
+
+    app.include_router(router, prefix="/r")
+    return app
+
+
+def test_path_query_header_cookie_and_dependencies_come_from_the_handshake():
+    events: list[str] = []
+    with TestClient(params_app(events)) as client:
+        url = "/rooms/lobby?limit=3&token=ab&scale=2"
+        headers = {"User-Agent": "pytest", "Cookie": "sid=s1"}
+        with client.websocket_connect(url, headers=headers) as ws:
+            assert ws.receive_json() == {"room": "lobby", "limit": 3, "agent": "pytest",
+                                         "who": "s1", "secret": "abab"}
+    assert events == ["app dependency", "session opened", "handler done", "session closed"]
+
+
+def test_parameters_that_do_not_validate_refuse_the_handshake_with_1008():
+    events: list[str] = []
+    with TestClient(params_app(events)) as client:
+        with pytest.raises(WebSocketDisconnect) as refused:
+            client.websocket_connect("/rooms/lobby?limit=many")
+        assert refused.value.code == 1008
+        assert refused.value.reason == ("query limit: Input should be a valid integer, unable "
+                                        "to parse string as an integer; query token: Field "
+                                        "required")
+    assert events == [], "nothing runs for a handshake that does not validate"
+
+
+def test_a_websocket_exception_refuses_before_accept_and_closes_after():
+    events: list[str] = []
+    with TestClient(params_app(events)) as client:
+        with pytest.raises(WebSocketDisconnect) as refused:
+            client.websocket_connect("/rooms/lobby?token=revoked")
+        assert (refused.value.code, refused.value.reason) == (4003, "revoked")
+        assert events == ["app dependency", "session opened"], "the exception ended `session`"
+        with client.websocket_connect("/late") as ws, pytest.raises(WebSocketDisconnect) as c:
+            ws.receive_text()
+        assert (c.value.code, c.value.reason) == (4001, "changed my mind")
+
+
+def test_router_dependencies_and_overrides_apply_to_websocket_routes():
+    events: list[str] = []
+    app = params_app(events)
+    with TestClient(app) as client:
+        with client.websocket_connect("/r/plain") as ws, pytest.raises(WebSocketDisconnect):
+            ws.receive_text()
+    assert events == ["app dependency", "router dependency"]
+
+    app.dependency_overrides[token] = lambda: "overridden"
+    with TestClient(app) as client, client.websocket_connect("/rooms/a") as ws:
+        assert ws.receive_json()["secret"] == "overridden", "no token needed once overridden"

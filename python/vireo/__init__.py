@@ -14,7 +14,7 @@
 from ._vireo import ClientDisconnected, Request, State
 from ._serve import serve
 from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
-from .exceptions import HTTPException, RequestValidationError
+from .exceptions import HTTPException, RequestValidationError, WebSocketException
 from .background import BackgroundTask, BackgroundTasks
 from .dependencies import Depends
 from .forms import File, Form, UploadFile
@@ -60,5 +60,6 @@ __all__ = [
     "UploadFile",
     "WebSocket",
     "WebSocketDisconnect",
+    "WebSocketException",
     "serve",
 ]

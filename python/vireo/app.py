@@ -222,18 +222,23 @@ class _Routes:
     def delete(self, path: str, **options: Any) -> Any:
         return self.api_route(path, methods=["DELETE"], **options)
 
-    def websocket(self, path: str) -> Callable[[Handler], Handler]:
+    def websocket(
+        self, path: str, *, dependencies: Sequence[Depends] | None = None
+    ) -> Callable[[Handler], Handler]:
         """`@app.websocket("/ws/{room}")` over `async def handler(websocket: WebSocket,
-        room: str)`: see `vireo.WebSocket`. Path parameters annotated `int` or `float` are
-        converted (a value that does not convert is no match)."""
+        room: str)`: see `vireo.WebSocket`. Other parameters are path, query, header and
+        cookie values and `Depends`, as on HTTP routes, read from the handshake."""
+
         def register(handler: Handler) -> Handler:
-            self.add_websocket_route(path, handler)
+            self.add_websocket_route(path, handler, dependencies=dependencies)
             return handler
 
         return register
 
-    def add_websocket_route(self, path: str, handler: Handler) -> None:
-        self._websockets.add(path, handler)
+    def add_websocket_route(
+        self, path: str, handler: Handler, *, dependencies: Sequence[Depends] | None = None
+    ) -> None:
+        self._websockets.add(path, handler, _check_dependencies(dependencies))
 
 
 class APIRouter(_Routes):
@@ -280,7 +285,9 @@ def _include(
         options["tags"] = outer_tags + [t for t in route.tags if t not in outer_tags]
         target.add_api_route(base + route.path, route.handler, methods=route.methods, **options)
     for ws_route in router._websockets.routes:
-        target.add_websocket_route(base + ws_route.path, ws_route.handler)
+        target.add_websocket_route(
+            base + ws_route.path, ws_route.handler, dependencies=outer + ws_route.dependencies
+        )
 
 
 class App(_Routes):
@@ -432,6 +439,11 @@ class App(_Routes):
             params.call_kind(handler, route.blocking),
         )
 
+    def _websocket_endpoint(self) -> Any:
+        """The WebSocket routes as one ASGI app, after the app's dependencies and with its
+        dependency overrides."""
+        return self._websockets.endpoint(self.dependencies, self.dependency_overrides)
+
     def openapi(self) -> dict[str, Any]:
         """The OpenAPI 3.1 schema of the app's routes, made once (see `vireo.openapi`)."""
         if self.openapi_schema is None:
@@ -473,7 +485,8 @@ class App(_Routes):
         if self._websockets.routes and options.pop("ws", True):
             from ._serve import _helpers
 
-            websockets = _vireo.AsgiApp(self._websockets, "asgi", _helpers(loop), **options)
+            endpoint = self._websocket_endpoint()
+            websockets = _vireo.AsgiApp(endpoint, "asgi", _helpers(loop), **options)
         return _vireo.AppCore(self, self._plan(), middleware, refs, bool(handlers), websockets)
 
     def run(self, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,

@@ -73,8 +73,12 @@ class DependencyPlan:
     """A route's flattened plan: the engine's parameter tuples, the dependency steps in the
     order they run, and the handler's own arguments."""
 
-    def __init__(self, path: str, overrides: dict[Any, Any] | None = None) -> None:
+    def __init__(
+        self, path: str, overrides: dict[Any, Any] | None = None, websocket: bool = False
+    ) -> None:
         self.path = path
+        # A WebSocket route's plan: the socket in place of the request, no body.
+        self.websocket = websocket
         self.overrides = overrides or {}
         self.leaves: list[tuple[Any, ...]] = []
         self.leaf_info: list[Planned] = []
@@ -108,10 +112,13 @@ class DependencyPlan:
         self._leaf_index[ident] = synthetic
         return synthetic
 
-    def arguments(self, fn: Callable[..., Any]) -> list[tuple[Any, int, Any]]:
-        """How to call `fn`: each parameter's source, its sub-dependencies planned first."""
+    def arguments(
+        self, fn: Callable[..., Any], socket_param: str | None = None
+    ) -> list[tuple[Any, int, Any]]:
+        """How to call `fn`: each parameter's source, its sub-dependencies planned first.
+        `socket_param` names a WebSocket handler's socket parameter."""
         out: list[tuple[Any, int, Any]] = []
-        for planned in analyse(self.path, fn):
+        for planned in analyse(self.path, fn, self.websocket, socket_param):
             name: Any = None if planned.positional_only else planned.name
             if planned.tag == "depends":
                 out.append((name, _STEP, self.depend(planned.depends)))
@@ -266,6 +273,32 @@ async def _finish_async(exits: list[Any], exc: BaseException | None) -> None:
             raise RuntimeError(f"the dependency {gen.__qualname__} yields more than once")
 
 
+async def _run_steps(
+    steps: list[_Step], kw: dict[str, Any], tasks: Any, exits: list[Any]
+) -> list[Any]:
+    """Call the dependencies in order; each one that yields is added to `exits`."""
+    values: list[Any] = [None] * len(steps)
+    for i, step in enumerate(steps):
+        args, kwargs = _call_args(step.args, kw, values, tasks)
+        kind = step.kind
+        if kind == _SYNC:
+            values[i] = step.fn(*args, **kwargs)
+        elif kind == _ASYNC:
+            values[i] = await step.fn(*args, **kwargs)
+        elif kind == _GEN:
+            gen = step.fn(*args, **kwargs)
+            values[i] = _first(gen, step)
+            exits.append(gen)
+        else:
+            agen = step.fn(*args, **kwargs)
+            try:
+                values[i] = await agen.__anext__()
+            except StopAsyncIteration:
+                raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
+            exits.append(agen)
+    return values
+
+
 def solver(
     handler: Callable[..., Any],
     dependencies: Sequence[Depends],
@@ -320,28 +353,10 @@ def solver(
     handler_is_async = handler_kind == "async"
 
     async def solve_async(**kw: Any) -> Any:
-        values: list[Any] = [None] * len(steps)
         tasks = BackgroundTasks() if with_tasks else None
         exits: list[Any] = []
         try:
-            for i, step in enumerate(steps):
-                args, kwargs = _call_args(step.args, kw, values, tasks)
-                kind = step.kind
-                if kind == _SYNC:
-                    values[i] = step.fn(*args, **kwargs)
-                elif kind == _ASYNC:
-                    values[i] = await step.fn(*args, **kwargs)
-                elif kind == _GEN:
-                    gen = step.fn(*args, **kwargs)
-                    values[i] = _first(gen, step)
-                    exits.append(gen)
-                else:
-                    agen = step.fn(*args, **kwargs)
-                    try:
-                        values[i] = await agen.__anext__()
-                    except StopAsyncIteration:
-                        raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
-                    exits.append(agen)
+            values = await _run_steps(steps, kw, tasks, exits)
             args, kwargs = _call_args(handler_args, kw, values, tasks)
             result = handler(*args, **kwargs)
             if handler_is_async:
@@ -355,3 +370,32 @@ def solver(
         return result
 
     return solve_async, plan.leaves, "async", plan
+
+
+def websocket_solver(
+    handler: Callable[..., Any],
+    dependencies: Sequence[Depends],
+    path: str,
+    socket_param: str | None,
+    overrides: dict[Any, Any] | None = None,
+) -> tuple[Callable[..., Any], DependencyPlan]:
+    """A WebSocket route's call, given its converted parameters as keywords: dependencies in
+    order, then the handler; `yield` dependencies are closed when the handler returns."""
+    plan = DependencyPlan(path, overrides, websocket=True)
+    for dependency in dependencies:
+        plan.depend(dependency)
+    handler_args = plan.arguments(handler, socket_param)
+    steps = plan.steps
+
+    async def solve(**kw: Any) -> None:
+        exits: list[Any] = []
+        try:
+            values = await _run_steps(steps, kw, None, exits)
+            args, kwargs = _call_args(handler_args, kw, values, None)
+            await handler(*args, **kwargs)
+        except BaseException as exc:
+            await _finish_async(exits, exc)
+            raise
+        await _finish_async(exits, None)
+
+    return solve, plan

@@ -39,3 +39,16 @@ class RequestValidationError(ValueError):
 
     def errors(self) -> list[dict[str, Any]]:
         return self._errors
+
+
+class WebSocketException(Exception):
+    """Close a WebSocket with `code` and `reason`, from its handler or a dependency: before
+    the handshake is accepted, it is refused (a `403` to the client), as in Starlette."""
+
+    def __init__(self, code: int, reason: str | None = None) -> None:
+        super().__init__(code, reason)
+        self.code = code
+        self.reason = reason or ""
+
+    def __repr__(self) -> str:
+        return f"WebSocketException(code={self.code!r}, reason={self.reason!r})"

@@ -162,8 +162,19 @@ def signature_target(fn: Callable[..., Any]) -> Any:
     return type(fn).__call__
 
 
-def analyse(path: str, handler: Callable[..., Any]) -> list[Planned]:
-    """Every parameter of `handler` (a route's handler or a dependency) on `path`."""
+def is_websocket_type(tp: Any) -> bool:
+    from .websockets import WebSocket
+
+    return isinstance(tp, type) and issubclass(tp, WebSocket)
+
+
+def analyse(
+    path: str, handler: Callable[..., Any], websocket: bool = False, socket_param: str | None = None
+) -> list[Planned]:
+    """Every parameter of `handler` (a route's handler or a dependency) on `path`. On a
+    WebSocket route (`websocket`), a parameter annotated `WebSocket`, or the one named
+    `socket_param`, is the socket (planned as the `request` source), and nothing reads a body.
+    """
     from .background import BackgroundTasks
     from .dependencies import Depends
     from .forms import Form, FormField, is_upload_type
@@ -203,6 +214,15 @@ def analyse(path: str, handler: Callable[..., Any]) -> list[Planned]:
                 )
             )
             continue
+        if websocket and (name == socket_param or is_websocket_type(_unwrap_optional(tp)[0])):
+            plan_tuple = (name, "request", name, "str", False, True, None, None, True)
+            planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only))
+            continue
+        if websocket and (
+            (isinstance(tp, type) and issubclass(tp, BackgroundTasks))
+            or is_request_type(_unwrap_optional(tp)[0])
+        ):
+            raise TypeError(f"{where}: a WebSocket route has no {tp.__name__}; take the WebSocket")
         if isinstance(tp, type) and issubclass(tp, BackgroundTasks):
             planned.append(Planned(name, "background", None, tp, None, positional_only))
             continue
@@ -212,6 +232,8 @@ def analyse(path: str, handler: Callable[..., Any]) -> list[Planned]:
         keyword_only = param.kind == param.KEYWORD_ONLY
         inner, optional = _unwrap_optional(tp)
         alias = marker.alias if marker is not None and marker.alias else None
+        if websocket and (isinstance(marker, Form) or is_upload_type(tp)):
+            raise TypeError(f"{where}: a WebSocket handshake has no form to read")
         if isinstance(marker, Form) or (marker is None and is_upload_type(tp)):
             form = Planned(name, "form", None, tp, None, positional_only, marker)
             form.field = FormField(alias or name, tp, required, default)
@@ -239,6 +261,11 @@ def analyse(path: str, handler: Callable[..., Any]) -> list[Planned]:
                 source = "query"
         if source == "path" and (alias or name) not in in_path:
             raise TypeError(f"{where}: {alias or name} is not a parameter of the path {path}")
+        if websocket and source in ("body", "form"):
+            raise TypeError(
+                f"{where}: a WebSocket handshake has no body; {tp!r} is not a path, query, "
+                "header or cookie value"
+            )
         if source == "body":
             validator = body_validator(inner, required, default, optional)
             plan_tuple = (

@@ -188,7 +188,8 @@ class TestClient:
             "client": ("testclient", 50000), "server": ("testserver", 80),
             "subprotocols": list(subprotocols or ()),
         }
-        return WebSocketTestSession(self._loop, self.app._websockets, scope, timeout)
+        endpoint = self.app._websocket_endpoint()
+        return WebSocketTestSession(self._loop, endpoint, scope, timeout)
 
 
 class WebSocketTestSession:

@@ -7,8 +7,13 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from typing import Any, AsyncIterator, Awaitable, Callable
+import typing
+from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
 from urllib.parse import parse_qsl
+
+from . import _vireo
+from .dependencies import Depends, websocket_solver
+from .exceptions import WebSocketException
 
 
 class WebSocketDisconnect(Exception):
@@ -35,6 +40,7 @@ class WebSocket:
         self.path_params = path_params
         # Whether the handshake has been answered (accepted, or refused by a close).
         self._answered = False
+        self._closed = False
 
     @property
     def url(self) -> str:
@@ -114,6 +120,7 @@ class WebSocket:
     async def close(self, code: int = 1000, reason: str | None = None) -> None:
         await self._send({"type": "websocket.close", "code": code, "reason": reason or ""})
         self._answered = True
+        self._closed = True
 
 
 async def _until_disconnect(receive: Callable[[], Awaitable[Any]]) -> AsyncIterator[Any]:
@@ -125,85 +132,99 @@ async def _until_disconnect(receive: Callable[[], Awaitable[Any]]) -> AsyncItera
         pass
 
 
-# Path parameter annotations that are converted, as written or as strings (postponed
-# annotations).
-_CONVERTERS: dict[Any, Callable[[str], Any]] = {int: int, "int": int, float: float,
-                                               "float": float}
-
 _PARAM = re.compile(r"{([A-Za-z_][A-Za-z0-9_]*)(?::path)?}")
+
+# The close code for a handshake whose parameters do not validate (as FastAPI's).
+_POLICY_VIOLATION = 1008
+# A close frame's reason is at most 123 bytes.
+_MAX_REASON = 123
+
+
+def _socket_param(handler: Callable[..., Any]) -> str | None:
+    """The handler's socket parameter: the one annotated `WebSocket`, else the first."""
+    parameters = inspect.signature(handler).parameters
+    try:
+        hints = typing.get_type_hints(handler)
+    except Exception:  # noqa: BLE001 - planning reports unresolvable annotations
+        hints = {name: p.annotation for name, p in parameters.items()}
+    names = list(parameters)
+    annotated = [name for name in names if hints.get(name) in (WebSocket, "WebSocket")]
+    return annotated[0] if annotated else (names[0] if names else None)
+
+
+def _compile(path: str) -> re.Pattern[str]:
+    pattern, last = "", 0
+    for match in _PARAM.finditer(path):
+        pattern += re.escape(path[last:match.start()])
+        wildcard = match.group(0).endswith(":path}")
+        pattern += f"(?P<{match.group(1)}>{'.*' if wildcard else '[^/]+'})"
+        last = match.end()
+    return re.compile(pattern + re.escape(path[last:]) + "$")
 
 
 class _WsRoute:
-    """A path template compiled to a pattern, and the handler's parameter conversions."""
+    """A registered WebSocket route: its path, handler and own dependencies. Registering
+    plans it once, so a parameter the handshake cannot fill is a TypeError then."""
 
-    def __init__(self, path: str, handler: Callable[..., Any]) -> None:
+    def __init__(self, path: str, handler: Callable[..., Any],
+                 dependencies: Sequence[Depends] = ()) -> None:
         if not path.startswith("/"):
             raise ValueError(f"a route path starts with '/': {path!r}")
         if not inspect.iscoroutinefunction(handler):
             raise TypeError(f"a WebSocket handler must be an async function: {handler!r}")
-        pattern, last = "", 0
-        for match in _PARAM.finditer(path):
-            pattern += re.escape(path[last:match.start()])
-            wildcard = match.group(0).endswith(":path}")
-            pattern += f"(?P<{match.group(1)}>{'.*' if wildcard else '[^/]+'})"
-            last = match.end()
-        self.pattern = re.compile(pattern + re.escape(path[last:]) + "$")
         self.path = path
         self.handler = handler
-        signature = inspect.signature(handler)
-        self.socket_arg = next((name for name, p in signature.parameters.items()
-                                if p.annotation in (WebSocket, "WebSocket")), None)
-        _check_parameters(path, handler, signature, self.socket_arg,
-                          set(self.pattern.groupindex))
-        self.converters = {name: _CONVERTERS[p.annotation]
-                           for name, p in signature.parameters.items()
-                           if p.annotation in _CONVERTERS}
+        self.dependencies = list(dependencies)
+        self.pattern = _compile(path)
+        self.socket_param = _socket_param(handler)
+        self.solve((), None)
 
-    def call(self, websocket: WebSocket, params: dict[str, str]) -> Any:
-        """Start the handler with the converted path parameters (a ValueError if one does
-        not convert)."""
-        kwargs: dict[str, Any] = {
-            name: self.converters[name](value) if name in self.converters else value
-            for name, value in params.items()
-        }
-        websocket.path_params = dict(kwargs)
-        if self.socket_arg:
-            kwargs[self.socket_arg] = websocket
-            return self.handler(**kwargs)
-        return self.handler(websocket, **kwargs)
+    def solve(self, outer: Sequence[Depends], overrides: dict[Any, Any] | None) -> "_Solved":
+        """The route as served: after the `outer` dependencies, with `overrides` applied."""
+        solve, plan = websocket_solver(self.handler, [*outer, *self.dependencies], self.path,
+                                       self.socket_param, overrides)
+        return _Solved(self.pattern, solve, plan)
 
 
-def _check_parameters(path: str, handler: Callable[..., Any], signature: inspect.Signature,
-                      socket_arg: str | None, path_params: set[str]) -> None:
-    """A TypeError at registration for a parameter the route cannot fill: one that is neither
-    the socket (the first parameter, or the one annotated `WebSocket`) nor a path parameter,
-    unless it has a plain default."""
-    from .dependencies import Depends
-    from .params import Param
+class _Solved:
+    """A route ready to serve: its pattern, its call, and how its parameters are converted."""
 
-    names = list(signature.parameters)
-    socket = socket_arg or (names[0] if names else None)
-    for name, parameter in signature.parameters.items():
-        if name == socket or name in path_params:
-            continue
-        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
-            continue
-        if parameter.default is parameter.empty or isinstance(parameter.default, (Param, Depends)):
-            raise TypeError(
-                f"WebSocket route {path!r}: parameter {name!r} of {handler.__name__} is neither "
-                "the WebSocket nor a path parameter; read query and header values from the "
-                "WebSocket (websocket.query_params, websocket.headers)")
+    def __init__(self, pattern: re.Pattern[str], solve: Callable[..., Any], plan: Any) -> None:
+        self.pattern = pattern
+        self.solve = solve
+        self.names = list(pattern.groupindex)
+        self.params = _vireo.HandshakeParams(self.names, plan.leaves)
+        # The handler's converted path values, by the solver's keyword.
+        self.path_leaves = {leaf[2]: leaf[0] for leaf in plan.leaves if leaf[1] == "path"}
+
+    def path_params(self, raw: dict[str, str], kwargs: dict[str, Any]) -> dict[str, Any]:
+        return {name: kwargs[self.path_leaves[name]] if name in self.path_leaves else value
+                for name, value in raw.items()}
 
 
 class WebSocketRoutes:
-    """An app's WebSocket routes as one ASGI app for the engine's `websocket` scope: the first
-    route whose template matches runs; none matching refuses the handshake (403)."""
+    """An app's (or router's) WebSocket routes, as registered."""
 
     def __init__(self) -> None:
         self.routes: list[_WsRoute] = []
 
-    def add(self, path: str, handler: Callable[..., Any]) -> None:
-        self.routes.append(_WsRoute(path, handler))
+    def add(self, path: str, handler: Callable[..., Any],
+            dependencies: Sequence[Depends] = ()) -> None:
+        self.routes.append(_WsRoute(path, handler, dependencies))
+
+    def endpoint(self, dependencies: Sequence[Depends],
+                 overrides: dict[Any, Any] | None) -> "WebSocketEndpoint":
+        """The routes as one ASGI app, after the app's `dependencies`, with `overrides`."""
+        return WebSocketEndpoint([route.solve(dependencies, overrides) for route in self.routes])
+
+
+class WebSocketEndpoint:
+    """The app's WebSocket routes as one ASGI app for the engine's `websocket` scope: the
+    first route whose template matches runs; none matching refuses the handshake (403), and
+    so do parameters that do not validate (closed with 1008, as FastAPI does)."""
+
+    def __init__(self, routes: list[_Solved]) -> None:
+        self.routes = routes
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope["path"]
@@ -212,15 +233,29 @@ class WebSocketRoutes:
             if match is None:
                 continue
             websocket = WebSocket(scope, receive, send, {})
+            raw = match.groupdict()
             try:
-                converted = route.call(websocket, match.groupdict())
-            except ValueError:
-                break  # a parameter of the wrong type: no such route
+                kwargs = route.params.bind(scope, [raw[name] for name in route.names], websocket)
+            except _vireo.ValidationFailed as failed:
+                await websocket.close(_POLICY_VIOLATION, _invalid_reason(failed.args[0]))
+                return
+            websocket.path_params = route.path_params(raw, kwargs)
             try:
-                await converted
+                await route.solve(**kwargs)
             except WebSocketDisconnect:
                 pass
+            except WebSocketException as refused:
+                if not websocket._closed:
+                    await websocket.close(refused.code, refused.reason)
             if not websocket._answered:
                 await send({"type": "websocket.close", "code": 1000})
             return
         await send({"type": "websocket.close", "code": 1000})
+
+
+def _invalid_reason(body: bytes) -> str:
+    """The close reason for parameters that did not validate: each error's place and message,
+    cut to what a close frame holds."""
+    errors = json.loads(body)["detail"]
+    text = "; ".join(f"{' '.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+    return text.encode()[:_MAX_REASON].decode(errors="ignore")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from vireo import APIRouter, App, WebSocket, WebSocketDisconnect
+from vireo import APIRouter, App, Depends, WebSocket, WebSocketDisconnect, WebSocketException
 
 app = App()
 seen: list[str] = []
@@ -38,15 +38,29 @@ router = APIRouter(prefix="/calc")
 
 
 @router.websocket("/sum/{start}")
-async def add(websocket: WebSocket, start: int):
+async def add(websocket: WebSocket, start: int, q: str | None = None):
     await websocket.accept()
     total = start
     async for value in websocket.iter_json():
         total += value["add"]
-        await websocket.send_json({"total": total, "q": websocket.query_params.get("q")})
+        await websocket.send_json({"total": total, "q": q})
 
 
 app.include_router(router)
+
+
+def user(token: str) -> str:
+    """The user a `token` query parameter names; any other token refuses the handshake."""
+    if token != "secret":
+        raise WebSocketException(1008, "bad token")
+    return "alice"
+
+
+@app.websocket("/auth")
+async def auth(websocket: WebSocket, name: str = Depends(user)):
+    await websocket.accept()
+    await websocket.send_text(f"hello {name}")
+    await websocket.close()
 
 
 @app.websocket("/refuse")
