@@ -455,3 +455,48 @@ fn an_encrypted_private_key_is_loaded_with_its_password_and_refused_without() {
         "{error}"
     );
 }
+
+/// Without half-closes, a client that leaves over TLS (with a `close_notify`, or by dropping
+/// the connection without one) ends a streamed body that waits on its producer.
+#[test]
+fn without_half_close_a_tls_client_that_leaves_ends_a_streamed_body_waiting_on_its_producer() {
+    let cert = self_signed(&["localhost"]);
+    let server = common::serve_with(
+        Server::bind("127.0.0.1:0")
+            .unwrap()
+            .half_close(false)
+            .tls(TlsConfig::from_cert(tls_cert(&cert))),
+    );
+    let dropped = || common::STREAMS_DROPPED.load(std::sync::atomic::Ordering::SeqCst);
+    for (left, close_notify) in [(1, true), (2, false)] {
+        run(async {
+            let mut stream = connect(&default_client(), server.addr(), "localhost")
+                .await
+                .unwrap();
+            stream
+                .write_all(b"GET /stream-until-dropped HTTP/1.1\r\nHost: t\r\n\r\n")
+                .await
+                .unwrap();
+            let mut seen = Vec::new();
+            while !seen.windows(5).any(|w| w == b"first") {
+                let mut chunk = [0u8; 1024];
+                let n = stream.read(&mut chunk).await.unwrap();
+                assert!(n > 0, "the connection closed before the first chunk");
+                seen.extend_from_slice(&chunk[..n]);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            assert_eq!(dropped(), left - 1, "the body waits while the client stays");
+            if close_notify {
+                stream.shutdown().await.unwrap();
+            }
+        });
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while dropped() < left {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the body was never dropped (close_notify: {close_notify})"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

@@ -15,8 +15,8 @@ const PEEK_BUFFER_SIZE: usize = 2 * 1024;
 /// (`tokio::io::duplex`) in a test, a stream from another library.
 ///
 /// A stream like this has no readiness of its own, so waiting for an idle connection's next
-/// request reads into a small buffer the transport keeps; sockets avoid that cost by
-/// implementing [`Transport`] directly.
+/// request, or watching for the peer's close, reads into a small buffer the transport keeps;
+/// sockets avoid that cost by implementing [`Transport`] directly.
 pub struct IoTransport<T> {
     io: RefCell<T>,
     peeked: RefCell<Peeked>,
@@ -97,6 +97,18 @@ impl<T: AsyncRead + AsyncWrite + Unpin + 'static> Transport for IoTransport<T> {
         }
     }
 
+    /// Reads ahead into the peek buffer (for TLS, this is where a `close_notify` is seen):
+    /// bytes read are kept for the next read and mean the peer is still there.
+    fn poll_peer_closed(&self, cx: &mut Context<'_>) -> Poll<()> {
+        match self.poll_read_ready(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Err(_)) => Poll::Ready(()),
+            Poll::Ready(Ok(())) if self.peeked.borrow().eof => Poll::Ready(()),
+            // Bytes to read: no wake-up is asked for, as for a socket's peek.
+            Poll::Ready(Ok(())) => Poll::Pending,
+        }
+    }
+
     fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         Pin::new(&mut *self.io.borrow_mut()).poll_write(cx, buf)
     }
@@ -149,6 +161,35 @@ mod tests {
             Poll::Ready(Ok(()))
         ));
         assert_eq!(transport.try_read(&mut buf).unwrap(), 0, "end of stream");
+    }
+
+    #[tokio::test]
+    async fn a_peer_close_is_seen_without_losing_the_bytes_before_it() {
+        let (mut client, server) = tokio::io::duplex(64);
+        let transport = IoTransport::new(server);
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(
+            transport.poll_peer_closed(&mut cx).is_pending(),
+            "nothing yet"
+        );
+        client.write_all(b"next").await.unwrap();
+        drop(client);
+        assert!(
+            transport.poll_peer_closed(&mut cx).is_pending(),
+            "bytes to read come before the close"
+        );
+        let mut buf = [0u8; 16];
+        assert_eq!(transport.try_read(&mut buf).unwrap(), 4);
+        assert_eq!(&buf[..4], b"next");
+        assert!(
+            transport.poll_peer_closed(&mut cx).is_ready(),
+            "then the close"
+        );
+        assert_eq!(
+            transport.try_read(&mut buf).unwrap(),
+            0,
+            "still there to read"
+        );
     }
 
     #[test]
