@@ -456,18 +456,67 @@ fn an_encrypted_private_key_is_loaded_with_its_password_and_refused_without() {
     );
 }
 
-/// Without half-closes, a client that leaves over TLS (with a `close_notify`, or by dropping
-/// the connection without one) ends a streamed body that waits on its producer.
-#[test]
-fn without_half_close_a_tls_client_that_leaves_ends_a_streamed_body_waiting_on_its_producer() {
+fn serve_without_half_close() -> RunningServer {
     let cert = self_signed(&["localhost"]);
-    let server = common::serve_with(
+    common::serve_with(
         Server::bind("127.0.0.1:0")
             .unwrap()
             .half_close(false)
             .tls(TlsConfig::from_cert(tls_cert(&cert))),
-    );
-    let dropped = || common::STREAMS_DROPPED.load(std::sync::atomic::Ordering::SeqCst);
+    )
+}
+
+/// Read from `stream` until what was read holds `text`.
+async fn read_until(stream: &mut TlsStream<TcpStream>, text: &str) {
+    let mut seen = Vec::new();
+    while !String::from_utf8_lossy(&seen).contains(text) {
+        let mut chunk = [0u8; 1024];
+        let n = stream.read(&mut chunk).await.unwrap();
+        assert!(n > 0, "the connection closed before {text:?}");
+        seen.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Wait until `counter` reaches `count`.
+fn wait_for_count(counter: &std::sync::atomic::AtomicUsize, count: usize, what: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while counter.load(std::sync::atomic::Ordering::SeqCst) < count {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Without half-closes, as over TCP: a pipelined request behind a slow one is not a close,
+/// and a client that leaves (sending `close_notify`) while a service works on its request
+/// cancels that work.
+#[test]
+fn without_half_close_a_tls_client_that_leaves_cancels_the_work_on_its_request() {
+    let server = serve_without_half_close();
+    run(async {
+        let mut stream = connect(&default_client(), server.addr(), "localhost")
+            .await
+            .unwrap();
+        let pipelined =
+            b"GET /slow?100 HTTP/1.1\r\nHost: t\r\n\r\nGET /next HTTP/1.1\r\nHost: t\r\n\r\n";
+        stream.write_all(pipelined).await.unwrap();
+        read_until(&mut stream, "GET /next").await;
+        stream
+            .write_all(b"GET /until-dropped HTTP/1.1\r\nHost: t\r\n\r\n")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let dropped = common::DROPPED.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(dropped, 0, "the work goes on while the client stays");
+        stream.shutdown().await.unwrap();
+    });
+    wait_for_count(&common::DROPPED, 1, "the request was never dropped");
+}
+
+/// Without half-closes, a client that leaves over TLS (with a `close_notify`, or by dropping
+/// the connection without one) ends a streamed body that waits on its producer.
+#[test]
+fn without_half_close_a_tls_client_that_leaves_ends_a_streamed_body_waiting_on_its_producer() {
+    let server = serve_without_half_close();
     for (left, close_notify) in [(1, true), (2, false)] {
         run(async {
             let mut stream = connect(&default_client(), server.addr(), "localhost")
@@ -477,26 +526,15 @@ fn without_half_close_a_tls_client_that_leaves_ends_a_streamed_body_waiting_on_i
                 .write_all(b"GET /stream-until-dropped HTTP/1.1\r\nHost: t\r\n\r\n")
                 .await
                 .unwrap();
-            let mut seen = Vec::new();
-            while !seen.windows(5).any(|w| w == b"first") {
-                let mut chunk = [0u8; 1024];
-                let n = stream.read(&mut chunk).await.unwrap();
-                assert!(n > 0, "the connection closed before the first chunk");
-                seen.extend_from_slice(&chunk[..n]);
-            }
+            read_until(&mut stream, "first").await;
             tokio::time::sleep(Duration::from_millis(50)).await;
-            assert_eq!(dropped(), left - 1, "the body waits while the client stays");
+            let dropped = common::STREAMS_DROPPED.load(std::sync::atomic::Ordering::SeqCst);
+            assert_eq!(dropped, left - 1, "the body waits while the client stays");
             if close_notify {
                 stream.shutdown().await.unwrap();
             }
         });
-        let deadline = std::time::Instant::now() + Duration::from_secs(5);
-        while dropped() < left {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the body was never dropped (close_notify: {close_notify})"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let what = format!("the body was never dropped (close_notify: {close_notify})");
+        wait_for_count(&common::STREAMS_DROPPED, left, &what);
     }
 }

@@ -28,6 +28,8 @@ struct Peeked {
     start: usize,
     end: usize,
     eof: bool,
+    /// An error met while watching for the peer's close, for the next read to report.
+    error: Option<io::Error>,
 }
 
 impl<T> IoTransport<T> {
@@ -56,7 +58,7 @@ impl<T> fmt::Debug for IoTransport<T> {
 impl<T: AsyncRead + AsyncWrite + Unpin + 'static> Transport for IoTransport<T> {
     fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let mut peeked = self.peeked.borrow_mut();
-        if peeked.start < peeked.end || peeked.eof {
+        if peeked.start < peeked.end || peeked.eof || peeked.error.is_some() {
             return Poll::Ready(Ok(()));
         }
         if peeked.buf.is_empty() {
@@ -85,6 +87,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin + 'static> Transport for IoTransport<T> {
                 peeked.start += n;
                 return Poll::Ready(Ok(n));
             }
+            if let Some(error) = peeked.error.take() {
+                return Poll::Ready(Err(error));
+            }
             if peeked.eof {
                 return Poll::Ready(Ok(0));
             }
@@ -98,13 +103,18 @@ impl<T: AsyncRead + AsyncWrite + Unpin + 'static> Transport for IoTransport<T> {
     }
 
     /// Reads ahead into the peek buffer (for TLS, this is where a `close_notify` is seen):
-    /// bytes read are kept for the next read and mean the peer is still there.
+    /// bytes read are kept for the next read and mean the peer is still there. An end of
+    /// stream or a broken connection is the close; any other error is kept for the next read.
     fn poll_peer_closed(&self, cx: &mut Context<'_>) -> Poll<()> {
         match self.poll_read_ready(cx) {
             Poll::Pending => Poll::Pending,
-            Poll::Ready(Err(_)) => Poll::Ready(()),
+            Poll::Ready(Err(e)) if peer_gone(&e) => Poll::Ready(()),
+            Poll::Ready(Err(e)) => {
+                self.peeked.borrow_mut().error = Some(e);
+                Poll::Pending
+            }
             Poll::Ready(Ok(())) if self.peeked.borrow().eof => Poll::Ready(()),
-            // Bytes to read: no wake-up is asked for, as for a socket's peek.
+            // Bytes (or an error) to read: no wake-up is asked for, as for a socket's peek.
             Poll::Ready(Ok(())) => Poll::Pending,
         }
     }
@@ -120,6 +130,19 @@ impl<T: AsyncRead + AsyncWrite + Unpin + 'static> Transport for IoTransport<T> {
     fn poll_shutdown(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut *self.io.borrow_mut()).poll_shutdown(cx)
     }
+}
+
+/// Whether a read error means the peer has gone (TLS reports a close without `close_notify`
+/// as an unexpected end), rather than a failure the next read should report.
+fn peer_gone(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::UnexpectedEof
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::NotConnected
+    )
 }
 
 #[cfg(test)]
@@ -189,6 +212,59 @@ mod tests {
             transport.try_read(&mut buf).unwrap(),
             0,
             "still there to read"
+        );
+    }
+
+    /// Reads fail with `kind`; writes are taken.
+    struct Failing(io::ErrorKind);
+
+    impl AsyncRead for Failing {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            Poll::Ready(Err(self.0.into()))
+        }
+    }
+
+    impl AsyncWrite for Failing {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[test]
+    fn a_broken_connection_is_a_close_and_another_error_is_left_for_the_next_read() {
+        let mut cx = Context::from_waker(Waker::noop());
+        for kind in [io::ErrorKind::UnexpectedEof, io::ErrorKind::ConnectionReset] {
+            let transport = IoTransport::new(Failing(kind));
+            assert!(transport.poll_peer_closed(&mut cx).is_ready(), "{kind:?}");
+        }
+        let transport = IoTransport::new(Failing(io::ErrorKind::TimedOut));
+        assert!(transport.poll_peer_closed(&mut cx).is_pending());
+        assert!(
+            transport.poll_peer_closed(&mut cx).is_pending(),
+            "still kept"
+        );
+        let mut buf = [0u8; 4];
+        let error = transport.try_read(&mut buf).unwrap_err();
+        assert_eq!(
+            error.kind(),
+            io::ErrorKind::TimedOut,
+            "reported by the next read"
         );
     }
 
