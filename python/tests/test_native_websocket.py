@@ -92,6 +92,42 @@ def test_a_dependency_reads_the_handshakes_query(server):
     assert run(talk()) == "hello alice"
 
 
+def test_header_cookie_and_a_yield_dependency_over_the_socket(server):
+    port, _ = server
+
+    async def talk():
+        async with websockets.connect(f"ws://127.0.0.1:{port}/whoami",
+                                      user_agent_header="ws-test",
+                                      additional_headers={"Cookie": "sid=abc"}) as ws:
+            return json.loads(await ws.recv())
+
+    assert run(talk()) == {"agent": "ws-test", "sid": "abc"}
+    deadline = time.monotonic() + 5
+    while "whoami torn down" not in json.loads(get(port, "/seen")):
+        assert time.monotonic() < deadline, "the dependency's teardown never ran"
+        time.sleep(0.02)
+
+
+def test_an_http_exception_before_accept_is_the_handshakes_answer(server):
+    port, _ = server
+
+    async def talk(headers):
+        try:
+            async with websockets.connect(f"ws://127.0.0.1:{port}/private",
+                                          additional_headers=headers) as ws:
+                return await ws.recv()
+        except websockets.InvalidStatus as refused:
+            response = refused.response
+            return response.status_code, response.headers["WWW-Authenticate"], response.body
+
+    assert run(talk({})) == (401, "Bearer", b'{"detail":"not authorized"}')
+    assert run(talk({"Authorization": "Bearer ok"})) == "welcome"
+
+
+def test_a_websocket_exception_after_accept_closes_with_its_code(server):
+    assert close_frame(server[0], "/late-close") == (4002, "later")
+
+
 def close_frame(port: int, path: str) -> tuple[int, str]:
     """Connect to `path` and wait for the server's close: its code and reason."""
     async def talk():
@@ -172,8 +208,8 @@ def test_a_parameter_the_handshake_cannot_fill_is_refused_at_registration():
 
     app = App()
     for handler, message in ((body_handler, "no body"), (marker_handler, "no body"),
-                             (request_handler, "no Request"),
-                             (tasks_handler, "no BackgroundTasks"),
+                             (request_handler, "takes Request, which a WebSocket route has not"),
+                             (tasks_handler, "takes BackgroundTasks, which"),
                              (upload_handler, "no form")):
         with pytest.raises(TypeError, match=message):
             app.websocket("/ws/{room}")(handler)

@@ -6,9 +6,9 @@ import asyncio
 
 import pytest
 
-from vireo import (APIRouter, App, Cookie, Depends, Header, Query, WebSocket,
-                   WebSocketDisconnect, WebSocketException)
-from vireo.testclient import TestClient
+from vireo import (APIRouter, App, Cookie, Depends, Header, HTTPConnection, HTTPException,
+                   Query, Request, WebSocket, WebSocketDisconnect, WebSocketException)
+from vireo.testclient import TestClient, WebSocketDenialResponse
 
 
 def make_app() -> App:
@@ -185,3 +185,120 @@ def test_router_dependencies_and_overrides_apply_to_websocket_routes():
     app.dependency_overrides[token] = lambda: "overridden"
     with TestClient(app) as client, client.websocket_connect("/rooms/a") as ws:
         assert ws.receive_json()["secret"] == "overridden", "no token needed once overridden"
+
+
+def test_an_http_exception_before_accept_is_a_denial_response():
+    app = App()
+
+    def authorized(token: str | None = None) -> None:
+        if token != "ok":
+            raise HTTPException(401, "no token", headers={"WWW-Authenticate": "Bearer"})
+
+    @app.websocket("/private", dependencies=[Depends(authorized)])
+    async def private(websocket: WebSocket):
+        await websocket.accept()
+        await websocket.send_text("in")
+
+    with TestClient(app) as client:
+        with pytest.raises(WebSocketDenialResponse) as denied:
+            client.websocket_connect("/private")
+        assert denied.value.status_code == 401
+        assert denied.value.json() == {"detail": "no token"}
+        assert denied.value.headers["www-authenticate"] == "Bearer"
+        with client.websocket_connect("/private?token=ok") as ws:
+            assert ws.receive_text() == "in"
+
+
+def test_an_http_connection_dependency_serves_both_kinds_of_route():
+    seen: list[tuple[str, str]] = []
+
+    def audit(connection: HTTPConnection) -> None:
+        seen.append((type(connection).__name__, connection.headers["X-Trace"]))
+
+    app = App(dependencies=[Depends(audit)])
+
+    @app.get("/plain")
+    def plain():
+        return "ok"
+
+    @app.websocket("/ws")
+    async def ws(websocket: WebSocket):
+        await websocket.accept()
+        await websocket.close()
+
+    with TestClient(app) as client:
+        assert client.get("/plain", headers={"X-Trace": "a"}).text == "ok"
+        with client.websocket_connect("/ws", headers={"X-Trace": "b"}) as session:
+            with pytest.raises(WebSocketDisconnect):
+                session.receive_text()
+    assert seen == [("Request", "a"), ("WebSocket", "b")]
+
+
+def test_a_request_dependency_shared_with_a_websocket_route_is_refused_by_name():
+    def needs_request(request: Request) -> None:
+        pass
+
+    app = App(dependencies=[Depends(needs_request)])
+
+    @app.websocket("/ws")
+    async def ws(websocket: WebSocket):
+        pass
+
+    with pytest.raises(TypeError, match=r"WebSocket route /ws: .*HTTPConnection"):
+        with TestClient(app):
+            pass
+
+
+def test_rest_of_path_templates_and_a_routers_prefix_parameters():
+    app = App()
+    router = APIRouter(prefix="/rooms/{room}")
+
+    @router.websocket("/files/{name:path}")
+    async def files(websocket: WebSocket, room: str, name: str):
+        await websocket.accept()
+        await websocket.send_json([room, name, websocket.path_params])
+
+    @app.websocket("/any/{*rest}")
+    async def anything(websocket: WebSocket, rest: str):
+        await websocket.accept()
+        await websocket.send_text(rest)
+
+    app.include_router(router)
+    with TestClient(app) as client:
+        with client.websocket_connect("/rooms/r1/files/a/b.txt") as ws:
+            assert ws.receive_json() == ["r1", "a/b.txt", {"room": "r1", "name": "a/b.txt"}]
+        with client.websocket_connect("/any/x/y") as ws:
+            assert ws.receive_text() == "x/y"
+
+
+def test_handshake_headers_ignore_case_and_cookies_are_parsed():
+    app = App()
+
+    @app.websocket("/ws")
+    async def ws(websocket: WebSocket):
+        await websocket.accept()
+        await websocket.send_json({"agent": websocket.headers["User-Agent"],
+                                   "all": websocket.headers.getlist("x-many"),
+                                   "cookies": websocket.cookies})
+
+    headers = {"User-Agent": "t", "X-Many": "1", "Cookie": 'a=1; b="two"'}
+    with TestClient(app) as client, client.websocket_connect("/ws", headers=headers) as ws:
+        assert ws.receive_json() == {"agent": "t", "all": ["1"],
+                                     "cookies": {"a": "1", "b": "two"}}
+
+
+def test_the_socket_is_the_annotated_parameter_wherever_it_is():
+    app = App()
+
+    @app.websocket("/late/{room}")
+    async def late(room: str, limit: int = 2, websocket: WebSocket = None):  # type: ignore
+        await websocket.accept()
+        await websocket.send_json([room, limit])
+
+    async def no_socket(room: str):
+        pass
+
+    with pytest.raises(TypeError, match="takes no socket"):
+        app.websocket("/none/{room}")(no_socket)
+    with TestClient(app) as client, client.websocket_connect("/late/r") as ws:
+        assert ws.receive_json() == ["r", 2]

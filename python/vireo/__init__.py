@@ -16,6 +16,7 @@ from ._serve import serve
 from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
 from .exceptions import HTTPException, RequestValidationError, WebSocketException
 from .background import BackgroundTask, BackgroundTasks
+from .connection import HTTPConnection
 from .dependencies import Depends
 from .forms import File, Form, UploadFile
 from .params import Body, Cookie, Header, Path, Query
@@ -45,6 +46,7 @@ __all__ = [
     "FileResponse",
     "Form",
     "HTMLResponse",
+    "HTTPConnection",
     "HTTPException",
     "Header",
     "JSONResponse",

@@ -153,6 +153,8 @@ class _Routes:
     _routes: list[_Route]
     _websockets: WebSocketRoutes
     _planned: list[tuple[Any, ...]] | None = None
+    # Whether a WebSocket route is planned when added (a router's waits for its full path).
+    _plan_websockets = True
 
     def add_api_route(
         self,
@@ -238,12 +240,15 @@ class _Routes:
     def add_websocket_route(
         self, path: str, handler: Handler, *, dependencies: Sequence[Depends] | None = None
     ) -> None:
-        self._websockets.add(path, handler, _check_dependencies(dependencies))
+        self._websockets.add(path, handler, _check_dependencies(dependencies),
+                             check=self._plan_websockets)
 
 
 class APIRouter(_Routes):
     """Routes to add to an app under a prefix: `app.include_router(router, prefix="/v1")`.
     `dependencies` run for every route of the router; `tags` are added to each route's."""
+
+    _plan_websockets = False
 
     def __init__(
         self,

@@ -273,32 +273,6 @@ async def _finish_async(exits: list[Any], exc: BaseException | None) -> None:
             raise RuntimeError(f"the dependency {gen.__qualname__} yields more than once")
 
 
-async def _run_steps(
-    steps: list[_Step], kw: dict[str, Any], tasks: Any, exits: list[Any]
-) -> list[Any]:
-    """Call the dependencies in order; each one that yields is added to `exits`."""
-    values: list[Any] = [None] * len(steps)
-    for i, step in enumerate(steps):
-        args, kwargs = _call_args(step.args, kw, values, tasks)
-        kind = step.kind
-        if kind == _SYNC:
-            values[i] = step.fn(*args, **kwargs)
-        elif kind == _ASYNC:
-            values[i] = await step.fn(*args, **kwargs)
-        elif kind == _GEN:
-            gen = step.fn(*args, **kwargs)
-            values[i] = _first(gen, step)
-            exits.append(gen)
-        else:
-            agen = step.fn(*args, **kwargs)
-            try:
-                values[i] = await agen.__anext__()
-            except StopAsyncIteration:
-                raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
-            exits.append(agen)
-    return values
-
-
 def solver(
     handler: Callable[..., Any],
     dependencies: Sequence[Depends],
@@ -306,13 +280,18 @@ def solver(
     status_code: int,
     blocking: bool,
     overrides: dict[Any, Any] | None = None,
+    *,
+    websocket: bool = False,
+    socket_param: str | None = None,
 ) -> tuple[Callable[..., Any], list[tuple[Any, ...]], str, DependencyPlan]:
     """The function the engine calls for this route instead of `handler`, its parameter
-    plan, and how it runs. `overrides` replaces dependencies (`app.dependency_overrides`)."""
-    plan = DependencyPlan(path, overrides)
+    plan, and how it runs. `overrides` replaces dependencies (`app.dependency_overrides`).
+    For a WebSocket route (`websocket`, the handler's socket parameter `socket_param`), the
+    handler's result is not made a response; `yield` dependencies close when it returns."""
+    plan = DependencyPlan(path, overrides, websocket)
     for dependency in dependencies:
         plan.depend(dependency)  # run for their effect; their values are not passed on
-    handler_args = plan.arguments(handler)
+    handler_args = plan.arguments(handler, socket_param)
     steps = plan.steps
     handler_kind = call_kind(handler, blocking)
     any_async = handler_kind == "async" or any(s.kind in (_ASYNC, _ASYNC_GEN) for s in steps)
@@ -356,12 +335,30 @@ def solver(
         tasks = BackgroundTasks() if with_tasks else None
         exits: list[Any] = []
         try:
-            values = await _run_steps(steps, kw, tasks, exits)
+            values: list[Any] = [None] * len(steps)
+            for i, step in enumerate(steps):
+                args, kwargs = _call_args(step.args, kw, values, tasks)
+                kind = step.kind
+                if kind == _SYNC:
+                    values[i] = step.fn(*args, **kwargs)
+                elif kind == _ASYNC:
+                    values[i] = await step.fn(*args, **kwargs)
+                elif kind == _GEN:
+                    gen = step.fn(*args, **kwargs)
+                    values[i] = _first(gen, step)
+                    exits.append(gen)
+                else:
+                    agen = step.fn(*args, **kwargs)
+                    try:
+                        values[i] = await agen.__anext__()
+                    except StopAsyncIteration:
+                        raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
+                    exits.append(agen)
             args, kwargs = _call_args(handler_args, kw, values, tasks)
             result = handler(*args, **kwargs)
             if handler_is_async:
                 result = await result
-            if any_exit or (tasks is not None and tasks.tasks):
+            if not websocket and (any_exit or (tasks is not None and tasks.tasks)):
                 result = _attach(_as_response(result, status_code), tasks)
         except BaseException as exc:
             await _finish_async(exits, exc)
@@ -371,31 +368,3 @@ def solver(
 
     return solve_async, plan.leaves, "async", plan
 
-
-def websocket_solver(
-    handler: Callable[..., Any],
-    dependencies: Sequence[Depends],
-    path: str,
-    socket_param: str | None,
-    overrides: dict[Any, Any] | None = None,
-) -> tuple[Callable[..., Any], DependencyPlan]:
-    """A WebSocket route's call, given its converted parameters as keywords: dependencies in
-    order, then the handler; `yield` dependencies are closed when the handler returns."""
-    plan = DependencyPlan(path, overrides, websocket=True)
-    for dependency in dependencies:
-        plan.depend(dependency)
-    handler_args = plan.arguments(handler, socket_param)
-    steps = plan.steps
-
-    async def solve(**kw: Any) -> None:
-        exits: list[Any] = []
-        try:
-            values = await _run_steps(steps, kw, None, exits)
-            args, kwargs = _call_args(handler_args, kw, values, None)
-            await handler(*args, **kwargs)
-        except BaseException as exc:
-            await _finish_async(exits, exc)
-            raise
-        await _finish_async(exits, None)
-
-    return solve, plan

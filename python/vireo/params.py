@@ -15,7 +15,7 @@ from . import _vireo
 from .validation import body_validator, is_body_type
 
 _SCALARS = {str: "str", int: "int", float: "float", bool: "bool"}
-_PATH_PARAM = re.compile(r"\{\*?([A-Za-z_][A-Za-z0-9_]*)(?::path)?\}")
+PATH_PARAM = re.compile(r"\{(\*?)([A-Za-z_][A-Za-z0-9_]*)(:path)?\}")
 
 
 class Param:
@@ -63,7 +63,7 @@ class Body(Param):
 
 
 def path_names(path: str) -> list[str]:
-    return _PATH_PARAM.findall(path)
+    return [match.group(2) for match in PATH_PARAM.finditer(path)]
 
 
 def _unwrap_optional(tp: Any) -> tuple[Any, bool]:
@@ -113,7 +113,10 @@ def _scalar_list(tp: Any) -> bool:
 
 
 def is_request_type(tp: Any) -> bool:
-    return isinstance(tp, type) and issubclass(tp, _vireo.Request)
+    """`Request`, or `HTTPConnection` (which on an HTTP route is the request)."""
+    from .connection import HTTPConnection
+
+    return isinstance(tp, type) and (issubclass(tp, _vireo.Request) or tp is HTTPConnection)
 
 
 class Planned:
@@ -163,9 +166,11 @@ def signature_target(fn: Callable[..., Any]) -> Any:
 
 
 def is_websocket_type(tp: Any) -> bool:
+    """`WebSocket`, or `HTTPConnection` (which on a WebSocket route is the socket)."""
+    from .connection import HTTPConnection
     from .websockets import WebSocket
 
-    return isinstance(tp, type) and issubclass(tp, WebSocket)
+    return isinstance(tp, type) and (issubclass(tp, WebSocket) or tp is HTTPConnection)
 
 
 def analyse(
@@ -214,15 +219,19 @@ def analyse(
                 )
             )
             continue
-        if websocket and (name == socket_param or is_websocket_type(_unwrap_optional(tp)[0])):
+        bare = _unwrap_optional(tp)[0]
+        if websocket and (name == socket_param or is_websocket_type(bare)):
             plan_tuple = (name, "request", name, "str", False, True, None, None, True)
             planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only))
             continue
         if websocket and (
-            (isinstance(tp, type) and issubclass(tp, BackgroundTasks))
-            or is_request_type(_unwrap_optional(tp)[0])
+            is_request_type(bare) or (isinstance(bare, type) and issubclass(bare, BackgroundTasks))
         ):
-            raise TypeError(f"{where}: a WebSocket route has no {tp.__name__}; take the WebSocket")
+            raise TypeError(
+                f"WebSocket route {path}: {where} takes {getattr(bare, '__name__', bare)}, "
+                "which a WebSocket route has not; take the WebSocket (a dependency shared with "
+                "HTTP routes can take an HTTPConnection)"
+            )
         if isinstance(tp, type) and issubclass(tp, BackgroundTasks):
             planned.append(Planned(name, "background", None, tp, None, positional_only))
             continue
@@ -233,7 +242,7 @@ def analyse(
         inner, optional = _unwrap_optional(tp)
         alias = marker.alias if marker is not None and marker.alias else None
         if websocket and (isinstance(marker, Form) or is_upload_type(tp)):
-            raise TypeError(f"{where}: a WebSocket handshake has no form to read")
+            raise TypeError(f"WebSocket route {path}: {where}: a handshake has no form to read")
         if isinstance(marker, Form) or (marker is None and is_upload_type(tp)):
             form = Planned(name, "form", None, tp, None, positional_only, marker)
             form.field = FormField(alias or name, tp, required, default)
@@ -263,8 +272,8 @@ def analyse(
             raise TypeError(f"{where}: {alias or name} is not a parameter of the path {path}")
         if websocket and source in ("body", "form"):
             raise TypeError(
-                f"{where}: a WebSocket handshake has no body; {tp!r} is not a path, query, "
-                "header or cookie value"
+                f"WebSocket route {path}: {where}: a handshake has no body; {tp!r} is not a "
+                "path, query, header or cookie value"
             )
         if source == "body":
             validator = body_validator(inner, required, default, optional)

@@ -192,12 +192,22 @@ class TestClient:
         return WebSocketTestSession(self._loop, endpoint, scope, timeout)
 
 
+class WebSocketDenialResponse(TestResponse, WebSocketDisconnect):
+    """A handshake the app refused with an HTTP response (an `HTTPException` before accepting):
+    its `status_code`, `headers` and body, as Starlette's test client raises it."""
+
+    def __init__(self, status: int, headers: list[tuple[str, bytes]], body: bytes) -> None:
+        TestResponse.__init__(self, status, headers, body)
+        WebSocketDisconnect.__init__(self, 1000, f"denied with {status}")
+
+
 class WebSocketTestSession:
     """One WebSocket connection to the app's WebSocket routes, from a test (as Starlette's
     `client.websocket_connect(...)` gives): `send_text`, `send_bytes`, `send_json`,
     `receive_text`, `receive_bytes`, `receive_json`, `close`. A close from the app raises
-    `WebSocketDisconnect` in `receive_*`, a refused handshake raises it on connecting, and an
-    exception the handler raised is raised again in the test."""
+    `WebSocketDisconnect` in `receive_*`, a refused handshake raises it on connecting
+    (`WebSocketDenialResponse` if refused with an HTTP response), and an exception the handler
+    raised is raised again in the test."""
 
     __test__ = False
 
@@ -227,8 +237,22 @@ class WebSocketTestSession:
             self._closed = True
             self._task.result(self._timeout)
             raise WebSocketDisconnect(answer.get("code", 1000), answer.get("reason"))
+        if answer["type"] == "websocket.http.response.start":
+            self._closed = True
+            raise self._denial(answer)
         self.accepted_subprotocol = answer.get("subprotocol")
         self.extra_headers = answer.get("headers") or []
+
+    def _denial(self, start: dict[str, Any]) -> WebSocketDenialResponse:
+        body = b""
+        while True:
+            message = self._next()
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        self._task.result(self._timeout)
+        headers = [(name.decode("latin-1"), value) for name, value in start.get("headers", [])]
+        return WebSocketDenialResponse(start["status"], headers, body)
 
     def __enter__(self) -> "WebSocketTestSession":
         return self

@@ -8,12 +8,16 @@ import inspect
 import json
 import re
 import typing
+from collections.abc import Iterator, Mapping
 from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
 from urllib.parse import parse_qsl
 
 from . import _vireo
-from .dependencies import Depends, websocket_solver
-from .exceptions import WebSocketException
+from .connection import HTTPConnection
+from .dependencies import Depends, solver
+from .encoders import jsonable
+from .exceptions import HTTPException, WebSocketException
+from .params import PATH_PARAM, is_websocket_type
 
 
 class WebSocketDisconnect(Exception):
@@ -48,12 +52,22 @@ class WebSocket:
         return self.scope["path"] + (f"?{query}" if query else "")
 
     @property
-    def headers(self) -> dict[str, str]:
-        """The handshake's header fields, lower-case names (repeated ones joined by commas)."""
+    def headers(self) -> "Headers":
+        """The handshake's header fields, as `Request.headers`: names compared without case."""
+        return Headers(self.scope["headers"])
+
+    @property
+    def cookies(self) -> dict[str, str]:
+        """The cookies the client sent with the handshake, by name."""
         out: dict[str, str] = {}
-        for name, value in self.scope["headers"]:
-            key, text = name.decode("latin-1"), value.decode("latin-1")
-            out[key] = f"{out[key]},{text}" if key in out else text
+        for field in self.headers.getlist("cookie"):
+            for pair in field.split(";"):
+                name, sep, value = pair.partition("=")
+                if sep:
+                    value = value.strip()
+                    if len(value) >= 2 and value[0] == value[-1] == '"':
+                        value = value[1:-1]
+                    out[name.strip()] = value
         return out
 
     @property
@@ -123,6 +137,34 @@ class WebSocket:
         self._closed = True
 
 
+class Headers(Mapping[str, str]):
+    """Header fields as a read-only mapping: names compared without case, the first value of a
+    repeated field (`getlist` gives every one)."""
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        self._fields = [(n.decode("latin-1").lower(), v.decode("latin-1")) for n, v in raw]
+
+    def __getitem__(self, name: str) -> str:
+        key = name.lower()
+        for field, value in self._fields:
+            if field == key:
+                return value
+        raise KeyError(name)
+
+    def getlist(self, name: str) -> list[str]:
+        key = name.lower()
+        return [value for field, value in self._fields if field == key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys(field for field, _ in self._fields))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys(field for field, _ in self._fields))
+
+    def __repr__(self) -> str:
+        return f"Headers({dict(self)!r})"
+
+
 async def _until_disconnect(receive: Callable[[], Awaitable[Any]]) -> AsyncIterator[Any]:
     """What `receive()` gives, message after message, until the client leaves."""
     try:
@@ -132,8 +174,6 @@ async def _until_disconnect(receive: Callable[[], Awaitable[Any]]) -> AsyncItera
         pass
 
 
-_PARAM = re.compile(r"{([A-Za-z_][A-Za-z0-9_]*)(?::path)?}")
-
 # The close code for a handshake whose parameters do not validate (as FastAPI's).
 _POLICY_VIOLATION = 1008
 # A close frame's reason is at most 123 bytes.
@@ -141,33 +181,43 @@ _MAX_REASON = 123
 
 
 def _socket_param(handler: Callable[..., Any]) -> str | None:
-    """The handler's socket parameter: the one annotated `WebSocket`, else the first."""
+    """The handler's socket parameter: the first annotated `WebSocket` (or `HTTPConnection`),
+    else a first parameter with neither annotation nor default."""
     parameters = inspect.signature(handler).parameters
     try:
         hints = typing.get_type_hints(handler)
     except Exception:  # noqa: BLE001 - planning reports unresolvable annotations
         hints = {name: p.annotation for name, p in parameters.items()}
-    names = list(parameters)
-    annotated = [name for name in names if hints.get(name) in (WebSocket, "WebSocket")]
-    return annotated[0] if annotated else (names[0] if names else None)
+    for name in parameters:
+        hint = hints.get(name)
+        if hint == "WebSocket" or is_websocket_type(hint):
+            return name
+    first = next(iter(parameters.values()), None)
+    if (first is not None and first.annotation is first.empty and first.default is first.empty
+            and first.kind in (first.POSITIONAL_ONLY, first.POSITIONAL_OR_KEYWORD)):
+        return first.name
+    return None
 
 
 def _compile(path: str) -> re.Pattern[str]:
+    """The path template as a pattern: `{name}` one segment, `{name:path}` and `{*name}` the
+    rest of the path (the same grammar HTTP routes use)."""
     pattern, last = "", 0
-    for match in _PARAM.finditer(path):
+    for match in PATH_PARAM.finditer(path):
         pattern += re.escape(path[last:match.start()])
-        wildcard = match.group(0).endswith(":path}")
-        pattern += f"(?P<{match.group(1)}>{'.*' if wildcard else '[^/]+'})"
+        wildcard = bool(match.group(1) or match.group(3))
+        pattern += f"(?P<{match.group(2)}>{'.*' if wildcard else '[^/]+'})"
         last = match.end()
     return re.compile(pattern + re.escape(path[last:]) + "$")
 
 
 class _WsRoute:
-    """A registered WebSocket route: its path, handler and own dependencies. Registering
-    plans it once, so a parameter the handshake cannot fill is a TypeError then."""
+    """A registered WebSocket route: its path, handler and own dependencies. An app's route is
+    planned when registered, so a parameter the handshake cannot fill is a TypeError then (a
+    router's, whose prefix may hold path parameters, when it is included)."""
 
     def __init__(self, path: str, handler: Callable[..., Any],
-                 dependencies: Sequence[Depends] = ()) -> None:
+                 dependencies: Sequence[Depends] = (), check: bool = True) -> None:
         if not path.startswith("/"):
             raise ValueError(f"a route path starts with '/': {path!r}")
         if not inspect.iscoroutinefunction(handler):
@@ -177,12 +227,17 @@ class _WsRoute:
         self.dependencies = list(dependencies)
         self.pattern = _compile(path)
         self.socket_param = _socket_param(handler)
-        self.solve((), None)
+        if self.socket_param is None:
+            raise TypeError(f"WebSocket route {path}: {handler.__qualname__} takes no socket; "
+                            "annotate one parameter `websocket: WebSocket`")
+        if check:
+            self.solve((), None)
 
     def solve(self, outer: Sequence[Depends], overrides: dict[Any, Any] | None) -> "_Solved":
         """The route as served: after the `outer` dependencies, with `overrides` applied."""
-        solve, plan = websocket_solver(self.handler, [*outer, *self.dependencies], self.path,
-                                       self.socket_param, overrides)
+        solve, _, _, plan = solver(self.handler, [*outer, *self.dependencies], self.path, 200,
+                                   False, overrides, websocket=True,
+                                   socket_param=self.socket_param)
         return _Solved(self.pattern, solve, plan)
 
 
@@ -209,8 +264,8 @@ class WebSocketRoutes:
         self.routes: list[_WsRoute] = []
 
     def add(self, path: str, handler: Callable[..., Any],
-            dependencies: Sequence[Depends] = ()) -> None:
-        self.routes.append(_WsRoute(path, handler, dependencies))
+            dependencies: Sequence[Depends] = (), check: bool = True) -> None:
+        self.routes.append(_WsRoute(path, handler, dependencies, check))
 
     def endpoint(self, dependencies: Sequence[Depends],
                  overrides: dict[Any, Any] | None) -> "WebSocketEndpoint":
@@ -247,10 +302,27 @@ class WebSocketEndpoint:
             except WebSocketException as refused:
                 if not websocket._closed:
                     await websocket.close(refused.code, refused.reason)
+            except HTTPException as denied:
+                if websocket._answered:
+                    raise
+                await _deny(send, denied)
+                return
             if not websocket._answered:
                 await send({"type": "websocket.close", "code": 1000})
             return
         await send({"type": "websocket.close", "code": 1000})
+
+
+async def _deny(send: Any, exc: HTTPException) -> None:
+    """Refuse the handshake with `exc` as an HTTP response, as Starlette does with the
+    denial-response extension: its status, headers and `{"detail": ...}`."""
+    body = _vireo.dumps({"detail": exc.detail}, jsonable)
+    headers = [(b"content-type", b"application/json")]
+    headers += [(k.lower().encode("latin-1"), str(v).encode("latin-1"))
+                for k, v in (exc.headers or {}).items()]
+    await send({"type": "websocket.http.response.start", "status": exc.status_code,
+                "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": body})
 
 
 def _invalid_reason(body: bytes) -> str:
@@ -259,3 +331,6 @@ def _invalid_reason(body: bytes) -> str:
     errors = json.loads(body)["detail"]
     text = "; ".join(f"{' '.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
     return text.encode()[:_MAX_REASON].decode(errors="ignore")
+
+
+HTTPConnection.register(WebSocket)

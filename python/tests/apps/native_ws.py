@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from vireo import APIRouter, App, Depends, WebSocket, WebSocketDisconnect, WebSocketException
+from vireo import (APIRouter, App, Cookie, Depends, Header, HTTPException, WebSocket,
+                   WebSocketDisconnect, WebSocketException)
 
 app = App()
 seen: list[str] = []
@@ -61,6 +62,39 @@ async def auth(websocket: WebSocket, name: str = Depends(user)):
     await websocket.accept()
     await websocket.send_text(f"hello {name}")
     await websocket.close()
+
+
+async def tracked(websocket: WebSocket):
+    """A `yield` dependency: its teardown runs when the handler ends."""
+    try:
+        yield
+    finally:
+        seen.append("whoami torn down")
+
+
+@app.websocket("/whoami")
+async def whoami(websocket: WebSocket, user_agent: str = Header(), sid: str = Cookie(),
+                 _: None = Depends(tracked)):
+    await websocket.accept()
+    await websocket.send_json({"agent": user_agent, "sid": sid})
+    await websocket.receive_text()  # until the client leaves
+
+
+def authorized(authorization: str | None = Header(None)) -> None:
+    if authorization != "Bearer ok":
+        raise HTTPException(401, "not authorized", headers={"WWW-Authenticate": "Bearer"})
+
+
+@app.websocket("/private", dependencies=[Depends(authorized)])
+async def private(websocket: WebSocket):
+    await websocket.accept()
+    await websocket.send_text("welcome")
+
+
+@app.websocket("/late-close")
+async def late_close(websocket: WebSocket):
+    await websocket.accept()
+    raise WebSocketException(4002, "later")
 
 
 @app.websocket("/refuse")
