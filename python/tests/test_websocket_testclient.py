@@ -295,6 +295,11 @@ def test_the_socket_is_the_annotated_parameter_wherever_it_is():
         await websocket.accept()
         await websocket.send_json([room, limit])
 
+    @app.websocket("/optional/{room}")
+    async def optional(room: str, websocket: WebSocket | None = None):
+        await websocket.accept()
+        await websocket.send_text(room)
+
     async def no_socket(room: str):
         pass
 
@@ -302,3 +307,5 @@ def test_the_socket_is_the_annotated_parameter_wherever_it_is():
         app.websocket("/none/{room}")(no_socket)
     with TestClient(app) as client, client.websocket_connect("/late/r") as ws:
         assert ws.receive_json() == ["r", 2]
+    with TestClient(app) as client, client.websocket_connect("/optional/o") as ws:
+        assert ws.receive_text() == "o"

@@ -166,10 +166,12 @@ def signature_target(fn: Callable[..., Any]) -> Any:
 
 
 def is_websocket_type(tp: Any) -> bool:
-    """`WebSocket`, or `HTTPConnection` (which on a WebSocket route is the socket)."""
+    """`WebSocket`, or `HTTPConnection` (which on a WebSocket route is the socket), also inside
+    `Optional` (as Python 3.10's `get_type_hints` puts a parameter that defaults to None)."""
     from .connection import HTTPConnection
     from .websockets import WebSocket
 
+    tp = _unwrap_optional(tp)[0]
     return isinstance(tp, type) and (issubclass(tp, WebSocket) or tp is HTTPConnection)
 
 
