@@ -20,6 +20,7 @@ mod coroutine;
 mod dispatch;
 mod errors;
 mod event_loop;
+mod handle;
 mod handshake_params;
 mod json;
 mod mappings;
@@ -52,6 +53,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<request::Ready>()?;
     m.add_class::<coroutine::Completion>()?;
     m.add_class::<coroutine::InlineTask>()?;
+    m.add_class::<handle::Handle>()?;
     m.add_class::<middleware::Next>()?;
     m.add_class::<middleware::Rendered>()?;
     m.add_class::<request::State>()?;

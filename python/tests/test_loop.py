@@ -107,7 +107,7 @@ def test_call_soon_is_unchanged_outside_a_start():
     loop, _ = _loop_and_starter()
     called = []
     handle = loop.call_soon(called.append, 1)
-    assert isinstance(handle, asyncio.Handle)
+    assert not handle.cancelled() and handle.get_context() is not None
     loop.set_debug(True)
     loop.call_soon(called.append, 2)
     loop.run_until_complete(asyncio.sleep(0))
@@ -133,4 +133,69 @@ def test_a_task_factory_the_app_set_makes_the_task():
     task = start(handler(), contextvars.copy_context())
     assert made == [task]
     assert loop.run_until_complete(task) == "done"
+    loop.close()
+
+
+def test_call_soon_runs_the_callback_with_its_arguments_in_its_context():
+    loop, _ = _loop_and_starter()
+    var = contextvars.ContextVar("var", default="unset")
+    seen = []
+
+    def callback(a, b):
+        seen.append((a, b, var.get()))
+        var.set("changed inside")
+
+    token = var.set("outer")
+    loop.call_soon(callback, 1, 2)  # a copy of the current context
+    given = contextvars.copy_context()
+    given.run(var.set, "given")
+    loop.call_soon(callback, 3, 4, context=given)
+    var.reset(token)
+    loop._run_once()
+    assert seen == [(1, 2, "outer"), (3, 4, "given")]
+    assert var.get() == "unset", "the callback's change stays in its context"
+    assert given[var] == "changed inside"
+    loop.close()
+
+
+def test_a_cancelled_handle_does_not_run_and_lets_its_callback_go():
+    loop, _ = _loop_and_starter()
+    called = []
+    handle = loop.call_soon(called.append, 1)
+    assert "append" in repr(handle)
+    handle.cancel()
+    loop._run_once()
+    assert called == [] and handle.cancelled() and handle._cancelled
+    assert handle._callback is None and handle._args is None
+    assert repr(handle) == "<Handle cancelled>"
+    loop.close()
+
+
+def test_a_callback_that_raises_goes_to_the_exception_handler_and_the_next_one_runs():
+    loop, _ = _loop_and_starter()
+    reported, called = [], []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+
+    def broken(x):
+        raise ValueError(f"bad {x}")
+
+    handle = loop.call_soon(broken, 7)
+    loop.call_soon(called.append, "next")
+    loop._run_once()
+    assert called == ["next"]
+    [context] = reported
+    assert context["message"].startswith("Exception in callback") and "broken" in context["message"]
+    assert isinstance(context["exception"], ValueError) and str(context["exception"]) == "bad 7"
+    assert context["handle"] is handle
+    loop.close()
+
+
+def test_system_exit_and_keyboard_interrupt_in_a_callback_propagate():
+    loop, _ = _loop_and_starter()
+    for exc in (SystemExit(3), KeyboardInterrupt()):
+        def raise_it(exc=exc):
+            raise exc
+        loop.call_soon(raise_it)
+        with pytest.raises(type(exc)):
+            loop._run_once()
     loop.close()

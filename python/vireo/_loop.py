@@ -17,6 +17,7 @@ import types
 from asyncio.base_events import _run_until_complete_cb  # type: ignore[attr-defined]
 from typing import Any
 
+from . import _vireo
 
 class DrivenSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
     """While `driven`, `select` never blocks, and asks the kernel only when the engine saw
@@ -52,8 +53,9 @@ class DrivenLoop(asyncio.SelectorEventLoop):  # type: ignore[misc,valid-type]
             return None
         if self._closed or self._debug:  # type: ignore[attr-defined]
             return super().call_soon(callback, *args, context=context)
-        # What the base class does when neither holds, in one frame instead of five.
-        handle = asyncio.Handle(callback, args, self, context)
+        # What the base class does when neither holds, in one frame instead of five, with a
+        # native handle that runs the callback without frames of its own.
+        handle = _vireo.Handle(callback, args, self, context)
         self._ready.append(handle)  # type: ignore[attr-defined]
         return handle
 
