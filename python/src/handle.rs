@@ -38,11 +38,10 @@ fn copy_context(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         .call0()
 }
 
-fn format_callback<'py>(
-    py: Python<'py>,
-    callback: &Bound<'py, PyAny>,
-    args: &Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyAny>> {
+/// How asyncio describes the callback of a `(context, callback, *args)` tuple, for messages
+/// and `repr`.
+fn describe<'py>(call: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    let py = call.py();
     FORMAT_CALLBACK
         .get_or_try_init(py, || {
             Ok::<_, PyErr>(
@@ -52,7 +51,7 @@ fn format_callback<'py>(
             )
         })?
         .bind(py)
-        .call1((callback, args))
+        .call1((call.get_item(1)?, call.get_slice(2, call.len())))
 }
 
 /// A callback for the loop's next iteration, as `loop.call_soon` returns it: `cancel()`,
@@ -112,7 +111,7 @@ impl Handle {
         {
             return Err(error);
         }
-        let source = format_callback(py, &call.get_item(1)?, &call.get_slice(2, call.len()))?;
+        let source = describe(&call)?;
         let context = PyDict::new(py);
         context.set_item("message", format!("Exception in callback {source}"))?;
         context.set_item("exception", error.value(py))?;
@@ -173,8 +172,6 @@ impl Handle {
         let Some(call) = &self.call else {
             return Ok("<Handle cancelled>".to_owned());
         };
-        let call = call.bind(py);
-        let source = format_callback(py, &call.get_item(1)?, &call.get_slice(2, call.len()))?;
-        Ok(format!("<Handle {source}>"))
+        Ok(format!("<Handle {}>", describe(call.bind(py))?))
     }
 }

@@ -19,6 +19,7 @@ from typing import Any
 
 from . import _vireo
 
+
 class DrivenSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
     """While `driven`, `select` never blocks, and asks the kernel only when the engine saw
     the selector's fd readable (`poll_io`); `events` counts what the last call found."""
