@@ -454,9 +454,7 @@ impl Request {
             .captures
             .iter()
             .find(|(n, _, _)| *n == name)
-            .map(|(_, start, end)| {
-                percent_encoding::percent_decode_str(&path[start..end]).decode_utf8_lossy()
-            })
+            .map(|(_, start, end)| decode_param(&path[start..end]))
     }
 
     /// A route parameter parsed as `T`: 400 if it does not parse.
@@ -489,12 +487,10 @@ impl Request {
     /// Every route parameter, in path order, percent-decoded.
     pub fn params(&self) -> impl Iterator<Item = (&str, Cow<'_, str>)> + '_ {
         let path = self.head_ref().path();
-        self.p().captures.iter().map(move |(name, start, end)| {
-            (
-                name,
-                percent_encoding::percent_decode_str(&path[start..end]).decode_utf8_lossy(),
-            )
-        })
+        self.p()
+            .captures
+            .iter()
+            .map(move |(name, start, end)| (name, decode_param(&path[start..end])))
     }
 
     /// The first value of a header field as text, if it is present and visible ASCII.
@@ -817,6 +813,15 @@ impl Request {
                     .to_ascii_lowercase()
             })
             .is_some_and(|t| accept(&t))
+    }
+}
+
+/// A route parameter's text, percent-decoded; borrowed from the path when it has no escape.
+fn decode_param(raw: &str) -> Cow<'_, str> {
+    if raw.as_bytes().contains(&b'%') {
+        percent_encoding::percent_decode_str(raw).decode_utf8_lossy()
+    } else {
+        Cow::Borrowed(raw)
     }
 }
 

@@ -6,7 +6,6 @@
 //! parameters are recorded as byte ranges of the path and indices into the tree's own table of
 //! parameter names, which lives and dies with the tree.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Most parameters one route may have. Captures live in a fixed array so matching never
@@ -83,17 +82,45 @@ impl std::fmt::Display for PatternError {
 
 #[derive(Debug)]
 struct Node<T> {
-    statics: BTreeMap<String, Node<T>>,
+    /// Static children by segment, searched in a line: a node has few, and a length and a
+    /// first byte rule most of them out without comparing the rest.
+    statics: Vec<(Box<str>, Node<T>)>,
     /// The parameter's name (an index into the tree's names) and what follows it.
     param: Option<(u16, Box<Node<T>>)>,
     wildcard: Option<(u16, T)>,
     value: Option<T>,
 }
 
+impl<T> Node<T> {
+    /// The static child for `segment`, made if there is none.
+    fn static_child(&mut self, segment: &str) -> &mut Node<T> {
+        let at = match self.statics.iter().position(|(s, _)| **s == *segment) {
+            Some(at) => at,
+            None => {
+                self.statics.push((segment.into(), Node::default()));
+                self.statics.len() - 1
+            }
+        };
+        &mut self.statics[at].1
+    }
+
+    fn find_static(&self, segment: &str) -> Option<&Node<T>> {
+        let wanted = segment.as_bytes();
+        let first = *wanted.first()?;
+        self.statics
+            .iter()
+            .find(|(s, _)| {
+                let s = s.as_bytes();
+                s.len() == wanted.len() && s[0] == first && s == wanted
+            })
+            .map(|(_, child)| child)
+    }
+}
+
 impl<T> Default for Node<T> {
     fn default() -> Self {
         Node {
-            statics: BTreeMap::new(),
+            statics: Vec::new(),
             param: None,
             wildcard: None,
             value: None,
@@ -171,7 +198,7 @@ impl<T> Tree<T> {
         for segment in segments {
             match segment {
                 Segment::Static("") => {}
-                Segment::Static(s) => node = node.statics.entry(s.to_owned()).or_default(),
+                Segment::Static(s) => node = node.static_child(s),
                 Segment::Param(name) => {
                     let name = intern(names, name)?;
                     let (existing, child) =
@@ -243,7 +270,7 @@ fn find_in<'t, T>(
     let end = memchr_slash(path, at);
     let segment = &path[at..end];
     let next = end + 1;
-    if let Some(child) = node.statics.get(segment) {
+    if let Some(child) = node.find_static(segment) {
         if let Some(found) = find_in(child, path, next, captures) {
             return Some(found);
         }
@@ -273,7 +300,11 @@ fn wildcard<'t, T>(
 }
 
 fn memchr_slash(path: &str, from: usize) -> usize {
-    path[from..].find('/').map_or(path.len(), |i| from + i)
+    // Segments are short: a plain byte scan beats a searcher's set-up.
+    path.as_bytes()[from..]
+        .iter()
+        .position(|&b| b == b'/')
+        .map_or(path.len(), |i| from + i)
 }
 
 #[cfg(test)]
@@ -339,6 +370,20 @@ mod tests {
             find(&t, "/users//posts/1").is_none(),
             "an empty segment is not a parameter"
         );
+    }
+
+    #[test]
+    fn static_siblings_of_one_length_and_first_byte_are_told_apart() {
+        let t = tree(&[
+            "/sleep", "/slept", "/stream", "/s", "/sl/:x", "/a/b", "/a/c",
+        ]);
+        for path in ["/sleep", "/slept", "/stream", "/s", "/a/b", "/a/c"] {
+            assert_eq!(find(&t, path).unwrap().0, path);
+        }
+        assert_eq!(find(&t, "/sl/1").unwrap().0, "/sl/:x");
+        for missing in ["/sleeq", "/slee", "/sleeps", "/S", "/a/d", "/a", "/t"] {
+            assert!(find(&t, missing).is_none(), "{missing}");
+        }
     }
 
     #[test]
