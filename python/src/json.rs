@@ -2,9 +2,11 @@
 //! None are walked here; anything else goes through the `jsonable` hook once (models,
 //! dataclasses, dates), which may hand back finished JSON as bytes.
 
+use bytes::Bytes;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use std::cell::Cell;
 
 /// Deeper than this is a cycle or a mistake.
 const MAX_DEPTH: u32 = 256;
@@ -158,6 +160,35 @@ pub(crate) fn encode(obj: &Bound<'_, PyAny>, fallback: &Bound<'_, PyAny>) -> PyR
     let mut encoder = Encoder::new(fallback);
     encoder.write(obj)?;
     Ok(encoder.out)
+}
+
+/// Bodies up to this size are encoded into the thread's scratch buffer and copied out at
+/// their exact size; larger ones keep the buffer they were encoded into.
+const SCRATCH_LIMIT: usize = 4096;
+
+thread_local! {
+    /// Taken while an encoding runs, so one started by the `jsonable` hook gets a buffer
+    /// of its own.
+    static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// JSON for `obj` as a response body: one allocation of the body's own size for small
+/// bodies, however the encoding grew.
+pub(crate) fn encode_body(obj: &Bound<'_, PyAny>, fallback: &Bound<'_, PyAny>) -> PyResult<Bytes> {
+    let mut out = SCRATCH.take();
+    out.clear();
+    let mut encoder = Encoder { fallback, out };
+    let written = encoder.write(obj);
+    let mut out = encoder.out;
+    if out.len() > SCRATCH_LIMIT {
+        return written.map(|()| Bytes::from(out));
+    }
+    let body = written.map(|()| Bytes::copy_from_slice(&out));
+    out.clear();
+    if out.capacity() <= SCRATCH_LIMIT {
+        SCRATCH.set(out);
+    }
+    body
 }
 
 /// `dumps(obj, jsonable) -> bytes`: compact JSON, as JSONResponse sends it.

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http::{header, HeaderName, HeaderValue, StatusCode};
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use std::sync::Arc;
 use vireo_http::{Body, ContentType, Response};
 
@@ -50,10 +50,12 @@ pub(crate) fn render(
             ContentType::OctetStream,
         ));
     }
-    if value.is_instance(app.refs.response.bind(py))? {
+    // A plain dict or list is JSON; only other types can be a `Response`.
+    let plain = value.is_exact_instance_of::<PyDict>() || value.is_exact_instance_of::<PyList>();
+    if !plain && value.is_instance(app.refs.response.bind(py))? {
         return response_object(value, app);
     }
-    let body = json::encode(value, app.refs.jsonable.bind(py))?;
+    let body = json::encode_body(value, app.refs.jsonable.bind(py))?;
     Ok(Response::typed(status, body, ContentType::Json))
 }
 

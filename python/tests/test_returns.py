@@ -68,6 +68,20 @@ def sequence():
     return [1, "two", {"three": 3}]
 
 
+@app.get("/big-json")
+def big_json():
+    return {"items": [{"n": n, "name": f"item {n}"} for n in range(2_000)]}
+
+
+class Ordered(dict):
+    """A dict subclass: JSON as well, not taken for a response."""
+
+
+@app.get("/dict-subclass")
+def dict_subclass():
+    return Ordered(b=1, a=2)
+
+
 @app.get("/none")
 def nothing():
     return None
@@ -185,6 +199,18 @@ def test_dict_and_list_as_compact_json():
     assert res.content == b'{"a":[1,2.5,true,null,"s"],"nested":{"k":[1,2]},"3":"int key"}'
     assert client.get("/list").json() == [1, "two", {"three": 3}]
     assert client.get("/none").content == b"null"
+
+
+def test_json_bodies_of_any_size_in_turn_are_whole_and_exact():
+    big = {"items": [{"n": n, "name": f"item {n}"} for n in range(2_000)]}
+    small = b'{"a":[1,2.5,true,null,"s"],"nested":{"k":[1,2]},"3":"int key"}'
+    for _ in range(2):
+        assert client.get("/big-json").json() == big
+        assert client.get("/dict").content == small
+        # A failed encoding leaves nothing behind for the next one.
+        assert client.get("/nan").status_code == 500
+        assert client.get("/dict").content == small
+    assert client.get("/dict-subclass").content == b'{"b":1,"a":2}'
 
 
 def test_models():
