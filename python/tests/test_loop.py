@@ -1,5 +1,6 @@
-"""The worker loop's task starter: a request's task takes its first step before `start`
-returns, except inside another task's step, where it waits its turn like any task."""
+"""The worker loop's task starter: `start(fn, *args)` makes a task for `fn(*args)` in a copy
+of the caller's context, and the task takes its first step before `start` returns, except
+inside another task's step, where it waits its turn like any task."""
 
 import asyncio
 import contextlib
@@ -38,7 +39,7 @@ def test_first_step_runs_before_start_returns_in_its_own_task():
         return "done"
 
     with _running(loop):
-        task = start(handler(), contextvars.copy_context())
+        task = start(handler)
         assert seen == [task]
         assert task.done() and task.result() == "done"
         assert not loop._ready  # nothing left for a loop iteration
@@ -55,14 +56,14 @@ def test_a_task_that_waits_is_resumed_by_the_loop():
         steps.append(asyncio.current_task())
 
     with _running(loop):
-        task = start(handler(), contextvars.copy_context())
+        task = start(handler)
         assert steps == ["first"] and not task.done()
     loop.run_until_complete(task)
     assert steps == ["first", task]
     loop.close()
 
 
-def test_the_task_runs_every_step_in_the_context_it_was_given():
+def test_the_task_runs_every_step_in_a_copy_of_the_context_it_was_started_in():
     loop, start = _loop_and_starter()
     var = contextvars.ContextVar("var")
 
@@ -75,8 +76,9 @@ def test_the_task_runs_every_step_in_the_context_it_was_given():
     context = contextvars.copy_context()
     context.run(var.set, "given")
     with _running(loop):
-        task = start(handler(), context)
+        task = context.run(start, handler)
     assert loop.run_until_complete(task) == ("given", "set in the first step")
+    assert context[var] == "given", "the task's change stays in its copy"
     assert var.get(None) is None  # the caller's own context is untouched
     loop.close()
 
@@ -91,7 +93,7 @@ def test_started_from_inside_a_task_it_starts_as_the_python_version_allows():
         order.append("child")
 
     async def parent():
-        task = start(child(), contextvars.copy_context())
+        task = start(child)
         order.append("parent went on")
         await task
 
@@ -130,7 +132,7 @@ def test_a_task_factory_the_app_set_makes_the_task():
         return "done"
 
     loop.set_task_factory(factory)
-    task = start(handler(), contextvars.copy_context())
+    task = start(handler)
     assert made == [task]
     assert loop.run_until_complete(task) == "done"
     loop.close()

@@ -9,6 +9,8 @@ timer and on handler code leaving callbacks ready, then runs one iteration (`ste
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import os
 import selectors
 import sys
@@ -67,47 +69,47 @@ def new_loop() -> asyncio.AbstractEventLoop:
 
 
 def make_task_starter(loop: DrivenLoop) -> Any:
-    """`start(coro, context)`: a task for `coro` on `loop` whose first step runs before
-    `start` returns, as `eager_start` does on Python 3.12+, so a coroutine that finishes
-    without waiting never waits for a loop iteration. A task factory the app set on the loop
-    makes the task instead, started as that factory starts it."""
+    """`start(fn, *args)`: a task on `loop` for the coroutine `fn(*args)`, in a copy of the
+    caller's context, whose first step runs before `start` returns, as `eager_start` does on
+    Python 3.12+, so a coroutine that finishes without waiting never waits for a loop
+    iteration. A task factory the app set on the loop makes the task instead, started as that
+    factory starts it."""
+    copy_context = contextvars.copy_context
     if sys.version_info >= (3, 12):
 
-        def start_eager(coro: Any, context: Any) -> Any:
+        def start_eager(fn: Any, *args: Any) -> Any:
+            context = copy_context()
             if loop._task_factory is not None:  # type: ignore[attr-defined]
-                return loop.create_task(coro, context=context)
-            return asyncio.Task(coro, loop=loop, context=context, eager_start=True)
+                return loop.create_task(fn(*args), context=context)
+            return asyncio.Task(fn(*args), loop=loop, context=context, eager_start=True)
 
         return start_eager
 
     current_tasks = asyncio.tasks._current_tasks  # type: ignore[attr-defined]
-    task_type = asyncio.Task
     if sys.version_info >= (3, 11):
-
-        def new_task(coro: Any, context: Any) -> Any:
-            return task_type(coro, loop=loop, context=context)
-
-        def factory_task(coro: Any, context: Any) -> Any:
-            return loop.create_task(coro, context=context)
-
+        # Called as new_task(coro, context=...), with no frame of its own.
+        new_task: Any = functools.partial(asyncio.Task, loop=loop)
+        factory_task: Any = loop.create_task
     else:
         # Python 3.10: a task takes a copy of the context it is made in.
 
         def new_task(coro: Any, context: Any) -> Any:
-            return context.run(task_type, coro, loop=loop)
+            return context.run(asyncio.Task, coro, loop=loop)
 
         def factory_task(coro: Any, context: Any) -> Any:
             return context.run(loop.create_task, coro)
 
-    def start(coro: Any, context: Any) -> Any:
+    def start(fn: Any, *args: Any) -> Any:
+        context = copy_context()
+        coro = fn(*args)
         if loop._task_factory is not None:  # type: ignore[attr-defined]
-            return factory_task(coro, context)
+            return factory_task(coro, context=context)
         if loop in current_tasks:
             # Called from inside another task's step: this one waits its turn.
-            return new_task(coro, context)
+            return new_task(coro, context=context)
         loop._keep_step = True
         try:
-            task = new_task(coro, context)
+            task = new_task(coro, context=context)
         finally:
             loop._keep_step = False
         (step, step_context), loop._kept_step = loop._kept_step, None

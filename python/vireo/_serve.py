@@ -160,10 +160,9 @@ def _helpers(loop: Any) -> dict[str, Any]:
 
 
 def _make_start_app(loop: Any) -> Callable[..., Any]:
-    """Each request's app call as a task on the worker's loop, in a copy of the context,
-    whose first step runs at once: an app that answers without waiting finishes before the
-    engine looks again."""
-    start_task = _loop.make_task_starter(loop)
+    """`start_app(app, scope, receive, send, completion)`: each request's app call as a task
+    on the worker's loop, in a copy of the context, whose first step runs at once: an app that
+    answers without waiting finishes before the engine looks again."""
 
     async def run(app: Any, scope: Any, receive: Any, send: Any, completion: Any) -> None:
         try:
@@ -175,11 +174,7 @@ def _make_start_app(loop: Any) -> Callable[..., Any]:
         else:
             completion.resolve(None)
 
-    def start_app(app: Any, scope: Any, receive: Any, send: Any, completion: Any) -> Any:
-        coro = run(app, scope, receive, send, completion)
-        return start_task(coro, contextvars.copy_context())
-
-    return start_app
+    return functools.partial(_loop.make_task_starter(loop), run)
 
 
 def _threads(options: Options) -> int:
