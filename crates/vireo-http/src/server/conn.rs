@@ -185,6 +185,7 @@ impl<S: Service> Conn<'_, S> {
                 }
             };
             batch += 1;
+            self.worker.writes.request_started();
             let state = &mut self.read;
             state.buf.consume(head_len);
             let body_kind = head.body_kind();
@@ -288,6 +289,7 @@ impl<S: Service> Conn<'_, S> {
         let mut head_deadline = None;
         // Taken from the pool only once there are bytes to parse: idle connections hold no head.
         let mut head: Option<Head> = None;
+        let mut held_back = false;
         loop {
             if !self.read.buf.is_empty() {
                 let parsed = head.get_or_insert_with(Head::take);
@@ -299,10 +301,17 @@ impl<S: Service> Conn<'_, S> {
                 }
                 head_deadline.get_or_insert_with(|| Instant::now() + limits.head_timeout);
             }
-            if !self.out.is_empty()
-                && !write_out(self.stream, &mut self.out, limits.keep_alive_timeout).await
-            {
-                return Ok(NextHead::Closed);
+            if !self.out.is_empty() {
+                // About to go idle: the responses wait for the worker's other ready
+                // connections, so they leave with theirs (see `coalesce`).
+                if self.read.buf.is_empty() && !self.readable && !held_back {
+                    held_back = true;
+                    self.worker.writes.hold_back().await;
+                    continue;
+                }
+                if !write_out(self.stream, &mut self.out, limits.keep_alive_timeout).await {
+                    return Ok(NextHead::Closed);
+                }
             }
             let state = &mut self.read;
             if state.buf.is_empty() && !std::mem::take(&mut self.readable) {

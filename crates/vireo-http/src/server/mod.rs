@@ -2,6 +2,7 @@
 
 mod allocator;
 mod balance;
+mod coalesce;
 mod conn;
 mod date;
 mod future_pool;

@@ -1,6 +1,7 @@
 //! One worker: a single-threaded runtime that accepts connections and serves them.
 
 use super::balance::{Balancer, Handoff, Mailbox};
+use super::coalesce::WriteCoalescer;
 use super::conn::serve_connection;
 use super::date;
 use super::future_pool::FuturePool;
@@ -52,6 +53,8 @@ pub(crate) struct Worker<S> {
     quiet_trim: QuietTrim,
     /// Blocks for the futures of connections that are serving requests.
     pub(crate) busy_futures: FuturePool,
+    /// Holds responses back to the end of the worker's round while that pays.
+    pub(crate) writes: WriteCoalescer,
     /// Blocks for the futures of HTTP/2 streams being served.
     #[cfg(feature = "http2")]
     pub(crate) h2_streams: FuturePool,
@@ -81,6 +84,7 @@ impl<S: Service> Worker<S> {
             closed: Notify::new(),
             quiet_trim: QuietTrim::new(trim_allocator),
             busy_futures: FuturePool::default(),
+            writes: WriteCoalescer::default(),
             #[cfg(feature = "http2")]
             h2_streams: FuturePool::default(),
             #[cfg(feature = "tls")]
