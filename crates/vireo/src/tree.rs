@@ -267,7 +267,7 @@ fn find_in<'t, T>(
             .as_ref()
             .or_else(|| wildcard(node, path, path.len(), captures));
     }
-    let end = memchr_slash(path, at);
+    let end = segment_end(path, at);
     let segment = &path[at..end];
     let next = end + 1;
     if let Some(child) = node.find_static(segment) {
@@ -299,7 +299,7 @@ fn wildcard<'t, T>(
     Some(value)
 }
 
-fn memchr_slash(path: &str, from: usize) -> usize {
+fn segment_end(path: &str, from: usize) -> usize {
     // Segments are short: a plain byte scan beats a searcher's set-up.
     path.as_bytes()[from..]
         .iter()
