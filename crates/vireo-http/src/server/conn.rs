@@ -23,7 +23,7 @@ use http::{Method, StatusCode, Version};
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::{pin, Pin};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use tokio::time::Instant;
 
 /// Bodies a handler left unread are read and discarded up to this size so the connection can
@@ -553,9 +553,50 @@ async fn next_chunk(
     .await
 }
 
-/// Send each chunk as soon as the stream yields it. The next chunk is not polled until the last
-/// is written, so a slow reader holds back the producer instead of filling memory. The last
-/// chunk is left to the caller, which may add trailers to it.
+/// The body's next item. What `out` holds (the head, earlier chunks) is written first only
+/// when the body has nothing ready, so a head and the chunk that follows at once leave in one
+/// write, and nothing waits in `out` while the body waits.
+async fn next_chunk_after(
+    stream: &dyn Transport,
+    out: &mut Vec<u8>,
+    body: &mut BodyStream,
+    stall: std::time::Duration,
+    watch: bool,
+) -> Result<Option<Result<Bytes, BoxError>>, ()> {
+    if !out.is_empty() {
+        if out.len() < COPY_BODY_MAX {
+            if let Poll::Ready(item) = body
+                .as_mut()
+                .poll_next(&mut Context::from_waker(Waker::noop()))
+            {
+                return Ok(item);
+            }
+        }
+        flush(stream, out, stall).await.map_err(drop)?;
+    }
+    next_chunk(stream, body, watch).await
+}
+
+/// Queue a chunk of a body after what `out` holds: copied if small, else written from where
+/// it lies after `out`.
+async fn put_chunk(
+    stream: &dyn Transport,
+    out: &mut Vec<u8>,
+    chunk: &[u8],
+    stall: std::time::Duration,
+) -> Result<(), ()> {
+    if chunk.len() <= COPY_BODY_MAX {
+        out.extend_from_slice(chunk);
+        return Ok(());
+    }
+    flush(stream, out, stall).await.map_err(drop)?;
+    write_all(stream, chunk, stall).await.map_err(drop)
+}
+
+/// Send each chunk as soon as the stream has no next one ready. At most `COPY_BODY_MAX` bytes
+/// wait in `out` before the next chunk is polled, so a slow reader holds back the producer
+/// instead of filling memory. The last chunk is left to the caller, which may add trailers to
+/// it, and what `out` holds at the end is written with the connection's next write.
 async fn write_stream(
     stream: &dyn Transport,
     out: &mut Vec<u8>,
@@ -564,17 +605,19 @@ async fn write_stream(
     stall: std::time::Duration,
     watch: bool,
 ) -> Result<(), ()> {
-    flush(stream, out, stall).await.map_err(drop)?;
     let chunked = framing == Framing::Chunked;
-    while let Some(item) = next_chunk(stream, &mut body, watch).await? {
-        let chunk = item.map_err(|error| {
-            tracing::debug!(%error, "a streamed body failed; closing without its last chunk");
-        })?;
+    while let Some(item) = next_chunk_after(stream, out, &mut body, stall, watch).await? {
+        let chunk = match item {
+            Ok(chunk) => chunk,
+            Err(error) => {
+                tracing::debug!(%error, "a streamed body failed; closing without its last chunk");
+                return cut_short(stream, out, stall).await;
+            }
+        };
         if chunked {
             encode_chunk(out, &chunk);
-            flush(stream, out, stall).await.map_err(drop)?;
         } else {
-            write_all(stream, &chunk, stall).await.map_err(drop)?;
+            put_chunk(stream, out, &chunk, stall).await?;
         }
     }
     Ok(())
@@ -589,27 +632,40 @@ async fn write_sized_stream(
     stall: std::time::Duration,
     watch: bool,
 ) -> Result<(), ()> {
-    flush(stream, out, stall).await.map_err(drop)?;
     let mut sent = 0u64;
-    while let Some(item) = next_chunk(stream, &mut body, watch).await? {
-        let chunk = item.map_err(|error| {
-            tracing::debug!(%error, "a sized streamed body failed; closing");
-        })?;
+    while let Some(item) = next_chunk_after(stream, out, &mut body, stall, watch).await? {
+        let chunk = match item {
+            Ok(chunk) => chunk,
+            Err(error) => {
+                tracing::debug!(%error, "a sized streamed body failed; closing");
+                return cut_short(stream, out, stall).await;
+            }
+        };
         sent += chunk.len() as u64;
         if sent > len {
             tracing::error!(
                 len,
                 "a sized body yielded more bytes than announced; closing"
             );
-            return Err(());
+            return cut_short(stream, out, stall).await;
         }
-        write_all(stream, &chunk, stall).await.map_err(drop)?;
+        put_chunk(stream, out, &chunk, stall).await?;
     }
     if sent < len {
         tracing::error!(len, sent, "a sized body ended early; closing");
-        return Err(());
+        return cut_short(stream, out, stall).await;
     }
     Ok(())
+}
+
+/// A body that cannot be finished: what it sent before goes out, and the connection closes.
+async fn cut_short(
+    stream: &dyn Transport,
+    out: &mut Vec<u8>,
+    stall: std::time::Duration,
+) -> Result<(), ()> {
+    let _ = flush(stream, out, stall).await;
+    Err(())
 }
 
 /// Write the `101` of an upgrade and end HTTP/1.1 on this connection. An upgrade that cannot

@@ -7,7 +7,9 @@ use crate::server::balance::Balancer;
 use crate::server::worker::Worker;
 use crate::transport::IoTransport;
 use crate::{Body, Limits, Request, Response, Service};
+use bytes::Bytes;
 use http::StatusCode;
+use std::cell::Cell;
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -16,8 +18,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::task::JoinHandle;
 
 /// `/echo` answers the body, `/count` reads it chunk by chunk and answers its length,
-/// `/slow` waits a second, `/big?n` answers n bytes, `/stream?n` streams n chunks, `/panic`
-/// panics; anything else answers `hello`.
+/// `/slow` waits a second, `/big?n` answers n bytes, `/stream?n` streams n chunks, `/late`
+/// streams one chunk and a second one a second later, `/broken` streams a chunk and then
+/// fails, `/overlong` announces 4 bytes and streams 6, `/panic` panics; anything else answers
+/// `hello`.
 struct TestService;
 
 impl Service for TestService {
@@ -47,6 +51,16 @@ impl Service for TestService {
                 let chunks = (0..query).map(|k| Ok::<_, std::io::Error>(format!("chunk {k}\n")));
                 Response::new(StatusCode::OK, Body::stream(IterStream(chunks)))
             }
+            "/late" => Response::new(StatusCode::OK, Body::stream(Late(0, None))),
+            "/broken" => {
+                let chunks = [Ok("part\n"), Err(std::io::Error::other("broken"))];
+                Response::new(StatusCode::OK, Body::stream(IterStream(chunks.into_iter())))
+            }
+            "/overlong" => {
+                let chunks = ["abcd", "ef"].map(|c| Ok::<_, crate::BoxError>(Bytes::from(c)));
+                let stream: crate::BodyStream = Box::pin(IterStream(chunks.into_iter()));
+                Response::new(StatusCode::OK, Body::SizedStream(4, stream))
+            }
             "/panic" => panic!("the test service panics"),
             _ => Response::text("hello"),
         }
@@ -65,11 +79,82 @@ impl<I: Iterator + Unpin> futures_core::Stream for IterStream<I> {
     }
 }
 
+/// `first\n` at once, then `second\n` a second later.
+struct Late(u8, Option<std::pin::Pin<Box<tokio::time::Sleep>>>);
+
+impl futures_core::Stream for Late {
+    type Item = Result<&'static str, std::io::Error>;
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        match self.0 {
+            0 => {
+                self.0 = 1;
+                self.1 = Some(Box::pin(tokio::time::sleep(Duration::from_secs(1))));
+                Poll::Ready(Some(Ok("first\n")))
+            }
+            1 => match self.1.as_mut().map(|sleep| sleep.as_mut().poll(cx)) {
+                Some(Poll::Pending) => Poll::Pending,
+                _ => {
+                    self.0 = 2;
+                    Poll::Ready(Some(Ok("second\n")))
+                }
+            },
+            _ => Poll::Ready(None),
+        }
+    }
+}
+
+/// The server's end of the pipe, counting the writes made to it.
+struct CountingIo {
+    io: DuplexStream,
+    writes: Rc<Cell<usize>>,
+}
+
+impl tokio::io::AsyncRead for CountingIo {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for CountingIo {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.writes.set(self.writes.get() + 1);
+        std::pin::Pin::new(&mut self.io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
 /// The client's end of one served connection.
 struct Peer {
     io: DuplexStream,
     worker: Rc<Worker<TestService>>,
     served: JoinHandle<()>,
+    /// Writes the server has made to the connection.
+    writes: Rc<Cell<usize>>,
 }
 
 impl Peer {
@@ -164,12 +249,22 @@ where
             async move { worker.tick().await }
         });
         let (io, server_end) = tokio::io::duplex(pipe_size);
+        let writes = Rc::new(Cell::new(0));
         let served = tokio::task::spawn_local(serve_connection(
-            IoTransport::new(server_end),
+            IoTransport::new(CountingIo {
+                io: server_end,
+                writes: writes.clone(),
+            }),
             crate::request::Peer::plain(None),
             worker.track_connection(),
         ));
-        let out = client(Peer { io, worker, served }).await;
+        let out = client(Peer {
+            io,
+            worker,
+            served,
+            writes,
+        })
+        .await;
         ticker.abort();
         out
     })
@@ -408,6 +503,62 @@ fn streamed_bodies_are_chunked_and_end_with_the_last_chunk() {
         answered,
         "HTTP/1.1 200 OK\r\ndate: DATE\r\ntransfer-encoding: chunked\r\n\r\n8\r\nchunk 0\n\r\n8\r\nchunk 1\n\r\n0\r\n\r\n"
     );
+}
+
+#[test]
+fn a_streamed_body_ready_at_once_leaves_with_its_head_in_one_write() {
+    let writes = with_connection(Limits::default(), 64 * 1024, |mut peer| async move {
+        peer.send(b"GET /stream?3 HTTP/1.1\r\nHost: a\r\n\r\n")
+            .await;
+        let answer = peer.response().await;
+        assert!(answer.ends_with("8\r\nchunk 2\n\r\n0\r\n\r\n"), "{answer}");
+        peer.writes.get()
+    });
+    assert_eq!(writes, 1);
+}
+
+#[test]
+fn what_a_stream_has_sent_goes_out_while_it_waits_for_more() {
+    let answer = with_connection(Limits::default(), 64 * 1024, |mut peer| async move {
+        peer.send(b"GET /late HTTP/1.1\r\nHost: a\r\n\r\n").await;
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 1024];
+        // The second chunk comes a second later: the first must arrive well before that.
+        while !seen.ends_with(b"first\n\r\n") {
+            let n = tokio::time::timeout(Duration::from_millis(500), peer.io.read(&mut buf))
+                .await
+                .expect("the first chunk waited for the second")
+                .unwrap();
+            seen.extend_from_slice(&buf[..n]);
+        }
+        while !seen.ends_with(b"0\r\n\r\n") {
+            let n = peer.io.read(&mut buf).await.unwrap();
+            assert_ne!(n, 0, "closed mid-response");
+            seen.extend_from_slice(&buf[..n]);
+        }
+        blank_dates(&String::from_utf8(seen).unwrap())
+    });
+    assert_eq!(
+        answer,
+        "HTTP/1.1 200 OK\r\ndate: DATE\r\ntransfer-encoding: chunked\r\n\r\n6\r\nfirst\n\r\n7\r\nsecond\n\r\n0\r\n\r\n"
+    );
+}
+
+#[test]
+fn a_stream_that_fails_or_breaks_its_length_sends_what_came_before_and_closes() {
+    let broken = exchange(
+        Limits::default(),
+        b"GET /broken HTTP/1.1\r\nHost: a\r\n\r\n",
+    );
+    assert_eq!(
+        broken,
+        "HTTP/1.1 200 OK\r\ndate: DATE\r\ntransfer-encoding: chunked\r\n\r\n5\r\npart\n\r\n"
+    );
+    let overlong = exchange(
+        Limits::default(),
+        b"GET /overlong HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n",
+    );
+    assert_eq!(overlong, octets("abcd"));
 }
 
 #[test]
