@@ -6,10 +6,12 @@
 
 use crate::coroutine::InlineTask;
 use crate::pyrefs::PyRefs;
+use crate::ready::{next_wait, run_ready, LoopWaker};
 use pyo3::prelude::*;
 use std::cell::{Cell, RefCell};
 use std::os::fd::{AsRawFd, RawFd};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::unix::AsyncFd;
@@ -33,7 +35,8 @@ pub(crate) struct LoopState {
     pub send_none: Py<PyAny>,
     /// A stand-in current task no handler kept, for the next inline start.
     pub spare_inline: Cell<Option<Py<InlineTask>>>,
-    pub wake: Notify,
+    /// Notified when the loop has work; also by other threads, through `loop._engine_wake`.
+    pub wake: Arc<Notify>,
     /// Timers the loop had after its last iteration; more means a new one to wait for.
     scheduled_seen: Cell<usize>,
 }
@@ -86,6 +89,8 @@ pub(crate) fn install_with(refs: LoopRefs) -> PyResult<Rc<LoopState>> {
         let (step, ready, scheduled, fd_owner, event_loop): Driven = bound.extract(py)?;
         let asyncio_tasks = py.import("asyncio.tasks")?;
         let fd: RawFd = fd_owner.call_method0(py, "fileno")?.extract(py)?;
+        let wake = Arc::new(Notify::new());
+        event_loop.setattr(py, "_engine_wake", LoopWaker(wake.clone()))?;
         let state = LoopState {
             step,
             ready,
@@ -97,7 +102,7 @@ pub(crate) fn install_with(refs: LoopRefs) -> PyResult<Rc<LoopState>> {
             context_run: refs.context_run,
             send_none: refs.send_none,
             spare_inline: Cell::new(None),
-            wake: Notify::new(),
+            wake,
             scheduled_seen: Cell::new(0),
         };
         Ok((
@@ -134,6 +139,16 @@ impl LoopState {
     /// One loop iteration; returns how long the loop may sleep (`None`: until woken) and
     /// whether its selector reported I/O.
     fn step(&self, py: Python<'_>, poll_io: bool) -> (Option<Duration>, bool) {
+        if !poll_io {
+            match self.run_ready(py) {
+                Ok(Some(next)) => return (next, false),
+                Ok(None) => {}
+                Err(error) => {
+                    error.print(py);
+                    return (None, false);
+                }
+            }
+        }
         let outcome = self
             .step
             .call1(py, (poll_io,))
@@ -150,6 +165,18 @@ impl LoopState {
                 (None, false)
             }
         }
+    }
+
+    /// An iteration with no I/O to poll, run from Rust when it only has ready callbacks to
+    /// run (see [`run_ready`]); `None` when it must be asyncio's.
+    fn run_ready(&self, py: Python<'_>) -> PyResult<Option<Option<Duration>>> {
+        let event_loop = self.event_loop.bind(py);
+        let scheduled = self.scheduled.bind(py);
+        let Some(more_ready) = run_ready(event_loop, self.ready.bind(py), scheduled)? else {
+            return Ok(None);
+        };
+        self.scheduled_seen.set(scheduled.len()?);
+        next_wait(event_loop, more_ready, scheduled).map(Some)
     }
 }
 

@@ -97,7 +97,7 @@ impl Handle {
 
     /// Run the callback in its context. An exception goes to the loop's exception handler,
     /// as asyncio's handles send it; `SystemExit` and `KeyboardInterrupt` propagate.
-    fn _run(slf: &Bound<'_, Self>) -> PyResult<()> {
+    pub(crate) fn _run(slf: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
         let Some(call) = slf.borrow().call.as_ref().map(|c| c.clone_ref(py)) else {
             return Ok(());

@@ -28,6 +28,7 @@ mod middleware;
 mod multipart;
 mod plan;
 mod pyrefs;
+mod ready;
 mod render;
 mod request;
 mod router;
@@ -54,6 +55,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<coroutine::Completion>()?;
     m.add_class::<coroutine::InlineTask>()?;
     m.add_class::<handle::Handle>()?;
+    m.add_class::<ready::LoopWaker>()?;
     m.add_class::<middleware::Next>()?;
     m.add_class::<middleware::Rendered>()?;
     m.add_class::<request::State>()?;

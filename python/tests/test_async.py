@@ -89,9 +89,50 @@ async def cancelled():
     return "not cancelled"
 
 
+@app.get("/callbacks")
+async def callbacks():
+    loop = asyncio.get_running_loop()
+    ran: list[str] = []
+    errors: list[str] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(str(context["exception"])))
+
+    def fail():
+        raise ValueError("callback failed")
+
+    def first():
+        ran.append("first")
+        # Scheduled while the loop runs its ready callbacks: runs in the next iteration.
+        loop.call_soon(ran.append, "scheduled by first")
+
+    try:
+        loop.call_soon(first)
+        loop.call_soon(ran.append, "cancelled").cancel()
+        loop.call_soon(fail)
+        loop.call_soon(ran.append, "after the failure")
+        threading.Thread(target=loop.call_soon_threadsafe, args=(ran.append, "from a thread")).start()
+        for _ in range(100):
+            await asyncio.sleep(0)
+            if "from a thread" in ran and "scheduled by first" in ran:
+                break
+    finally:
+        loop.set_exception_handler(None)
+    return {"ran": ran, "errors": errors}
+
+
 @app.get("/sync-loop")
 def sync_loop():
     return id(asyncio.get_running_loop())
+
+
+def test_the_driven_loop_runs_callbacks_in_order_skips_cancelled_and_reports_failures():
+    with TestClient(app) as client:
+        seen = client.get("/callbacks").json()
+    ran = seen["ran"]
+    assert "from a thread" in ran
+    assert [r for r in ran if r != "from a thread"] == [
+        "first", "after the failure", "scheduled by first"
+    ]
+    assert seen["errors"] == ["callback failed"]
 
 
 def test_async_inline():

@@ -201,3 +201,25 @@ def test_system_exit_and_keyboard_interrupt_in_a_callback_propagate():
         with pytest.raises(type(exc)):
             loop._run_once()
     loop.close()
+
+
+def test_call_soon_threadsafe_wakes_the_engine_instead_of_the_self_pipe():
+    loop = _loop.new_loop()
+    try:
+        woken, writes, ran = [], [], []
+        loop._write_to_self = lambda: writes.append(True)
+        loop._engine_wake = lambda: woken.append(True)
+        thread = threading.Thread(target=loop.call_soon_threadsafe, args=(ran.append, 1))
+        thread.start()
+        thread.join()
+        assert (woken, writes) == ([True], [])
+        loop._run_once()
+        assert ran == [1]
+        # Not driven: asyncio's own way.
+        loop._engine_wake = None
+        loop.call_soon_threadsafe(ran.append, 2)
+        assert (woken, writes) == ([True], [True])
+        loop._run_once()
+        assert ran == [1, 2]
+    finally:
+        loop.close()

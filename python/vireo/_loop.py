@@ -3,7 +3,9 @@
 The loop is asyncio's selector loop (not uvloop: uvloop runs only inside its own
 `run_forever`, and here the engine's runtime decides when the loop runs). Its selector never
 blocks while the engine drives it: the engine waits on the selector's fd, on the earliest
-timer and on handler code leaving callbacks ready, then runs one iteration (`step`).
+timer and on handler code leaving callbacks ready, then runs one iteration (`step`). An
+iteration that only has ready callbacks to run is run by the engine itself, and other threads
+hand the loop a callback by waking the engine (`_engine_wake`) instead of the self-pipe.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ class DrivenLoop(asyncio.SelectorEventLoop):  # type: ignore[misc,valid-type]
 
     _keep_step = False
     _kept_step: Any = None
+    # Set while the engine drives the loop: wakes it, from any thread.
+    _engine_wake: Any = None
 
     def call_soon(self, callback: Any, *args: Any, context: Any = None) -> Any:
         if self._keep_step:
@@ -60,6 +64,17 @@ class DrivenLoop(asyncio.SelectorEventLoop):  # type: ignore[misc,valid-type]
         # native handle that runs the callback without frames of its own.
         handle = _vireo.Handle(callback, args, self, context)
         self._ready.append(handle)  # type: ignore[attr-defined]
+        return handle
+
+    def call_soon_threadsafe(self, callback: Any, *args: Any, context: Any = None) -> Any:
+        wake = self._engine_wake
+        if wake is None or self._closed or self._debug:  # type: ignore[attr-defined]
+            return super().call_soon_threadsafe(callback, *args, context=context)
+        # The engine wakes on this directly; the self-pipe would cost it a selector poll and
+        # two reads before the callback could run.
+        handle = _vireo.Handle(callback, args, self, context)
+        self._ready.append(handle)  # type: ignore[attr-defined]
+        wake()
         return handle
 
 
@@ -166,6 +181,7 @@ def unbind(loop: asyncio.BaseEventLoop) -> None:
     selector = loop._selector  # type: ignore[attr-defined]
     selector.driven = False
     loop._thread_id = None  # type: ignore[attr-defined]
+    loop._engine_wake = None  # type: ignore[attr-defined]
     root = getattr(selector, "root", None)
     if root is not None:
         selector.root = None
