@@ -1,6 +1,7 @@
 //! An ASGI 3 application as the engine's service: the app runs on the worker's persistent
 //! loop, started inline; the service reads the body as the app asks for it and answers once
-//! the app has sent its response head (and, when it came at once, the whole body).
+//! the app has sent its response head and the first of its body (or the whole body), or the
+//! head alone when the loop runs out of work before the body comes.
 
 use crate::asgi_body::AsgiBody;
 use crate::asgi_channel::{Exchange, Inner, Phase, Receive, Send};
@@ -91,7 +92,15 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
     };
     let mut pump = pin!(pump(body, &ex));
     let mut pump_done = false;
-    while app_done.is_none() && !response_ready(&ex) {
+    let mut head_seen_at: Option<u64> = None;
+    let mut head_alone = false;
+    while app_done.is_none() && !response_ready(&ex, head_alone) {
+        let head_only = head_only(&ex);
+        if head_only && head_seen_at.is_none() {
+            head_seen_at = Some(state.turns.get());
+            // Make sure the loop takes a turn even if nothing else woke it.
+            state.wake.notify_one();
+        }
         tokio::select! {
             outcome = async {
                 match rx.as_mut() {
@@ -102,6 +111,10 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
                 app_done = Some(outcome.unwrap_or_else(|_| Err(ended())).map(drop));
             }
             _ = ex.wake.notified() => {}
+            _ = state.turned.notified(), if head_only => {
+                let turns = state.turns.get() - head_seen_at.unwrap_or(0);
+                head_alone = state.idle.get() || turns >= HEAD_WAITS_TURNS;
+            }
             result = &mut pump, if !pump_done => {
                 pump_done = true;
                 if let Err(e) = result {
@@ -165,9 +178,28 @@ pub(crate) fn start_app(
     Ok(rx)
 }
 
-/// Whether the app has sent enough to answer: the head, and the body if it came with it.
-fn response_ready(ex: &Exchange) -> bool {
-    !matches!(ex.lock().phase, Phase::Waiting)
+/// Loop iterations a response head waits for the first of its body before it is sent alone.
+const HEAD_WAITS_TURNS: u64 = 8;
+
+/// Whether the app has sent enough to answer: the head with the first of the body, or the
+/// head alone once the loop has run out of work (the app waits for something outside it) or
+/// taken [`HEAD_WAITS_TURNS`] turns, so that a head whose body follows at once is not sent in
+/// a write of its own.
+fn response_ready(ex: &Exchange, head_alone: bool) -> bool {
+    let inner = ex.lock();
+    match inner.phase {
+        Phase::Waiting => false,
+        Phase::Complete => true,
+        Phase::Started => {
+            head_alone || !inner.out.is_empty() || inner.file.is_some() || inner.failed.is_some()
+        }
+    }
+}
+
+/// The app has sent its head and nothing of its body yet.
+fn head_only(ex: &Exchange) -> bool {
+    let inner = ex.lock();
+    matches!(inner.phase, Phase::Started) && inner.out.is_empty() && inner.file.is_none()
 }
 
 /// Read body chunks when `receive` waits for one (or all, when draining).

@@ -37,6 +37,11 @@ pub(crate) struct LoopState {
     pub spare_inline: Cell<Option<Py<InlineTask>>>,
     /// Notified when the loop has work; also by other threads, through `loop._engine_wake`.
     pub wake: Arc<Notify>,
+    /// Notified (all waiters) after each iteration.
+    pub turned: Notify,
+    /// Iterations run so far, and whether the last one left no callback ready.
+    pub turns: Cell<u64>,
+    pub idle: Cell<bool>,
     /// Timers the loop had after its last iteration; more means a new one to wait for.
     scheduled_seen: Cell<usize>,
 }
@@ -103,6 +108,9 @@ pub(crate) fn install_with(refs: LoopRefs) -> PyResult<Rc<LoopState>> {
             send_none: refs.send_none,
             spare_inline: Cell::new(None),
             wake,
+            turned: Notify::new(),
+            turns: Cell::new(0),
+            idle: Cell::new(false),
             scheduled_seen: Cell::new(0),
         };
         Ok((
@@ -207,6 +215,9 @@ async fn drive(state: Rc<LoopState>, afd: AsyncFd<SelectorFd>) {
                 guard.clear_ready();
             }
         }
+        state.turns.set(state.turns.get() + 1);
+        state.idle.set(!next.is_some_and(|t| t.is_zero()));
+        state.turned.notify_waiters();
         match next {
             Some(timeout) if timeout.is_zero() => tokio::task::yield_now().await,
             next => {

@@ -135,6 +135,15 @@ def test_streamed_response_and_disconnect_after_completion(serve):
     assert (status, len(body)) == (200, 64 * 65536)
 
 
+def test_a_head_with_no_body_ready_goes_out_alone(serve):
+    served = serve("asgi_raw:app")
+    conn = served.connection(timeout=5)
+    conn.request("GET", "/head-then-wait")
+    res = conn.getresponse()
+    assert (res.status, res.getheader("x-head")) == (200, "alone")
+    conn.close()
+
+
 def test_pathsend_sends_the_file(serve):
     from conftest import APPS
 

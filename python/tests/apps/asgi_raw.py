@@ -152,6 +152,13 @@ async def app(scope, receive, send):
             message = await receive()
         events["stream-until-disconnect"] = message["type"]
         return
+    if path == "/head-then-wait":
+        # A head with no body to follow until the client leaves (a quiet event stream).
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"x-head", b"alone")]})
+        message = await receive()
+        while message["type"] != "http.disconnect":
+            message = await receive()
+        return
     if path == "/events":
         return await _json(send, events)
     if path == "/raise-before":
