@@ -6,8 +6,8 @@
 //! here without the iteration's Python frame. Any other iteration is asyncio's own.
 
 use crate::handle::Handle;
-use pyo3::prelude::*;
 use pyo3::intern;
+use pyo3::prelude::*;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Notify;
@@ -66,5 +66,7 @@ pub(crate) fn next_wait(
         .getattr(intern!(py, "_when"))?
         .extract()?;
     let now: f64 = event_loop.call_method0(intern!(py, "time"))?.extract()?;
-    Ok(Some(Duration::from_secs_f64((when - now).clamp(0.0, 86_400.0))))
+    Ok(Some(Duration::from_secs_f64(
+        (when - now).clamp(0.0, 86_400.0),
+    )))
 }
