@@ -553,28 +553,42 @@ async fn next_chunk(
     .await
 }
 
-/// The body's next item. What `out` holds (the head, earlier chunks) is written first only
+/// The body's next chunk. What `out` holds (the head, earlier chunks) is written first only
 /// when the body has nothing ready, so a head and the chunk that follows at once leave in one
-/// write, and nothing waits in `out` while the body waits.
+/// write, and nothing waits in `out` while the body waits. A body that fails is cut short.
 async fn next_chunk_after(
     stream: &dyn Transport,
     out: &mut Vec<u8>,
     body: &mut BodyStream,
     stall: std::time::Duration,
     watch: bool,
-) -> Result<Option<Result<Bytes, BoxError>>, ()> {
+) -> Result<Option<Bytes>, ()> {
+    let mut ready = None;
     if !out.is_empty() {
         if out.len() < COPY_BODY_MAX {
             if let Poll::Ready(item) = body
                 .as_mut()
                 .poll_next(&mut Context::from_waker(Waker::noop()))
             {
-                return Ok(item);
+                ready = Some(item);
             }
         }
-        flush(stream, out, stall).await.map_err(drop)?;
+        if ready.is_none() {
+            flush(stream, out, stall).await.map_err(drop)?;
+        }
     }
-    next_chunk(stream, body, watch).await
+    let item = match ready {
+        Some(item) => item,
+        None => next_chunk(stream, body, watch).await?,
+    };
+    match item {
+        Some(Err(error)) => {
+            tracing::debug!(%error, "a streamed body failed; closing without the rest of it");
+            cut_short(stream, out, stall).await.map(|()| None)
+        }
+        Some(Ok(chunk)) => Ok(Some(chunk)),
+        None => Ok(None),
+    }
 }
 
 /// Queue a chunk of a body after what `out` holds: copied if small, else written from where
@@ -606,14 +620,7 @@ async fn write_stream(
     watch: bool,
 ) -> Result<(), ()> {
     let chunked = framing == Framing::Chunked;
-    while let Some(item) = next_chunk_after(stream, out, &mut body, stall, watch).await? {
-        let chunk = match item {
-            Ok(chunk) => chunk,
-            Err(error) => {
-                tracing::debug!(%error, "a streamed body failed; closing without its last chunk");
-                return cut_short(stream, out, stall).await;
-            }
-        };
+    while let Some(chunk) = next_chunk_after(stream, out, &mut body, stall, watch).await? {
         if chunked {
             encode_chunk(out, &chunk);
         } else {
@@ -633,14 +640,7 @@ async fn write_sized_stream(
     watch: bool,
 ) -> Result<(), ()> {
     let mut sent = 0u64;
-    while let Some(item) = next_chunk_after(stream, out, &mut body, stall, watch).await? {
-        let chunk = match item {
-            Ok(chunk) => chunk,
-            Err(error) => {
-                tracing::debug!(%error, "a sized streamed body failed; closing");
-                return cut_short(stream, out, stall).await;
-            }
-        };
+    while let Some(chunk) = next_chunk_after(stream, out, &mut body, stall, watch).await? {
         sent += chunk.len() as u64;
         if sent > len {
             tracing::error!(
