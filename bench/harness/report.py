@@ -72,13 +72,18 @@ def _median(values):
 def summarize(runs: list) -> list:
     """One row per (scenario, peer): medians over the successful runs, error
     counts summed over all of them (any error is worth seeing)."""
-    groups = defaultdict(list)
+    groups, numbers = defaultdict(list), defaultdict(list)
     for r in runs:
         if r["ok"]:
             groups[(r["scenario"], r["peer"])].append(r["metrics"])
+            numbers[(r["scenario"], r["peer"])].append(r.get("run"))
     rows = []
     for (scenario, peer), ms in groups.items():
         row = {"scenario": scenario, "peer": peer, "runs": len(ms)}
+        # Each run's CPU figure (and its own `/` slices'), so targets can pair runs.
+        row["cpu_by_run"] = [[n, m.get("cpu_us_per_req"), m.get("baseline_cpu_us_per_req")]
+                             for n, m in zip(numbers[(scenario, peer)], ms)
+                             if n is not None and m.get("cpu_us_per_req")]
         for key in ("rps", "p50_ms", "p90_ms", "p99_ms", "max_ms", "cpu_us_per_req",
                     "kib_per_conn", "rss_before_kib", "rss_after_kib", "connections",
                     "rss_start_kib", "rss_first_kib", "rss_end_kib", "rss_growth", "requests",

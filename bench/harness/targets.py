@@ -28,6 +28,28 @@ def _cpu(by, scenario, peer=PEER):
     return by.get((scenario, peer), {}).get("cpu_us_per_req")
 
 
+def _by_run(by, scenario, peer, column=1) -> dict:
+    """run number -> that run's CPU figure (column 2: its own `/` slices' figure)."""
+    runs = by.get((scenario, peer), {}).get("cpu_by_run") or []
+    return {r[0]: r[column] for r in runs if r[column]}
+
+
+def _spread(pairs: list) -> str:
+    """For the figures column: the ratio within each run (figures a few seconds apart), so a
+    reader sees how far single runs stray from the ratio of medians. Empty under two runs."""
+    ratios = sorted(a / b for a, b in pairs)
+    if len(ratios) < 2:
+        return ""
+    return (f"; per run {ratios[0]:.2f}–{ratios[-1]:.2f}× "
+            f"(median {statistics.median(ratios):.2f}×)")
+
+
+def _paired(by, num, den) -> str:
+    """`_spread` of num / den (each (scenario, peer)) over the runs both were measured in."""
+    a, b = _by_run(by, *num), _by_run(by, *den)
+    return _spread([(a[n], b[n]) for n in sorted(a.keys() & b.keys())])
+
+
 def _ratio(by, what, num, den, limit) -> Row | None:
     """num / den (each (scenario, peer)) against `value <= limit`."""
     a, b = _cpu(by, *num), _cpu(by, *den)
@@ -36,8 +58,8 @@ def _ratio(by, what, num, den, limit) -> Row | None:
     value = a / b
     where = num[0] if num[0] == den[0] else f"{num[0]} / {den[0]}"
     names = f"{num[1]} / {den[1]}" if num[1] != den[1] else num[1]
-    return Row(what, f"{where} ({names})", f"{a:.2f} / {b:.2f} µs", value, f"≤ {limit:.2f}×",
-               value <= limit)
+    return Row(what, f"{where} ({names})", f"{a:.2f} / {b:.2f} µs{_paired(by, num, den)}",
+               value, f"≤ {limit:.2f}×", value <= limit)
 
 
 def _own_root(by, scenario, hello="plaintext-100", peer=PEER):
@@ -57,8 +79,13 @@ def _against_root(by, what, scenario, limit, peer=PEER) -> Row | None:
     if not a or not b:
         return None
     value = a / b
+    if paired:
+        runs = _by_run(by, scenario, peer), _by_run(by, scenario, peer, column=2)
+        spread = _spread([(runs[0][n], runs[1][n]) for n in sorted(runs[0].keys() & runs[1].keys())])
+    else:
+        spread = _paired(by, (scenario, peer), ("plaintext-100", peer))
     return Row(what, f"{paired or f'{scenario} / plaintext-100'} ({peer})",
-               f"{a:.2f} / {b:.2f} µs", value, f"≤ {limit:.2f}×", value <= limit)
+               f"{a:.2f} / {b:.2f} µs{spread}", value, f"≤ {limit:.2f}×", value <= limit)
 
 
 def _compute(by, meta, compute, hello) -> Row | None:
@@ -189,8 +216,9 @@ def evaluate_protocols(rows: list) -> list:
         value = ours / best
         against = f"the best of {', '.join(sorted(peers))}" if len(peers) > 1 else next(iter(peers))
         out.append(Row(f"{WHAT[scenario]}: CPU against {against}",
-                       f"{scenario} (vireo / {peer})", f"{ours:.2f} / {best:.2f} µs", value,
-                       f"≤ {limit:.2f}×", value <= limit))
+                       f"{scenario} (vireo / {peer})",
+                       f"{ours:.2f} / {best:.2f} µs{_paired(by, (scenario, 'vireo'), (scenario, peer))}",
+                       value, f"≤ {limit:.2f}×", value <= limit))
     https = _https_over_cleartext(by)
     if https:
         out.append(https)
@@ -220,8 +248,9 @@ def evaluate_first_pass(rows: list, scenario_order: list) -> list:
             continue
         ours, theirs = _cpu(by, scenario, "vireo"), _cpu(by, scenario, FLOOR_PEER)
         if ours and theirs:
+            spread = _paired(by, (scenario, "vireo"), (scenario, FLOOR_PEER))
             out.append(Row(f"CPU against {FLOOR_PEER}", f"{scenario} (vireo / {FLOOR_PEER})",
-                           f"{ours:.2f} / {theirs:.2f} µs", ours / theirs,
+                           f"{ours:.2f} / {theirs:.2f} µs{spread}", ours / theirs,
                            f"≤ {OVER_FLOOR:.2f}×", ours / theirs <= OVER_FLOOR))
     out.append(_against_root(by, "`/users/:id` (two middlewares, a parameter) against its own `/`",
                              "users", USERS_OVER_ROOT, peer="vireo"))
@@ -324,6 +353,10 @@ def _section(title: str, intro: str, found: list, meta: dict, notes: list = ()) 
     if not found:
         return []
     out = [f"## {title}", "", intro, ""] + _rows_table(found)
+    if any("; per run " in r.figures for r in found):
+        out += ["", "A target is judged on the ratio of the medians. \"Per run\" gives the same "
+                "ratio within each run, where the two figures were taken a few seconds apart: "
+                "its range shows how far one run's verdict can stray on this machine."]
     for note in notes:
         out += ["", note]
     if meta.get("quick"):
