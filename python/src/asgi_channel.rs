@@ -11,6 +11,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
@@ -404,7 +405,7 @@ impl Send {
 
     fn body(&self, py: Python<'_>, message: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
         let chunk = match message.get_item(intern!(py, "body"))? {
-            Some(body) => Bytes::from(bytes_of(&body)?),
+            Some(body) => Bytes::from(bytes_of(&body)?.into_owned()),
             None => Bytes::new(),
         };
         let more = match message.get_item(intern!(py, "more_body"))? {
@@ -488,16 +489,17 @@ pub(crate) fn parse_headers(
     Ok((headers, content_length))
 }
 
-/// The bytes of a `bytes`, `bytearray` or `memoryview`.
-pub(crate) fn bytes_of(value: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+/// The bytes of a `bytes` (borrowed: immutable, so nothing can change them under us), or a
+/// copy of a `bytearray`'s or `memoryview`'s.
+pub(crate) fn bytes_of<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<Cow<'a, [u8]>> {
     if let Ok(b) = value.cast::<PyBytes>() {
-        return Ok(b.as_bytes().to_vec());
+        return Ok(Cow::Borrowed(b.as_bytes()));
     }
     if let Ok(b) = value.cast::<PyByteArray>() {
-        return Ok(b.to_vec());
+        return Ok(Cow::Owned(b.to_vec()));
     }
     if value.is_instance_of::<PyMemoryView>() {
-        return value.call_method0("tobytes")?.extract();
+        return Ok(Cow::Owned(value.call_method0("tobytes")?.extract()?));
     }
     Err(PyTypeError::new_err(format!(
         "expected bytes in an ASGI message, got {}",

@@ -5,6 +5,8 @@ use crate::asgi_config::AppConfig;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use vireo_http::http::{Method, Version};
@@ -27,7 +29,7 @@ pub(crate) fn origin(
     config: &AppConfig,
 ) -> Origin {
     let mut origin = Origin {
-        client: peer.map(|p| (p.ip().to_string(), p.port())),
+        client: peer.map(|p| (ip_text(p.ip()), p.port())),
         scheme: if tls.is_some() { "https" } else { "http" }.to_owned(),
         tls: tls.cloned(),
     };
@@ -75,11 +77,30 @@ pub(crate) fn origin(
 }
 
 /// `%XX` sequences decoded; invalid UTF-8 replaced, as Python's `unquote` does.
-pub(crate) fn percent_decode(raw: &str) -> String {
-    if !raw.contains('%') {
-        return raw.to_owned();
+/// `ip` as text. The worker's last answer is kept: behind a proxy, or from one client over
+/// keep-alive, it is the same address request after request, and formatting one is not cheap.
+fn ip_text(ip: IpAddr) -> String {
+    thread_local! {
+        static LAST: RefCell<Option<(IpAddr, String)>> = const { RefCell::new(None) };
     }
-    String::from_utf8_lossy(&percent_decode_bytes(raw)).into_owned()
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some((seen, text)) if *seen == ip => text.clone(),
+            _ => {
+                let text = ip.to_string();
+                *last = Some((ip, text.clone()));
+                text
+            }
+        }
+    })
+}
+
+pub(crate) fn percent_decode(raw: &str) -> Cow<'_, str> {
+    if !raw.contains('%') {
+        return Cow::Borrowed(raw);
+    }
+    Cow::Owned(String::from_utf8_lossy(&percent_decode_bytes(raw)).into_owned())
 }
 
 /// `%XX` sequences decoded to bytes; a `%` not followed by two hex digits is kept.
@@ -232,14 +253,16 @@ fn common_scope<'py>(
     let root = config.root_path.as_str();
     let path = percent_decode(raw_path);
     if root.is_empty() {
-        scope.set_item(intern!(py, "path"), path)?;
+        scope.set_item(intern!(py, "path"), &*path)?;
+        scope.set_item(
+            intern!(py, "raw_path"),
+            PyBytes::new(py, raw_path.as_bytes()),
+        )?;
     } else {
         scope.set_item(intern!(py, "path"), format!("{root}{path}"))?;
+        let raw = [root.as_bytes(), raw_path.as_bytes()].concat();
+        scope.set_item(intern!(py, "raw_path"), PyBytes::new(py, &raw))?;
     }
-    let mut raw = Vec::with_capacity(root.len() + raw_path.len());
-    raw.extend_from_slice(root.as_bytes());
-    raw.extend_from_slice(raw_path.as_bytes());
-    scope.set_item(intern!(py, "raw_path"), PyBytes::new(py, &raw))?;
     scope.set_item(
         intern!(py, "query_string"),
         PyBytes::new(py, head.query().unwrap_or("").as_bytes()),
@@ -266,7 +289,16 @@ fn common_scope<'py>(
 
 #[cfg(test)]
 mod tests {
-    use super::percent_decode;
+    use super::{ip_text, percent_decode};
+
+    #[test]
+    fn an_address_is_written_out_whichever_came_before() {
+        let v4: std::net::IpAddr = "10.0.0.7".parse().unwrap();
+        let v6: std::net::IpAddr = "2001:db8::1".parse().unwrap();
+        for ip in [v4, v4, v6, v4, v6, v6] {
+            assert_eq!(ip_text(ip), ip.to_string());
+        }
+    }
 
     #[test]
     fn decodes_percent_escapes() {

@@ -108,7 +108,7 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
                     None => std::future::pending().await,
                 }
             } => {
-                app_done = Some(outcome.unwrap_or_else(|_| Err(ended())).map(drop));
+                app_done = Some(outcome.unwrap_or_else(|_| Err(ended())));
             }
             _ = ex.wake.notified() => {}
             _ = state.turned.notified(), if head_only => {
@@ -130,7 +130,7 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
     // The app may have finished in the same step that started the response.
     if app_done.is_none() {
         if let Some(outcome) = rx.as_mut().and_then(|rx| rx.try_recv().ok()) {
-            app_done = Some(outcome.map(drop));
+            app_done = Some(outcome);
         }
     }
     // An app that reads the body and answers before reading all of it still gets the rest.
@@ -146,7 +146,8 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
         }
     }
     if let Some(result) = app_done {
-        return Python::attach(|py| finished(py, config, &ex, result, is_head, guard));
+        // The app's return value is let go here, with the GIL held, rather than queued for later.
+        return Python::attach(|py| finished(py, config, &ex, result.map(drop), is_head, guard));
     }
     // The app goes on sending on the loop; its outcome is logged when it comes.
     if let Some(rx) = rx {

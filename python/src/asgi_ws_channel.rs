@@ -395,7 +395,7 @@ fn outgoing_message(message: &Bound<'_, PyDict>) -> PyResult<Message> {
         .get_item(intern!(message.py(), "text"))?
         .filter(|v| !v.is_none());
     match (data, text) {
-        (Some(data), None) => Ok(Message::Binary(Bytes::from(bytes_of(&data)?))),
+        (Some(data), None) => Ok(Message::Binary(Bytes::from(bytes_of(&data)?.into_owned()))),
         (None, Some(text)) => Ok(Message::Text(text.extract::<String>()?.into())),
         _ => Err(PyRuntimeError::new_err(
             "websocket.send needs exactly one of 'bytes' and 'text'",
