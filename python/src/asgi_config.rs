@@ -2,6 +2,7 @@
 //! each request (root path, trusted proxies, concurrency limit, logging hooks).
 
 use crate::event_loop::LoopRefs;
+use crate::task_start::TaskStarter;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -58,8 +59,8 @@ pub(crate) struct AppConfig {
     pub ws: Option<WsConfig>,
     /// The lifespan state each request's scope gets a shallow copy of.
     pub state: Option<Py<PyDict>>,
-    /// `start_app(app, scope, receive, send, completion)`: the app's task on the loop.
-    pub start_app: Py<PyAny>,
+    /// Starts `run_app(app, scope, receive, send, completion)` as the app's task on the loop.
+    pub starter: TaskStarter,
     /// `log_error(message, exc_or_none)`: logs through the `vireo.error` logger.
     pub log_error: Py<PyAny>,
     /// `access(client, method, path, version, status)`, when access logging is on.
@@ -165,7 +166,13 @@ impl AsgiApp {
                 server,
                 state,
                 ws,
-                start_app: get("start_app")?,
+                starter: TaskStarter::new(
+                    py,
+                    get("run_app")?,
+                    get("start_app")?,
+                    get("event_loop")?,
+                    get("context_run")?,
+                )?,
                 log_error: get("log_error")?,
                 access_log,
                 wsgi_call: get("call_wsgi")?,

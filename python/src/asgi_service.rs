@@ -171,10 +171,9 @@ pub(crate) fn start_app(
     send: Py<PyAny>,
 ) -> PyResult<oneshot::Receiver<Outcome>> {
     let (completion, rx) = Completion::channel(py)?;
-    let task = config
-        .start_app
-        .call1(py, (config.app.bind(py), scope, receive, send, &completion))?;
-    completion.get().hold(task);
+    let args = (config.app.bind(py), scope, receive, send, &completion).into_pyobject(py)?;
+    let task = config.starter.start(py, args)?;
+    completion.get().hold(task.unbind());
     state.kick(py);
     Ok(rx)
 }

@@ -34,6 +34,7 @@ mod request;
 mod router;
 mod serve;
 mod stream;
+mod task_start;
 mod testclient;
 mod thread_state;
 mod tls_files;

@@ -71,6 +71,16 @@ def test_the_app_runs_in_one_task_across_its_suspensions(serve):
     assert scope_of(served, "/one-task") == {"same_task": True, "is_task": True, "cut_short": True}
 
 
+def test_each_request_is_a_task_of_its_own_in_a_copy_of_the_context(serve):
+    served = serve("asgi_raw:app")
+    expected = {"seen": "unset", "is_task": True, "by_factory": False}
+    assert [scope_of(served, "/context") for _ in range(2)] == [expected, expected]
+    # A task factory the app sets on the loop makes the tasks of the requests that follow.
+    scope_of(served, "/set-task-factory")
+    assert [scope_of(served, "/context") for _ in range(2)] == [{**expected, "by_factory": True}] * 2
+    assert served.stop() == 0
+
+
 def test_root_path_and_proxy_headers(serve):
     served = serve("asgi_raw:app", "--root-path", "/api", "--proxy-headers",
                    "--forwarded-allow-ips", "127.0.0.1")

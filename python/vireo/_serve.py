@@ -155,26 +155,24 @@ def _helpers(loop: Any) -> dict[str, Any]:
         "bind_loop": lambda: _loop.bind(loop),
         "log_error": _log_error,
         "call_wsgi": call_wsgi,
-        "start_app": _make_start_app(loop),
+        "start_app": functools.partial(_loop.make_task_starter(loop), _run_app),
+        "run_app": _run_app,
+        "event_loop": loop,
     }
 
 
-def _make_start_app(loop: Any) -> Callable[..., Any]:
-    """`start_app(app, scope, receive, send, completion)`: each request's app call as a task
-    on the worker's loop, in a copy of the context, whose first step runs at once: an app that
-    answers without waiting finishes before the engine looks again."""
-
-    async def run(app: Any, scope: Any, receive: Any, send: Any, completion: Any) -> None:
-        try:
-            await app(scope, receive, send)
-        except BaseException as exc:  # noqa: BLE001 - the engine answers for every outcome
-            completion.reject(exc)
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
-        else:
-            completion.resolve(None)
-
-    return functools.partial(_loop.make_task_starter(loop), run)
+async def _run_app(app: Any, scope: Any, receive: Any, send: Any, completion: Any) -> None:
+    """Each request's app call, run as a task of its own on the worker's loop (started by the
+    engine in a copy of the context, its first step at once: an app that answers without
+    waiting finishes before the engine looks again); the outcome goes to `completion`."""
+    try:
+        await app(scope, receive, send)
+    except BaseException as exc:  # noqa: BLE001 - the engine answers for every outcome
+        completion.reject(exc)
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+    else:
+        completion.resolve(None)
 
 
 def _threads(options: Options) -> int:

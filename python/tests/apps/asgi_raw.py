@@ -2,12 +2,21 @@
 purpose, one path per case."""
 
 import asyncio
+import contextvars
 import json
 import threading
 
 listener_saw = []
 events = {}
 _thread_seen = threading.local()
+request_var = contextvars.ContextVar("request_var", default="unset")
+made_by_factory = []
+
+
+def _task_factory(loop, coro, **kwargs):
+    task = asyncio.Task(coro, loop=loop, **kwargs)
+    made_by_factory.append(task)
+    return task
 
 
 def _first_call_on_this_thread():
@@ -83,6 +92,16 @@ async def app(scope, receive, send):
         return await _json(send, {"same_task": asyncio.current_task() is first,
                                   "is_task": isinstance(first, asyncio.Task),
                                   "cut_short": deadline.cancelled_caught})
+    if path == "/context":
+        # Each request starts in a copy of the server's context, as a task of its own.
+        seen = request_var.get()
+        request_var.set("set by an earlier request")
+        task = asyncio.current_task()
+        return await _json(send, {"seen": seen, "is_task": isinstance(task, asyncio.Task),
+                                  "by_factory": task in made_by_factory})
+    if path == "/set-task-factory":
+        asyncio.get_running_loop().set_task_factory(_task_factory)
+        return await _json(send, {})
     if path == "/driven-by-hand":
         # What `send` returns is an awaitable a generic driver can step with `send(None)`.
         steps = []

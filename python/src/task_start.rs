@@ -1,0 +1,99 @@
+//! Each ASGI request's app call, started as an asyncio task whose first step runs before the
+//! call returns. Native code does what `vireo._loop.make_task_starter` does in the common
+//! case, and hands the rest to it: an app's own task factory, a start from inside another
+//! task's step, and Python 3.10.
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+pub(crate) struct TaskStarter {
+    /// The coroutine function the task runs.
+    run: Py<PyAny>,
+    /// `vireo._loop`'s starter with `run` bound: the path for every case handled there.
+    fallback: Py<PyAny>,
+    event_loop: Py<PyAny>,
+    task_type: Py<PyAny>,
+    copy_context: Py<PyAny>,
+    context_run: Py<PyAny>,
+    current_tasks: Py<PyAny>,
+    /// How this Python starts a task's first step at once: `None` on 3.10, where only the
+    /// fallback knows.
+    first_step: Option<FirstStep>,
+}
+
+#[derive(Clone, Copy)]
+enum FirstStep {
+    /// Python 3.12+: `Task(..., eager_start=True)`.
+    Eager,
+    /// Python 3.11: the loop keeps the step the new task schedules, and it is run here.
+    Kept,
+}
+
+impl TaskStarter {
+    pub(crate) fn new(
+        py: Python<'_>,
+        run: Py<PyAny>,
+        fallback: Py<PyAny>,
+        event_loop: Py<PyAny>,
+        context_run: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let tasks = py.import("asyncio.tasks")?;
+        let first_step = if py.version_info() >= (3, 12) {
+            Some(FirstStep::Eager)
+        } else if py.version_info() >= (3, 11) {
+            Some(FirstStep::Kept)
+        } else {
+            None
+        };
+        Ok(TaskStarter {
+            run,
+            fallback,
+            event_loop,
+            task_type: tasks.getattr("Task")?.unbind(),
+            copy_context: py.import("contextvars")?.getattr("copy_context")?.unbind(),
+            context_run,
+            current_tasks: tasks.getattr("_current_tasks")?.unbind(),
+            first_step,
+        })
+    }
+
+    /// `run(*args)` as a task on the loop, in a copy of the caller's context, its first step
+    /// already taken.
+    pub(crate) fn start<'py>(
+        &self,
+        py: Python<'py>,
+        args: Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let event_loop = self.event_loop.bind(py);
+        let first_step = match self.first_step {
+            Some(first_step)
+                if event_loop.getattr(intern!(py, "_task_factory"))?.is_none()
+                    && !self.current_tasks.bind(py).contains(event_loop)? =>
+            {
+                first_step
+            }
+            _ => return self.fallback.bind(py).call1(args),
+        };
+        let context = self.copy_context.bind(py).call0()?;
+        let coro = self.run.bind(py).call1(args)?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item(intern!(py, "loop"), event_loop)?;
+        kwargs.set_item(intern!(py, "context"), context)?;
+        let task_type = self.task_type.bind(py);
+        if let FirstStep::Eager = first_step {
+            kwargs.set_item(intern!(py, "eager_start"), true)?;
+            return task_type.call((coro,), Some(&kwargs));
+        }
+        // The loop's `call_soon` keeps, rather than queues, the step `Task` schedules.
+        event_loop.setattr(intern!(py, "_keep_step"), true)?;
+        let task = task_type.call((coro,), Some(&kwargs));
+        event_loop.setattr(intern!(py, "_keep_step"), false)?;
+        let task = task?;
+        let kept = event_loop.getattr(intern!(py, "_kept_step"))?;
+        event_loop.setattr(intern!(py, "_kept_step"), py.None())?;
+        let (step, step_context): (Bound<'py, PyAny>, Bound<'py, PyAny>) = kept.extract()?;
+        self.context_run.bind(py).call1((step_context, step))?;
+        Ok(task)
+    }
+}
