@@ -2,8 +2,10 @@
 
 use crate::event_loop::LoopState;
 use pyo3::exceptions::{PyBaseException, PyRuntimeError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::iterator::PySendResult;
+use pyo3::types::PyDict;
 use pyo3::types::PyIterator;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -80,15 +82,47 @@ pub(crate) fn start<'py>(
         }
         PySendResult::Next(yielded) => {
             let (completion, rx) = Completion::channel(py)?;
-            let task = state
-                .spawn
-                .call1(py, (coro, yielded, &completion, context))?;
+            let task = spawn(state, coro, yielded, &completion, context)?.unbind();
             inline.get().continued_by(task.bind(py))?;
             *lock(&completion.get().task) = Some(task);
             state.wake.notify_one();
             Ok(Started::Pending(rx, completion.unbind()))
         }
     }
+}
+
+/// The task that carries `coro` on from its first suspension (`yielded`), made as
+/// `vireo._loop.make_spawn`'s `spawn` makes it: natively when the loop has no task factory,
+/// by `spawn` itself otherwise (and on Python 3.10).
+fn spawn<'py>(
+    state: &LoopState,
+    coro: &Bound<'py, PyAny>,
+    yielded: Bound<'py, PyAny>,
+    completion: &Bound<'py, Completion>,
+    context: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = coro.py();
+    let event_loop = state.event_loop.bind(py);
+    let native = match &state.resume {
+        Some(native) if event_loop.getattr(intern!(py, "_task_factory"))?.is_none() => native,
+        _ => {
+            return state
+                .spawn
+                .bind(py)
+                .call1((coro, yielded, completion, context))
+        }
+    };
+    let resume = native.resume.bind(py).call1((coro, yielded, completion))?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item(intern!(py, "loop"), event_loop)?;
+    // As `context.run(loop.create_task, ...)` does: the task runs in a copy of the context.
+    if let Some(context) = context {
+        kwargs.set_item(
+            intern!(py, "context"),
+            context.call_method0(intern!(py, "copy"))?,
+        )?;
+    }
+    native.task_type.bind(py).call((resume,), Some(&kwargs))
 }
 
 /// Wait for a suspended coroutine's outcome.

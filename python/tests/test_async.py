@@ -255,3 +255,29 @@ def test_each_request_has_its_own_context():
         assert client.get("/ctx/async?value=b").json() == {"before": None, "after": "b"}
         assert client.get("/ctx/async").json() == {"before": None, "after": None}
         assert client.get("/ctx/get").json() == {"value": None}
+
+
+made_by_factory: list[asyncio.Task] = []
+
+
+@app.get("/task-factory")
+async def with_task_factory():
+    loop = asyncio.get_running_loop()
+
+    def factory(loop, coro, **kwargs):
+        task = asyncio.Task(coro, loop=loop, **kwargs)
+        made_by_factory.append(task)
+        return task
+
+    loop.set_task_factory(factory)
+    try:
+        await asyncio.sleep(0)
+        return {"by_factory": asyncio.current_task() in made_by_factory}
+    finally:
+        loop.set_task_factory(None)
+
+
+def test_a_task_factory_makes_the_task_a_suspended_handler_goes_on_in():
+    with TestClient(app) as client:
+        assert client.get("/task-factory").json() == {"by_factory": True}
+        assert client.get("/ctx/async?value=c").json() == {"before": None, "after": "c"}
