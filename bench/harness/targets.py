@@ -45,7 +45,8 @@ def _spread(pairs: list) -> str:
 
 
 def _paired(by, num, den) -> str:
-    """`_spread` of num / den (each (scenario, peer)) over the runs both were measured in."""
+    """`_spread` of num / den (each (scenario, peer), or (scenario, peer, column) as `_by_run`
+    takes it) over the runs both were measured in."""
     a, b = _by_run(by, *num), _by_run(by, *den)
     return _spread([(a[n], b[n]) for n in sorted(a.keys() & b.keys())])
 
@@ -79,11 +80,8 @@ def _against_root(by, what, scenario, limit, peer=PEER) -> Row | None:
     if not a or not b:
         return None
     value = a / b
-    if paired:
-        runs = _by_run(by, scenario, peer), _by_run(by, scenario, peer, column=2)
-        spread = _spread([(runs[0][n], runs[1][n]) for n in sorted(runs[0].keys() & runs[1].keys())])
-    else:
-        spread = _paired(by, (scenario, peer), ("plaintext-100", peer))
+    # The route's runs against their own `/` slices (column 2), or against plaintext-100's.
+    spread = _paired(by, (scenario, peer), (scenario, peer, 2) if paired else ("plaintext-100", peer))
     return Row(what, f"{paired or f'{scenario} / plaintext-100'} ({peer})",
                f"{a:.2f} / {b:.2f} µs{spread}", value, f"≤ {limit:.2f}×", value <= limit)
 

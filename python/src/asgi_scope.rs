@@ -76,7 +76,6 @@ pub(crate) fn origin(
     origin
 }
 
-/// `%XX` sequences decoded; invalid UTF-8 replaced, as Python's `unquote` does.
 /// `ip` as text. The worker's last answer is kept: behind a proxy, or from one client over
 /// keep-alive, it is the same address request after request, and formatting one is not cheap.
 fn ip_text(ip: IpAddr) -> String {
@@ -96,6 +95,7 @@ fn ip_text(ip: IpAddr) -> String {
     })
 }
 
+/// `%XX` sequences decoded; invalid UTF-8 replaced, as Python's `unquote` does.
 pub(crate) fn percent_decode(raw: &str) -> Cow<'_, str> {
     if !raw.contains('%') {
         return Cow::Borrowed(raw);
