@@ -263,14 +263,28 @@ def fixedrate(url: str, rate: int, conns: int, seconds: int) -> dict:
     }
 
 
+# Connections opened and closed before an idle measurement: the openers' own concurrency.
+WARM_CONNS = 64
+
+
 def idle(server, conns: int, settle: float, ws_url: str | None = None) -> dict:
     """Open `conns` keep-alive connections (one request each), or with `ws_url` WebSocket
     connections, hold them idle, and charge the server's RSS growth to them. The opener is
     a separate process on the client core, so it neither runs on nor shares memory with
-    the server."""
+    the server.
+
+    The server is first warmed by opening and closing WARM_CONNS connections the same way,
+    so what it pays once (code paged in on first use, first-use caches, pools sized to the
+    opener's concurrency) is not charged to each connection."""
+    def opener_argv(n: int) -> list:
+        return ([str(TOOLS / "wsecho"), "-url", ws_url, "-idle", str(n)] if ws_url else
+                [str(TOOLS / "idleconns"), "-addr", f"127.0.0.1:{server.port}", "-n", str(n)])
+    # EOF on stdin right away: the opener opens, reports, closes them all and exits.
+    subprocess.run(PIN + opener_argv(WARM_CONNS), stdin=subprocess.DEVNULL, capture_output=True,
+                   timeout=60)
+    time.sleep(settle)
     before = server.rss_kib()
-    argv = ([str(TOOLS / "wsecho"), "-url", ws_url, "-idle", str(conns)] if ws_url else
-            [str(TOOLS / "idleconns"), "-addr", f"127.0.0.1:{server.port}", "-n", str(conns)])
+    argv = opener_argv(conns)
     opener = subprocess.Popen(
         PIN + argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

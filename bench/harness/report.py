@@ -276,10 +276,12 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
         + "**floor-c** answers "
         "every request with a canned response and parses nothing: the cost of the kernel's "
         "socket calls alone.",
-        "- **Idle memory** is read on a freshly started server: its RSS, then N connections "
-        "opened by `bench/tools/idleconns` (one request and response on each), a second's "
-        "wait, its RSS again; KiB per connection = the growth / N. The kernel's socket "
-        "buffers are not in RSS: this is the server's user-space cost.",
+        "- **Idle memory** is read on a freshly started server, warmed first by 64 "
+        "connections opened and closed the same way (so what a server pays once, such as "
+        "code paged in on first use, is not charged per connection): its RSS, then N "
+        "connections opened by `bench/tools/idleconns` (one request and response on each), "
+        "a second's wait, its RSS again; KiB per connection = the growth / N. The kernel's "
+        "socket buffers are not in RSS: this is the server's user-space cost.",
     ]
     if any(r["tool"] in ("h2load", "handshake", "wsecho", "wsidle") or r["id"] == "https-hello"
            for r in records):
