@@ -1,6 +1,7 @@
 //! Starting a coroutine inline, and handing it to the loop only if it suspends.
 
 use crate::event_loop::LoopState;
+use crate::resume::Resume;
 use pyo3::exceptions::{PyBaseException, PyRuntimeError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -24,12 +25,19 @@ pub(crate) enum Started<'py> {
 
 /// `coro.send(None)` without raising `StopIteration` for a return.
 fn send<'py>(coro: &Bound<'py, PyAny>) -> PyResult<PySendResult<'py>> {
-    let py = coro.py();
+    send_value(coro, coro.py().None().bind(coro.py()))
+}
+
+/// `coro.send(value)` without raising `StopIteration` for a return.
+pub(crate) fn send_value<'py>(
+    coro: &Bound<'py, PyAny>,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<PySendResult<'py>> {
     // SAFETY: this only types the pointer for `send`, which calls `PyIter_Send`. That accepts
     // any object: coroutines through their `am_send` slot, anything else by calling its `send`
     // method. No other `PyIterator` method is used on it.
     let iter = unsafe { coro.cast_unchecked::<PyIterator>() };
-    iter.send(py.None().bind(py))
+    iter.send(value)
 }
 
 /// `send_none(coro) -> (returned, value)`: starts a coroutine from inside `Context.run`.
@@ -103,8 +111,8 @@ fn spawn<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = coro.py();
     let event_loop = state.event_loop.bind(py);
-    let native = match &state.resume {
-        Some(native) if event_loop.getattr(intern!(py, "_task_factory"))?.is_none() => native,
+    let task_type = match &state.task_type {
+        Some(task_type) if event_loop.getattr(intern!(py, "_task_factory"))?.is_none() => task_type,
         _ => {
             return state
                 .spawn
@@ -112,7 +120,11 @@ fn spawn<'py>(
                 .call1((coro, yielded, completion, context))
         }
     };
-    let resume = native.resume.bind(py).call1((coro, yielded, completion))?;
+    let first = (!yielded.is_none()).then(|| yielded.unbind());
+    let resume = Bound::new(
+        py,
+        Resume::new(coro.clone().unbind(), first, completion.clone().unbind()),
+    )?;
     let kwargs = PyDict::new(py);
     kwargs.set_item(intern!(py, "loop"), event_loop)?;
     // As `context.run(loop.create_task, ...)` does: the task runs in a copy of the context.
@@ -122,7 +134,7 @@ fn spawn<'py>(
             context.call_method0(intern!(py, "copy"))?,
         )?;
     }
-    native.task_type.bind(py).call((resume,), Some(&kwargs))
+    task_type.bind(py).call((resume,), Some(&kwargs))
 }
 
 /// Wait for a suspended coroutine's outcome.
@@ -190,6 +202,11 @@ impl Completion {
         Ok(())
     }
 
+    /// Hand on the exception the coroutine ended with.
+    pub(crate) fn fail(&self, py: Python<'_>, error: PyErr) {
+        self.complete(py, Err(error));
+    }
+
     fn complete(&self, py: Python<'_>, outcome: Outcome) {
         let tx = lock(&self.tx).take();
         if let Some(tx) = tx {
@@ -207,7 +224,7 @@ impl Completion {
 
 #[pymethods]
 impl Completion {
-    fn resolve(&self, py: Python<'_>, value: Py<PyAny>) {
+    pub(crate) fn resolve(&self, py: Python<'_>, value: Py<PyAny>) {
         self.complete(py, Ok(value));
     }
 

@@ -27,8 +27,9 @@ pub(crate) struct LoopState {
     scheduled: Py<PyAny>,
     pub event_loop: Py<PyAny>,
     pub spawn: Py<PyAny>,
-    /// What `spawn` does in the common case, done natively (Python 3.11+); `None` on 3.10.
-    pub resume: Option<Resume>,
+    /// `asyncio.Task`, which `spawn`'s common case makes natively (Python 3.11+, where it
+    /// takes a context); `None` on 3.10.
+    pub task_type: Option<Py<PyAny>>,
     /// asyncio's `_enter_task(loop, task)` and `_leave_task(loop, task)`.
     pub enter_task: Py<PyAny>,
     pub leave_task: Py<PyAny>,
@@ -46,13 +47,6 @@ pub(crate) struct LoopState {
     pub idle: Cell<bool>,
     /// Timers the loop had after its last iteration; more means a new one to wait for.
     scheduled_seen: Cell<usize>,
-}
-
-/// `vireo._loop._resume`, the coroutine that carries a handler on after its first
-/// suspension, and the `asyncio.Task` it runs in.
-pub(crate) struct Resume {
-    pub resume: Py<PyAny>,
-    pub task_type: Py<PyAny>,
 }
 
 thread_local! {
@@ -111,11 +105,8 @@ pub(crate) fn install_with(refs: LoopRefs) -> PyResult<Rc<LoopState>> {
             scheduled,
             event_loop,
             spawn: refs.spawn,
-            resume: if py.version_info() >= (3, 11) {
-                Some(Resume {
-                    resume: py.import("vireo._loop")?.getattr("_resume")?.unbind(),
-                    task_type: asyncio_tasks.getattr("Task")?.unbind(),
-                })
+            task_type: if py.version_info() >= (3, 11) {
+                Some(asyncio_tasks.getattr("Task")?.unbind())
             } else {
                 None
             },

@@ -31,6 +31,7 @@ mod pyrefs;
 mod ready;
 mod render;
 mod request;
+mod resume;
 mod router;
 mod serve;
 mod stream;
@@ -55,6 +56,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<request::Ready>()?;
     m.add_class::<coroutine::Completion>()?;
     m.add_class::<coroutine::InlineTask>()?;
+    m.add_class::<resume::Resume>()?;
     m.add_class::<handle::Handle>()?;
     m.add_class::<ready::LoopWaker>()?;
     m.add_class::<middleware::Next>()?;

@@ -89,6 +89,33 @@ async def cancelled():
     return "not cancelled"
 
 
+@app.get("/cancel-own-task")
+async def cancel_own_task(catch: bool = True):
+    await asyncio.sleep(0)
+    task = asyncio.current_task()
+    assert task is not None and asyncio.iscoroutine(task.get_coro())
+    task.cancel()
+    if not catch:
+        await asyncio.sleep(0)
+    try:
+        # Cancelled while not waiting for a future: the task throws the cancellation in here.
+        await asyncio.sleep(0)
+    except asyncio.CancelledError:
+        return {"caught": True, "cancelling": task.cancelling()}
+    return {"caught": False}
+
+
+@app.get("/timeout")
+async def timeout(ms: int):
+    await asyncio.sleep(0)
+    try:
+        async with asyncio.timeout(ms / 1000):
+            await asyncio.sleep(10)
+    except TimeoutError:
+        return "timed out"
+    return "finished"
+
+
 @app.get("/callbacks")
 async def callbacks():
     loop = asyncio.get_running_loop()
@@ -281,3 +308,12 @@ def test_a_task_factory_makes_the_task_a_suspended_handler_goes_on_in():
     with TestClient(app) as client:
         assert client.get("/task-factory").json() == {"by_factory": True}
         assert client.get("/ctx/async?value=c").json() == {"before": None, "after": "c"}
+
+
+def test_a_suspended_handler_can_catch_its_own_tasks_cancellation():
+    with TestClient(app) as client:
+        assert client.get("/cancel-own-task").json() == {"caught": True, "cancelling": 1}
+        # Uncaught, the cancellation is the handler's failure, and the worker serves on.
+        assert client.get("/cancel-own-task?catch=false").status_code == 500
+        assert client.get("/timeout?ms=5").text == "timed out"
+        assert client.get("/sleep0").json()["task"] is True

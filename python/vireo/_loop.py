@@ -17,7 +17,6 @@ import os
 import selectors
 import sys
 import threading
-import types
 from asyncio.base_events import _run_until_complete_cb  # type: ignore[attr-defined]
 from typing import Any
 
@@ -210,53 +209,11 @@ def _start_root(loop: asyncio.AbstractEventLoop) -> tuple[asyncio.Task[None], as
     return task, stop
 
 
-@types.coroutine
-def _continue(coro: Any, value: Any) -> Any:
-    """Drive `coro` from a task, starting with the value it already yielded."""
-    send, throw = coro.send, coro.throw
-    while True:
-        try:
-            sent = yield value
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as exc:  # noqa: BLE001 - every exception goes into the coroutine
-            try:
-                value = throw(exc)
-            except StopIteration as stop:
-                return stop.value
-        else:
-            try:
-                value = send(sent)
-            except StopIteration as stop:
-                return stop.value
-
-
-async def _resume(coro: Any, first: Any, completion: Any) -> None:
-    """The task that continues a handler's coroutine after its first suspension, and hands
-    the outcome to the engine."""
-    try:
-        if first is None:
-            # A bare yield (asyncio.sleep(0)) asked for one loop turn: this step is that turn.
-            try:
-                first = coro.send(None)
-            except StopIteration as stop:
-                completion.resolve(stop.value)
-                return
-        result = await _continue(coro, first)
-    except BaseException as exc:  # noqa: BLE001 - the engine answers for every outcome
-        completion.reject(exc)
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-    else:
-        completion.resolve(result)
-
-
 def make_spawn(loop: asyncio.AbstractEventLoop) -> Any:
     create_task = loop.create_task
 
     def spawn(coro: Any, first: Any, completion: Any, context: Any) -> Any:
-        resume = _resume(coro, first, completion)
+        resume = _vireo.Resume(coro, first, completion)
         if context is None:
             return create_task(resume)
         return context.run(create_task, resume)
