@@ -168,7 +168,6 @@ impl AsgiApp {
                 ws,
                 starter: TaskStarter::new(
                     py,
-                    get("run_app")?,
                     get("start_app")?,
                     get("event_loop")?,
                     get("context_run")?,

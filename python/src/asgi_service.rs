@@ -171,8 +171,11 @@ pub(crate) fn start_app(
     send: Py<PyAny>,
 ) -> PyResult<oneshot::Receiver<Outcome>> {
     let (completion, rx) = Completion::channel(py)?;
-    let args = (config.app.bind(py), scope, receive, send, &completion).into_pyobject(py)?;
-    let task = config.starter.start(py, args)?;
+    let call_args = (scope, receive, send).into_pyobject(py)?;
+    let app = config.app.clone_ref(py);
+    let task = config
+        .starter
+        .start(py, app, call_args, completion.clone().unbind())?;
     completion.get().hold(task.unbind());
     state.kick(py);
     Ok(rx)

@@ -123,7 +123,12 @@ fn spawn<'py>(
     let first = (!yielded.is_none()).then(|| yielded.unbind());
     let resume = Bound::new(
         py,
-        Resume::new(coro.clone().unbind(), first, completion.clone().unbind()),
+        Resume::new(
+            py,
+            coro.clone().unbind(),
+            first,
+            completion.clone().unbind(),
+        ),
     )?;
     let kwargs = PyDict::new(py);
     kwargs.set_item(intern!(py, "loop"), event_loop)?;

@@ -73,6 +73,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<testclient::LocalClient>()?;
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(coroutine::send_none, m)?)?;
+    m.add_function(wrap_pyfunction!(task_start::run_app, m)?)?;
     m.add_function(wrap_pyfunction!(render::render_body, m)?)?;
     m.add_function(wrap_pyfunction!(multipart::parse_multipart, m)?)?;
     m.add(

@@ -1,15 +1,23 @@
-//! The coroutine an `asyncio.Task` runs to carry a handler on after its first suspension.
+//! The coroutine an `asyncio.Task` runs to carry a handler on after its first suspension, or
+//! to run an ASGI app's call.
 //!
 //! It is a coroutine to asyncio (`send`, `throw`, `close`, `__await__`), written natively so
-//! that a suspended request costs no Python frame of its own and no `StopIteration` to end:
-//! the Task steps it through `tp_iternext`, which ends by returning nothing.
+//! that it costs no Python frame of its own and no `StopIteration` to end: the Task steps it
+//! through `tp_iternext`, which ends by returning nothing, and it hands the outcome to its
+//! [`Completion`] without a Python call.
 
 use crate::coroutine::{send_value, Completion};
-use pyo3::exceptions::{PyGeneratorExit, PyKeyboardInterrupt, PyStopIteration, PySystemExit};
+use pyo3::exceptions::{
+    PyBaseException, PyGeneratorExit, PyKeyboardInterrupt, PyStopIteration, PySystemExit,
+};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::iterator::PySendResult;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyTuple, PyType};
 use std::sync::Mutex;
+
+/// `types.CoroutineType`: what `await` sends into as it is, without asking for `__await__`.
+static COROUTINE_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// `Resume(coro, first, completion)`: goes on with `coro`, which has yielded `first` (`None`
 /// for a bare `yield`, such as `asyncio.sleep(0)`'s), and hands what it finally returns or
@@ -18,7 +26,8 @@ use std::sync::Mutex;
 /// turn, which the Task's first step is, so that step goes on with the coroutine at once.
 #[pyclass(frozen, module = "vireo._vireo")]
 pub(crate) struct Resume {
-    coro: Py<PyAny>,
+    /// The coroutine (or iterator an awaitable gave); set once made.
+    coro: PyOnceLock<Py<PyAny>>,
     completion: Py<Completion>,
     state: Mutex<State>,
 }
@@ -26,12 +35,24 @@ pub(crate) struct Resume {
 enum State {
     /// Not stepped yet; holds what the coroutine yielded before the Task existed.
     Fresh(Option<Py<PyAny>>),
+    /// Not stepped yet, and the coroutine not made: the first step calls `call(*args)`, in
+    /// the Task's context and as its step, and awaits what that returns.
+    Call(Py<PyAny>, Py<PyTuple>),
     Running,
     /// The outcome went to the completion.
     Finished,
 }
 
 impl Resume {
+    /// Goes on with the awaitable that `call(*args)` returns, called by the Task's first step.
+    pub(crate) fn calling(call: Py<PyAny>, args: Py<PyTuple>, completion: Py<Completion>) -> Self {
+        Resume {
+            coro: PyOnceLock::new(),
+            completion,
+            state: Mutex::new(State::Call(call, args)),
+        }
+    }
+
     fn take_state(&self, next: State) -> State {
         std::mem::replace(
             &mut *self.state.lock().unwrap_or_else(|e| e.into_inner()),
@@ -69,15 +90,45 @@ impl Resume {
     fn step(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Option<Py<PyAny>>> {
         match self.take_state(State::Running) {
             State::Fresh(Some(first)) => Ok(Some(first)),
-            State::Fresh(None) | State::Running => {
-                self.settle(py, send_value(self.coro.bind(py), value))
+            State::Call(call, args) => {
+                let coro = match call.bind(py).call1(args.bind(py)) {
+                    Ok(awaitable) => awaitable_iter(awaitable),
+                    Err(error) => Err(error),
+                };
+                let sent = coro.and_then(|coro| {
+                    let sent = send_value(&coro, value);
+                    let _ = self.coro.set(py, coro.clone().unbind());
+                    sent
+                });
+                self.settle(py, sent)
             }
+            State::Fresh(None) | State::Running => match self.coro.get(py) {
+                Some(coro) => self.settle(py, send_value(coro.bind(py), value)),
+                None => Ok(None),
+            },
             State::Finished => {
                 self.take_state(State::Finished);
                 Ok(None)
             }
         }
     }
+}
+
+/// What `await awaitable` sends into: a coroutine itself, anything else its `__await__()`.
+fn awaitable_iter(awaitable: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
+    let py = awaitable.py();
+    let coroutine_type = COROUTINE_TYPE.get_or_try_init(py, || {
+        Ok::<_, PyErr>(
+            py.import("types")?
+                .getattr("CoroutineType")?
+                .cast_into::<PyType>()?
+                .unbind(),
+        )
+    })?;
+    if awaitable.get_type().is(coroutine_type.bind(py)) {
+        return Ok(awaitable);
+    }
+    awaitable.call_method0(pyo3::intern!(py, "__await__"))
 }
 
 /// A method's way to say a coroutine returned.
@@ -89,12 +140,15 @@ fn returned() -> PyErr {
 impl Resume {
     #[new]
     pub(crate) fn new(
+        py: Python<'_>,
         coro: Py<PyAny>,
         first: Option<Py<PyAny>>,
         completion: Py<Completion>,
     ) -> Self {
+        let cell = PyOnceLock::new();
+        let _ = cell.set(py, coro);
         Resume {
-            coro,
+            coro: cell,
             completion,
             state: Mutex::new(State::Fresh(first)),
         }
@@ -120,20 +174,28 @@ impl Resume {
     /// Raise the exception (a Task's cancellation) where the coroutine waits.
     #[pyo3(signature = (*args))]
     fn throw(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-        if matches!(self.take_state(State::Running), State::Finished) {
-            self.take_state(State::Finished);
-            let error = args.get_item(0)?;
-            return Err(
-                match error.is_instance_of::<pyo3::exceptions::PyBaseException>() {
+        let coro = match (self.take_state(State::Running), self.coro.get(py)) {
+            (State::Fresh(_) | State::Running, Some(coro)) => coro.bind(py),
+            // Thrown into before the call made the coroutine, or after it finished: raised
+            // here, and the outcome (if none went yet) is that exception.
+            (state, _) => {
+                let finished = matches!(state, State::Finished);
+                self.take_state(State::Finished);
+                let error = args.get_item(0)?;
+                let error = match error.is_instance_of::<PyBaseException>() {
                     true => PyErr::from_value(error),
                     false => PyErr::from_value(error.call0()?),
-                },
-            );
-        }
-        let sent = match self.coro.bind(py).call_method1("throw", args) {
+                };
+                if !finished {
+                    self.completion.get().fail(py, error.clone_ref(py));
+                }
+                return Err(error);
+            }
+        };
+        let sent = match coro.call_method1(pyo3::intern!(py, "throw"), args) {
             Ok(yielded) => Ok(PySendResult::Next(yielded)),
             Err(error) if error.is_instance_of::<PyStopIteration>(py) => {
-                let value = error.value(py).getattr("value")?;
+                let value = error.value(py).getattr(pyo3::intern!(py, "value"))?;
                 Ok(PySendResult::Return(value))
             }
             Err(error) => Err(error),
@@ -143,12 +205,15 @@ impl Resume {
 
     /// Close the coroutine; its outcome is a `GeneratorExit`.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        if matches!(self.take_state(State::Finished), State::Finished) {
-            return Ok(());
-        }
-        let error = match self.coro.bind(py).call_method0("close") {
-            Ok(_) => PyGeneratorExit::new_err(()),
-            Err(error) => error,
+        let error = match (self.take_state(State::Finished), self.coro.get(py)) {
+            (State::Finished, _) => return Ok(()),
+            (State::Fresh(_) | State::Running, Some(coro)) => {
+                match coro.bind(py).call_method0(pyo3::intern!(py, "close")) {
+                    Ok(_) => PyGeneratorExit::new_err(()),
+                    Err(error) => error,
+                }
+            }
+            _ => PyGeneratorExit::new_err(()),
         };
         self.completion.get().fail(py, error);
         Ok(())

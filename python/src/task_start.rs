@@ -3,14 +3,30 @@
 //! case, and hands the rest to it: an app's own task factory, a start from inside another
 //! task's step, and Python 3.10.
 
+use crate::coroutine::Completion;
+use crate::resume::Resume;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
+/// `run_app(app, scope, receive, send, completion)`: the coroutine of an ASGI request's task.
+/// Its first step calls `app(scope, receive, send)` and awaits it; the outcome goes to
+/// `completion`.
+#[pyfunction]
+pub(crate) fn run_app(
+    py: Python<'_>,
+    app: Py<PyAny>,
+    scope: Py<PyAny>,
+    receive: Py<PyAny>,
+    send: Py<PyAny>,
+    completion: Py<Completion>,
+) -> PyResult<Resume> {
+    let args = PyTuple::new(py, [scope, receive, send])?.unbind();
+    Ok(Resume::calling(app, args, completion))
+}
+
 pub(crate) struct TaskStarter {
-    /// The coroutine function the task runs.
-    run: Py<PyAny>,
-    /// `vireo._loop`'s starter with `run` bound: the path for every case handled there.
+    /// `vireo._loop`'s starter with [`run_app`] bound: the path for every case handled there.
     fallback: Py<PyAny>,
     event_loop: Py<PyAny>,
     task_type: Py<PyAny>,
@@ -33,7 +49,6 @@ enum FirstStep {
 impl TaskStarter {
     pub(crate) fn new(
         py: Python<'_>,
-        run: Py<PyAny>,
         fallback: Py<PyAny>,
         event_loop: Py<PyAny>,
         context_run: Py<PyAny>,
@@ -47,7 +62,6 @@ impl TaskStarter {
             None
         };
         Ok(TaskStarter {
-            run,
             fallback,
             event_loop,
             task_type: tasks.getattr("Task")?.unbind(),
@@ -58,12 +72,14 @@ impl TaskStarter {
         })
     }
 
-    /// `run(*args)` as a task on the loop, in a copy of the caller's context, its first step
-    /// already taken.
+    /// `app(scope, receive, send)` as a task on the loop (see [`run_app`]), in a copy of the
+    /// caller's context, its first step already taken.
     pub(crate) fn start<'py>(
         &self,
         py: Python<'py>,
-        args: Bound<'py, PyTuple>,
+        app: Py<PyAny>,
+        call_args: Bound<'py, PyTuple>,
+        completion: Py<Completion>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let event_loop = self.event_loop.bind(py);
         let first_step = match self.first_step {
@@ -73,10 +89,15 @@ impl TaskStarter {
             {
                 first_step
             }
-            _ => return self.fallback.bind(py).call1(args),
+            _ => {
+                let mut args = vec![app.into_bound(py)];
+                args.extend(call_args.iter());
+                args.push(completion.into_bound(py).into_any());
+                return self.fallback.bind(py).call1(PyTuple::new(py, args)?);
+            }
         };
         let context = self.copy_context.bind(py).call0()?;
-        let coro = self.run.bind(py).call1(args)?;
+        let coro = Bound::new(py, Resume::calling(app, call_args.unbind(), completion))?;
         let kwargs = PyDict::new(py);
         kwargs.set_item(intern!(py, "loop"), event_loop)?;
         kwargs.set_item(intern!(py, "context"), context)?;

@@ -81,6 +81,15 @@ def test_each_request_is_a_task_of_its_own_in_a_copy_of_the_context(serve):
     assert served.stop() == 0
 
 
+def test_an_app_whose_call_returns_an_awaitable_that_is_not_a_coroutine(serve):
+    served = serve("asgi_raw:awaitable_app", "--interface", "asgi")
+    # Twice: each request is a task of its own, in a fresh copy of the context.
+    expected = {"seen": "unset", "is_task": True, "by_factory": False}
+    assert [scope_of(served, "/context") for _ in range(2)] == [expected, expected]
+    assert served.request("GET", "/missing")[0] == 404
+    assert served.stop() == 0
+
+
 def test_root_path_and_proxy_headers(serve):
     served = serve("asgi_raw:app", "--root-path", "/api", "--proxy-headers",
                    "--forwarded-allow-ips", "127.0.0.1")

@@ -155,24 +155,9 @@ def _helpers(loop: Any) -> dict[str, Any]:
         "bind_loop": lambda: _loop.bind(loop),
         "log_error": _log_error,
         "call_wsgi": call_wsgi,
-        "start_app": functools.partial(_loop.make_task_starter(loop), _run_app),
-        "run_app": _run_app,
+        "start_app": functools.partial(_loop.make_task_starter(loop), _vireo.run_app),
         "event_loop": loop,
     }
-
-
-async def _run_app(app: Any, scope: Any, receive: Any, send: Any, completion: Any) -> None:
-    """Each request's app call, run as a task of its own on the worker's loop (started by the
-    engine in a copy of the context, its first step at once: an app that answers without
-    waiting finishes before the engine looks again); the outcome goes to `completion`."""
-    try:
-        await app(scope, receive, send)
-    except BaseException as exc:  # noqa: BLE001 - the engine answers for every outcome
-        completion.reject(exc)
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
-    else:
-        completion.resolve(None)
 
 
 def _threads(options: Options) -> int:

@@ -275,3 +275,23 @@ async def app(scope, receive, send):
             events["trailers-unpromised"] = str(e)
         return
     await _json(send, {"path": path}, status=404)
+
+
+class _AppCall:
+    """An awaitable that is not a coroutine: awaiting it awaits the app's coroutine."""
+
+    def __init__(self, coro):
+        self.coro = coro
+
+    def __await__(self):
+        return self.coro.__await__()
+
+
+class _CallReturningAwaitable:
+    """An ASGI app whose `__call__` is a plain method returning an awaitable."""
+
+    def __call__(self, scope, receive, send):
+        return _AppCall(app(scope, receive, send))
+
+
+awaitable_app = _CallReturningAwaitable()
