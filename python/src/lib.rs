@@ -21,6 +21,7 @@ mod dispatch;
 mod errors;
 mod event_loop;
 mod handle;
+mod handler_await;
 mod handshake_params;
 mod json;
 mod mappings;
@@ -57,6 +58,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<coroutine::Completion>()?;
     m.add_class::<coroutine::InlineTask>()?;
     m.add_class::<resume::Resume>()?;
+    m.add_class::<handler_await::AwaitHandler>()?;
     m.add_class::<handle::Handle>()?;
     m.add_class::<ready::LoopWaker>()?;
     m.add_class::<middleware::Next>()?;

@@ -5,8 +5,10 @@
 use crate::app::AppInner;
 use crate::args::invoke;
 use crate::convert::convert;
+use crate::coroutine::send_value;
 use crate::errors::{handled_error, CallError, ValidationFailed};
 use crate::event_loop;
+use crate::handler_await::AwaitHandler;
 use crate::plan::CallKind;
 use crate::render::render;
 use crate::request::Request;
@@ -15,6 +17,7 @@ use http::{HeaderName, HeaderValue, StatusCode};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
+use pyo3::types::iterator::PySendResult;
 use pyo3::types::{PyBytes, PyDict};
 use std::sync::{Arc, Mutex};
 use vireo_http::{Body, ContentType, Response};
@@ -76,6 +79,19 @@ fn call_handler<'py>(request: &Bound<'py, Request>) -> Result<Bound<'py, PyAny>,
     )
 }
 
+/// An awaitable of the handler's response, or of the exception it raised: as in Starlette,
+/// the middleware sees the handler's exception when it awaits `call_next`'s awaitable.
+fn answer_when_awaited(
+    py: Python<'_>,
+    refs: &crate::pyrefs::PyRefs,
+    response: PyResult<Response>,
+) -> PyResult<Py<PyAny>> {
+    match response {
+        Ok(response) => refs.done.call1(py, (Rendered::new(response),)),
+        Err(error) => refs.raised.call1(py, (error.into_value(py),)),
+    }
+}
+
 #[pymethods]
 impl Next {
     fn __call__(slf: &Bound<'_, Self>, request: &Bound<'_, Request>) -> PyResult<Py<PyAny>> {
@@ -84,17 +100,32 @@ impl Next {
         let refs = &this.app.refs;
         match this.route.kind {
             CallKind::Sync => {
-                let res =
-                    outcome_response(py, call_handler(request), &this.app, this.route.status)?;
-                refs.done.call1(py, (Rendered::new(res),))
+                let res = outcome_response(py, call_handler(request), &this.app, this.route.status);
+                answer_when_awaited(py, refs, res)
             }
-            CallKind::Async => match call_handler(request) {
-                Ok(coro) => refs.finish_async.call1(py, (coro, request, slf)),
-                Err(e) => {
-                    let res = outcome_response(py, Err(e), &this.app, this.route.status)?;
-                    refs.done.call1(py, (Rendered::new(res),))
-                }
-            },
+            // The handler's first step runs here, as a sync handler does: one that finishes
+            // without suspending is answered as a sync handler is; one that suspends goes on
+            // when the middleware awaits.
+            CallKind::Async => {
+                let outcome = call_handler(request).and_then(|coro| {
+                    match send_value(&coro, py.None().bind(py)) {
+                        Ok(PySendResult::Return(value)) => Ok(Ok(value)),
+                        Ok(PySendResult::Next(first)) => Ok(Err((coro, first))),
+                        Err(e) => Err(CallError::Raised(e)),
+                    }
+                });
+                let value = match outcome {
+                    Ok(Ok(value)) => Ok(value),
+                    Ok(Err((coro, first))) => {
+                        let request = request.clone().unbind();
+                        let handler = AwaitHandler::new(coro.unbind(), first.unbind(), request);
+                        return Ok(Py::new(py, handler)?.into_any());
+                    }
+                    Err(e) => Err(e),
+                };
+                let res = outcome_response(py, value, &this.app, this.route.status);
+                answer_when_awaited(py, refs, res)
+            }
             CallKind::Blocking => {
                 let future = blocking_future(request)?;
                 refs.finish_async.call1(py, (future, request, slf))

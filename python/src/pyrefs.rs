@@ -16,6 +16,8 @@ pub(crate) struct PyRefs {
     pub log_exception: Py<PyAny>,
     /// `done(value)`: a coroutine that returns `value` at once.
     pub done: Py<PyAny>,
+    /// `raised(exc)`: a coroutine that raises `exc` at once.
+    pub raised: Py<PyAny>,
     /// `finish_async(awaitable, request, next)`: awaits a handler and renders its value.
     pub finish_async: Py<PyAny>,
     /// `make_layer(mw, call_next)`: `call_next` for the middleware before `mw`.
@@ -51,6 +53,7 @@ impl PyRefs {
             jsonable: get("jsonable")?,
             log_exception: get("log_exception")?,
             done: get("done")?,
+            raised: get("raised")?,
             finish_async: get("finish_async")?,
             make_layer: get("make_layer")?,
             json_loads: get("json_loads")?,

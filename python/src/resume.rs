@@ -131,9 +131,10 @@ fn awaitable_iter(awaitable: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
     awaitable.call_method0(pyo3::intern!(py, "__await__"))
 }
 
-/// A method's way to say a coroutine returned.
-fn returned() -> PyErr {
-    PyStopIteration::new_err(())
+/// A method's way to say a coroutine returned (`None`, not a tuple, so that no
+/// `StopIteration` instance is made for it).
+fn returned(py: Python<'_>) -> PyErr {
+    PyStopIteration::new_err(py.None())
 }
 
 #[pymethods]
@@ -168,7 +169,7 @@ impl Resume {
     }
 
     fn send(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        self.step(py, value)?.ok_or_else(returned)
+        self.step(py, value)?.ok_or_else(|| returned(py))
     }
 
     /// Raise the exception (a Task's cancellation) where the coroutine waits.
@@ -200,7 +201,7 @@ impl Resume {
             }
             Err(error) => Err(error),
         };
-        self.settle(py, sent)?.ok_or_else(returned)
+        self.settle(py, sent)?.ok_or_else(|| returned(py))
     }
 
     /// Close the coroutine; its outcome is a `GeneratorExit`.

@@ -171,3 +171,49 @@ def test_middleware_sees_handler_exceptions():
     with TestClient(seen) as c:
         res = c.get("/divide")
         assert (res.status_code, res.text) == (503, "recovered")
+
+
+def test_async_handlers_behind_middleware_end_every_way_before_and_after_suspending():
+    ways = App()
+    order_seen: list[str] = []
+
+    @ways.middleware("http")
+    async def catch(request, call_next):
+        pending = call_next(request)
+        order_seen.append("called")
+        try:
+            response = await pending
+        except ZeroDivisionError:
+            return Response("recovered", status_code=503)
+        response.headers["x-through"] = "middleware"
+        return response
+
+    @ways.get("/end/{how}")
+    async def end(how: str, suspend: bool = False):
+        if suspend:
+            await asyncio.sleep(0)
+        if how == "http-error":
+            raise HTTPException(404, "no such thing")
+        if how == "crash":
+            return 1 / 0
+        if how == "cancelled":
+            asyncio.current_task().cancel()
+            try:
+                await asyncio.sleep(0)
+            except asyncio.CancelledError:
+                return {"how": "caught the cancellation"}
+        return {"how": how}
+
+    with TestClient(ways) as c:
+        for suspend in ("false", "true"):
+            res = c.get(f"/end/value?suspend={suspend}")
+            assert (res.status_code, res.json()) == (200, {"how": "value"})
+            assert res.headers["x-through"] == "middleware"
+            res = c.get(f"/end/http-error?suspend={suspend}")
+            assert (res.status_code, res.json()) == (404, {"detail": "no such thing"})
+            res = c.get(f"/end/crash?suspend={suspend}")
+            assert (res.status_code, res.text) == (503, "recovered")
+            res = c.get(f"/end/cancelled?suspend={suspend}")
+            assert res.json() == {"how": "caught the cancellation"}
+    # call_next itself never raised: each request got past it to the await.
+    assert order_seen == ["called"] * 8

@@ -224,3 +224,8 @@ def make_spawn(loop: asyncio.AbstractEventLoop) -> Any:
 async def done(value: Any) -> Any:
     """An awaitable that is ready at once (what `call_next` gives for a sync handler)."""
     return value
+
+
+async def raised(exc: BaseException) -> Any:
+    """An awaitable that raises at once (what `call_next` gives for a handler that raised)."""
+    raise exc

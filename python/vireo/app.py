@@ -477,6 +477,7 @@ class App(_Routes):
             "spawn": _loop.make_spawn(loop),
             "bind_loop": lambda: _loop.bind(loop),
             "done": _loop.done,
+            "raised": _loop.raised,
             "finish_async": finish_async,
             "make_layer": make_layer,
             "run_background": self._background,
