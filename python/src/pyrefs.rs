@@ -18,7 +18,7 @@ pub(crate) struct PyRefs {
     pub done: Py<PyAny>,
     /// `raised(exc)`: a coroutine that raises `exc` at once.
     pub raised: Py<PyAny>,
-    /// `finish_async(awaitable, request, next)`: awaits a handler and renders its value.
+    /// `finish_async(future, request, next)`: awaits a blocking handler and renders its value.
     pub finish_async: Py<PyAny>,
     /// `make_layer(mw, call_next)`: `call_next` for the middleware before `mw`.
     pub make_layer: Py<PyAny>,

@@ -26,7 +26,7 @@ def log_exception(exc: BaseException, context: str) -> None:
 
 
 async def finish_async(awaitable: Awaitable[Any], request: Any, next_: Any) -> Any:
-    """Behind middleware: await an async or blocking handler and render what it gives."""
+    """Behind middleware: await a blocking handler's future and render what it gives."""
     try:
         value = await awaitable
     except (HTTPException, RequestValidationError) as exc:
