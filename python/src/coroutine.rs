@@ -2,12 +2,12 @@
 
 use crate::event_loop::LoopState;
 use crate::resume::Resume;
-use pyo3::exceptions::{PyBaseException, PyRuntimeError};
+use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::iterator::PySendResult;
-use pyo3::types::PyDict;
 use pyo3::types::PyIterator;
+use pyo3::types::{PyDict, PyTuple};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use tokio::sync::oneshot;
@@ -38,6 +38,34 @@ pub(crate) fn send_value<'py>(
     // method. No other `PyIterator` method is used on it.
     let iter = unsafe { coro.cast_unchecked::<PyIterator>() };
     iter.send(value)
+}
+
+/// `coro.throw(*args)` as a send's result: what it yielded next, or what it returned. An
+/// iterator without `throw` gets the exception raised where it was awaited, as `await` does.
+pub(crate) fn throw_into<'py>(
+    coro: &Bound<'py, PyAny>,
+    args: &Bound<'py, PyTuple>,
+) -> PyResult<PySendResult<'py>> {
+    let py = coro.py();
+    let Ok(throw) = coro.getattr(intern!(py, "throw")) else {
+        return Err(thrown(args)?);
+    };
+    match throw.call1(args) {
+        Ok(yielded) => Ok(PySendResult::Next(yielded)),
+        Err(error) if error.is_instance_of::<PyStopIteration>(py) => Ok(PySendResult::Return(
+            error.value(py).getattr(intern!(py, "value"))?,
+        )),
+        Err(error) => Err(error),
+    }
+}
+
+/// The exception `throw(*args)` was given: an instance, or a class to instantiate.
+pub(crate) fn thrown(args: &Bound<'_, PyTuple>) -> PyResult<PyErr> {
+    let error = args.get_item(0)?;
+    Ok(match error.is_instance_of::<PyBaseException>() {
+        true => PyErr::from_value(error),
+        false => PyErr::from_value(error.call0()?),
+    })
 }
 
 /// `send_none(coro) -> (returned, value)`: starts a coroutine from inside `Context.run`.

@@ -2,6 +2,7 @@
 //! that hands the middleware's task what the handler yielded, goes on with the handler, and
 //! ends with its rendered response, with no Python frame of its own.
 
+use crate::coroutine::{send_value, throw_into};
 use crate::errors::handled_error;
 use crate::middleware::Rendered;
 use crate::render::render;
@@ -56,7 +57,7 @@ impl AwaitHandler {
         if let Some(first) = self.take_first() {
             return Ok(first);
         }
-        self.answer(py, crate::coroutine::send_value(self.coro.bind(py), value))
+        self.answer(py, send_value(self.coro.bind(py), value))
     }
 }
 
@@ -82,19 +83,7 @@ impl AwaitHandler {
     #[pyo3(signature = (*args))]
     fn throw(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         self.take_first();
-        let sent = match self
-            .coro
-            .bind(py)
-            .call_method1(pyo3::intern!(py, "throw"), args)
-        {
-            Ok(yielded) => Ok(PySendResult::Next(yielded)),
-            Err(error) if error.is_instance_of::<PyStopIteration>(py) => {
-                let value = error.value(py).getattr(pyo3::intern!(py, "value"))?;
-                Ok(PySendResult::Return(value))
-            }
-            Err(error) => Err(error),
-        };
-        self.answer(py, sent)
+        self.answer(py, throw_into(self.coro.bind(py), args))
     }
 
     fn close(&self, py: Python<'_>) -> PyResult<()> {

@@ -6,10 +6,8 @@
 //! through `tp_iternext`, which ends by returning nothing, and it hands the outcome to its
 //! [`Completion`] without a Python call.
 
-use crate::coroutine::{send_value, Completion};
-use pyo3::exceptions::{
-    PyBaseException, PyGeneratorExit, PyKeyboardInterrupt, PyStopIteration, PySystemExit,
-};
+use crate::coroutine::{send_value, throw_into, thrown, Completion};
+use pyo3::exceptions::{PyGeneratorExit, PyKeyboardInterrupt, PyStopIteration, PySystemExit};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::iterator::PySendResult;
@@ -159,6 +157,18 @@ impl Resume {
         slf
     }
 
+    /// The coroutine's own name, code, frame and awaited object (`cr_*`), so that a Task's
+    /// `repr`, `get_stack()` and `print_stack()` show the handler or app it carries on.
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
+        let forwarded = matches!(name, "__name__" | "__qualname__") || name.starts_with("cr_");
+        match self.coro.get(py) {
+            Some(coro) if forwarded => coro.getattr(py, name),
+            _ => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
+                "'Resume' object has no attribute {name:?}"
+            ))),
+        }
+    }
+
     fn __iter__(slf: Py<Self>) -> Py<Self> {
         slf
     }
@@ -182,25 +192,14 @@ impl Resume {
             (state, _) => {
                 let finished = matches!(state, State::Finished);
                 self.take_state(State::Finished);
-                let error = args.get_item(0)?;
-                let error = match error.is_instance_of::<PyBaseException>() {
-                    true => PyErr::from_value(error),
-                    false => PyErr::from_value(error.call0()?),
-                };
+                let error = thrown(args)?;
                 if !finished {
                     self.completion.get().fail(py, error.clone_ref(py));
                 }
                 return Err(error);
             }
         };
-        let sent = match coro.call_method1(pyo3::intern!(py, "throw"), args) {
-            Ok(yielded) => Ok(PySendResult::Next(yielded)),
-            Err(error) if error.is_instance_of::<PyStopIteration>(py) => {
-                let value = error.value(py).getattr(pyo3::intern!(py, "value"))?;
-                Ok(PySendResult::Return(value))
-            }
-            Err(error) => Err(error),
-        };
+        let sent = throw_into(coro, args);
         self.settle(py, sent)?.ok_or_else(|| returned(py))
     }
 

@@ -105,6 +105,13 @@ async def cancel_own_task(catch: bool = True):
     return {"caught": False}
 
 
+@app.get("/task-introspection")
+async def task_introspection():
+    await asyncio.sleep(0)
+    task = asyncio.current_task()
+    return {"repr": repr(task), "stack": [f.f_code.co_name for f in task.get_stack()]}
+
+
 @app.get("/timeout")
 async def timeout(ms: int):
     await asyncio.sleep(0)
@@ -317,3 +324,11 @@ def test_a_suspended_handler_can_catch_its_own_tasks_cancellation():
         assert client.get("/cancel-own-task?catch=false").status_code == 500
         assert client.get("/timeout?ms=5").text == "timed out"
         assert client.get("/sleep0").json()["task"] is True
+
+
+def test_a_suspended_handlers_task_shows_the_coroutine_it_carries_on():
+    with TestClient(app) as client:
+        seen = client.get("/task-introspection").json()
+    # The Task's repr names the handler it carries on, and its stack is the handler's frame.
+    assert "task_introspection" in seen["repr"]
+    assert seen["stack"] == ["task_introspection"]
