@@ -186,8 +186,8 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// What to do with an outcome whose receiver is gone (its request was dropped).
 pub(crate) type Orphan = Box<dyn FnOnce(Python<'_>, Outcome) + Send>;
 
-/// Called by the task that continues a suspended coroutine, with its outcome. It also holds
-/// the task until then, since the loop keeps only weak references to tasks.
+/// Where the [`Resume`] a task runs hands a coroutine's outcome. It also holds the task until
+/// then, since the loop keeps only weak references to tasks.
 #[pyclass(frozen, module = "vireo._vireo")]
 pub(crate) struct Completion {
     tx: Mutex<Option<oneshot::Sender<Outcome>>>,
@@ -235,6 +235,11 @@ impl Completion {
         Ok(())
     }
 
+    /// Hand on what the coroutine returned.
+    pub(crate) fn resolve(&self, py: Python<'_>, value: Py<PyAny>) {
+        self.complete(py, Ok(value));
+    }
+
     /// Hand on the exception the coroutine ended with.
     pub(crate) fn fail(&self, py: Python<'_>, error: PyErr) {
         self.complete(py, Err(error));
@@ -252,17 +257,6 @@ impl Completion {
         }
         lock(&self.orphan).take();
         lock(&self.task).take();
-    }
-}
-
-#[pymethods]
-impl Completion {
-    pub(crate) fn resolve(&self, py: Python<'_>, value: Py<PyAny>) {
-        self.complete(py, Ok(value));
-    }
-
-    fn reject(&self, py: Python<'_>, error: Bound<'_, PyBaseException>) {
-        self.complete(py, Err(PyErr::from_value(error.into_any())));
     }
 }
 

@@ -107,21 +107,17 @@ impl Next {
             // without suspending is answered as a sync handler is; one that suspends goes on
             // when the middleware awaits.
             CallKind::Async => {
-                let outcome = call_handler(request).and_then(|coro| {
-                    match send_value(&coro, py.None().bind(py)) {
-                        Ok(PySendResult::Return(value)) => Ok(Ok(value)),
-                        Ok(PySendResult::Next(first)) => Ok(Err((coro, first))),
-                        Err(e) => Err(CallError::Raised(e)),
-                    }
-                });
-                let value = match outcome {
-                    Ok(Ok(value)) => Ok(value),
-                    Ok(Err((coro, first))) => {
-                        let request = request.clone().unbind();
-                        let handler = AwaitHandler::new(coro.unbind(), first.unbind(), request);
-                        return Ok(Py::new(py, handler)?.into_any());
-                    }
+                let value = match call_handler(request) {
                     Err(e) => Err(e),
+                    Ok(coro) => match send_value(&coro, py.None().bind(py)) {
+                        Ok(PySendResult::Return(value)) => Ok(value),
+                        Ok(PySendResult::Next(first)) => {
+                            let request = request.clone().unbind();
+                            let handler = AwaitHandler::new(coro.unbind(), first.unbind(), request);
+                            return Ok(Py::new(py, handler)?.into_any());
+                        }
+                        Err(e) => Err(CallError::Raised(e)),
+                    },
                 };
                 let res = outcome_response(py, value, &this.app, this.route.status);
                 answer_when_awaited(py, refs, res)
