@@ -48,8 +48,7 @@ impl AwaitHandler {
             },
         };
         let rendered = Bound::new(py, Rendered::new(response))?.into_any().unbind();
-        // Raised with the value itself rather than a tuple, `await` takes it without making a
-        // `StopIteration` instance.
+        // The value itself, not in a tuple: a tuple would be taken as the exception's arguments.
         Err(PyStopIteration::new_err(rendered))
     }
 

@@ -129,8 +129,7 @@ fn awaitable_iter(awaitable: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
     awaitable.call_method0(pyo3::intern!(py, "__await__"))
 }
 
-/// A method's way to say a coroutine returned (`None`, not a tuple, so that no
-/// `StopIteration` instance is made for it).
+/// A method's way to say a coroutine returned: `StopIteration` with the value `None`.
 fn returned(py: Python<'_>) -> PyErr {
     PyStopIteration::new_err(py.None())
 }
