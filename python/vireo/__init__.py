@@ -1,4 +1,4 @@
-"""Vireo for Python: FastAPI-style apps served by the Vireo HTTP/1.1 engine.
+"""Vireo for Python: FastAPI-style apps served by the Vireo HTTP engine.
 
     from vireo import App
 

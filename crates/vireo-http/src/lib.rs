@@ -47,8 +47,6 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 //!
-//! ## Limits and defaults
-//!
 #![doc = include_str!("../../../docs/LIMITS.md")]
 #![deny(missing_docs)]
 #![deny(unreachable_pub)]
