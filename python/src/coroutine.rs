@@ -2,12 +2,12 @@
 
 use crate::event_loop::LoopState;
 use crate::resume::Resume;
-use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration};
+use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::iterator::PySendResult;
 use pyo3::types::PyIterator;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyTraceback, PyTuple, PyType};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use tokio::sync::oneshot;
@@ -48,7 +48,7 @@ pub(crate) fn throw_into<'py>(
 ) -> PyResult<PySendResult<'py>> {
     let py = coro.py();
     let Ok(throw) = coro.getattr(intern!(py, "throw")) else {
-        return Err(thrown(args)?);
+        return Err(thrown(args));
     };
     match throw.call1(args) {
         Ok(yielded) => Ok(PySendResult::Next(yielded)),
@@ -59,13 +59,65 @@ pub(crate) fn throw_into<'py>(
     }
 }
 
-/// The exception `throw(*args)` was given: an instance, or a class to instantiate.
-pub(crate) fn thrown(args: &Bound<'_, PyTuple>) -> PyResult<PyErr> {
-    let error = args.get_item(0)?;
-    Ok(match error.is_instance_of::<PyBaseException>() {
-        true => PyErr::from_value(error),
-        false => PyErr::from_value(error.call0()?),
-    })
+/// The exception `throw(type[, value[, traceback]])` raises, built as a coroutine's `throw`
+/// builds it; arguments it would refuse give the `TypeError` it would raise instead.
+pub(crate) fn thrown(args: &Bound<'_, PyTuple>) -> PyErr {
+    exception_from(args).unwrap_or_else(|refused| refused)
+}
+
+/// The exception `throw(*args)` raises, or the `TypeError` that refuses the arguments.
+pub(crate) fn exception_from(args: &Bound<'_, PyTuple>) -> PyResult<PyErr> {
+    let py = args.py();
+    if args.is_empty() {
+        return Err(PyTypeError::new_err(
+            "throw expected at least 1 argument, got 0",
+        ));
+    }
+    if args.len() > 3 {
+        return Err(PyTypeError::new_err(format!(
+            "throw expected at most 3 arguments, got {}",
+            args.len()
+        )));
+    }
+    let kind = args.get_item(0)?;
+    let value = args.get_item(1).ok().filter(|v| !v.is_none());
+    let traceback = args.get_item(2).ok().filter(|t| !t.is_none());
+    if let Some(tb) = &traceback {
+        if !tb.is_instance_of::<PyTraceback>() {
+            return Err(PyTypeError::new_err(
+                "throw() third argument must be a traceback object",
+            ));
+        }
+    }
+    let is_class = kind
+        .cast::<PyType>()
+        .is_ok_and(|t| t.is_subclass_of::<PyBaseException>().unwrap_or(false));
+    let exception = if is_class {
+        match value {
+            Some(value) if value.is_instance(&kind)? => value,
+            Some(value) => match value.cast::<PyTuple>() {
+                Ok(args) => kind.call1(args)?,
+                Err(_) => kind.call1((value,))?,
+            },
+            None => kind.call0()?,
+        }
+    } else if kind.is_instance_of::<PyBaseException>() {
+        if value.is_some() {
+            return Err(PyTypeError::new_err(
+                "instance exception may not have a separate value",
+            ));
+        }
+        kind
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "exceptions must be classes or instances deriving from BaseException, not {}",
+            kind.get_type().name()?
+        )));
+    };
+    if let Some(tb) = traceback {
+        exception.call_method1(intern!(py, "with_traceback"), (tb,))?;
+    }
+    Ok(PyErr::from_value(exception))
 }
 
 /// `send_none(coro) -> (returned, value)`: starts a coroutine from inside `Context.run`.

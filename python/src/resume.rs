@@ -6,8 +6,10 @@
 //! through `tp_iternext`, which ends by returning nothing, and it hands the outcome to its
 //! [`Completion`] without a Python call.
 
-use crate::coroutine::{send_value, throw_into, thrown, Completion};
-use pyo3::exceptions::{PyGeneratorExit, PyKeyboardInterrupt, PyStopIteration, PySystemExit};
+use crate::coroutine::{exception_from, send_value, throw_into, thrown, Completion};
+use pyo3::exceptions::{
+    PyGeneratorExit, PyKeyboardInterrupt, PyRuntimeError, PyStopIteration, PySystemExit,
+};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::iterator::PySendResult;
@@ -106,7 +108,7 @@ impl Resume {
             },
             State::Finished => {
                 self.take_state(State::Finished);
-                Ok(None)
+                Err(reused())
             }
         }
     }
@@ -127,6 +129,11 @@ fn awaitable_iter(awaitable: Bound<'_, PyAny>) -> PyResult<Bound<'_, PyAny>> {
         return Ok(awaitable);
     }
     awaitable.call_method0(pyo3::intern!(py, "__await__"))
+}
+
+/// What a coroutine raises when stepped again after it finished.
+fn reused() -> PyErr {
+    PyRuntimeError::new_err("cannot reuse already awaited coroutine")
 }
 
 /// A method's way to say a coroutine returned: `StopIteration` with the value `None`.
@@ -186,15 +193,17 @@ impl Resume {
     fn throw(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
         let coro = match (self.take_state(State::Running), self.coro.get(py)) {
             (State::Fresh(_) | State::Running, Some(coro)) => coro.bind(py),
-            // Thrown into before the call made the coroutine, or after it finished: raised
-            // here, and the outcome (if none went yet) is that exception.
-            (state, _) => {
-                let finished = matches!(state, State::Finished);
+            // Thrown into after it finished: refused, as a coroutine refuses it.
+            (State::Finished, _) => {
                 self.take_state(State::Finished);
-                let error = thrown(args)?;
-                if !finished {
-                    self.completion.get().fail(py, error.clone_ref(py));
-                }
+                return Err(exception_from(args).map_or_else(|refused| refused, |_| reused()));
+            }
+            // Thrown into before the call made the coroutine: raised here, and that exception
+            // (or what refused the arguments) is the outcome.
+            _ => {
+                self.take_state(State::Finished);
+                let error = thrown(args);
+                self.completion.get().fail(py, error.clone_ref(py));
                 return Err(error);
             }
         };

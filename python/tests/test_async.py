@@ -112,6 +112,54 @@ async def task_introspection():
     return {"repr": repr(task), "stack": [f.f_code.co_name for f in task.get_stack()]}
 
 
+finished_task_coros: list = []
+
+
+@app.get("/keep-task-coro")
+async def keep_task_coro():
+    await asyncio.sleep(0)
+    finished_task_coros.append(asyncio.current_task().get_coro())
+    return "kept"
+
+
+# Every shape of `throw`'s arguments, the refused ones included.
+THROWN = [(ValueError,), (ValueError("v"),), (ValueError, "x"), (ValueError, ("a", "b")),
+          (ValueError, ValueError("same")), (ValueError(), "x"), (42,), (), (1, 2, 3, 4),
+          (ValueError, None, 5)]
+
+
+@app.get("/throw-into-finished")
+async def throw_into_finished():
+    async def done():
+        return 1
+
+    reference = done()
+    try:
+        reference.send(None)
+    except StopIteration:
+        pass
+    resume = finished_task_coros.pop()
+    seen = []
+    for args in THROWN:
+        row = []
+        for finished in (resume, reference):
+            try:
+                finished.throw(*args)
+                row.append("nothing raised")
+            except BaseException as e:  # noqa: BLE001 - what each raises is the point
+                row.append(f"{type(e).__name__}: {e}")
+        seen.append(row)
+    row = []
+    for finished in (resume, reference):
+        try:
+            finished.send(None)
+            row.append("nothing raised")
+        except BaseException as e:  # noqa: BLE001
+            row.append(f"{type(e).__name__}: {e}")
+    seen.append(row)
+    return seen
+
+
 @app.get("/timeout")
 async def timeout(ms: int):
     await asyncio.sleep(0)
@@ -332,3 +380,15 @@ def test_a_suspended_handlers_task_shows_the_coroutine_it_carries_on():
     # The Task's repr names the handler it carries on, and its stack is the handler's frame.
     assert "task_introspection" in seen["repr"]
     assert seen["stack"] == ["task_introspection"]
+
+
+def test_the_coroutine_a_finished_task_ran_takes_a_throw_as_a_coroutine_does():
+    # Thrown into or sent to after it finished, the native coroutine a suspended handler's
+    # Task runs raises what a finished Python coroutine raises, refusals of bad arguments
+    # included.
+    with TestClient(app) as client:
+        assert client.get("/keep-task-coro").text == "kept"
+        seen = client.get("/throw-into-finished").json()
+    assert len(seen) == len(THROWN) + 1
+    for what, (resume, reference) in zip([*THROWN, "send(None)"], seen):
+        assert resume == reference, what
