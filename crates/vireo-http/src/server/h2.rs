@@ -285,7 +285,9 @@ async fn serve_stream<S: Service>(
     // A stream the client resets is not worth finishing: the service's future is dropped, so
     // opening and resetting streams in a loop costs the server no work past the reset.
     let reset = poll_fn(|cx| respond.borrow_mut().poll_reset(cx));
+    // Biased: a handler that has finished keeps its answer even when the reset came with it.
     let response = tokio::select! {
+        biased;
         response = answer => response,
         _ = reset => {
             give_read_state(state);
