@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::iterator::PySendResult;
 use pyo3::types::PyIterator;
 use pyo3::types::{PyDict, PyTraceback, PyTuple, PyType};
+use pyo3::{PyTraverseError, PyVisit};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use tokio::sync::oneshot;
@@ -203,12 +204,7 @@ fn spawn<'py>(
     let first = (!yielded.is_none()).then(|| yielded.unbind());
     let resume = Bound::new(
         py,
-        Resume::new(
-            py,
-            coro.clone().unbind(),
-            first,
-            completion.clone().unbind(),
-        ),
+        Resume::new(coro.clone().unbind(), first, completion.clone().unbind()),
     )?;
     let kwargs = PyDict::new(py);
     kwargs.set_item(intern!(py, "loop"), event_loop)?;
@@ -312,6 +308,23 @@ impl Completion {
     }
 }
 
+#[pymethods]
+impl Completion {
+    /// The task it holds, for the cycle collector (the task's coroutine holds the completion).
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        // A lock held elsewhere means the completion is in use, and so not garbage.
+        if let Ok(task) = self.task.try_lock() {
+            visit.call(&*task)?;
+        }
+        Ok(())
+    }
+
+    /// Let go of the task; the outcome's receiver then sees the sender dropped.
+    fn __clear__(&self) {
+        lock(&self.task).take();
+    }
+}
+
 /// asyncio's current task while a coroutine runs inline, before any Task exists for it, so
 /// `asyncio.timeout()`, `wait_for` and task groups entered there work. If the coroutine
 /// suspends, the Task that continues it takes over: what was asked of this object before is
@@ -360,6 +373,26 @@ impl InlineTask {
 
 #[pymethods]
 impl InlineTask {
+    /// What it holds, for the cycle collector; a lock held elsewhere means it is in use.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Ok(coro) = self.coro.try_lock() {
+            visit.call(&*coro)?;
+        }
+        if let Ok(task) = self.task.try_lock() {
+            visit.call(&*task)?;
+        }
+        if let Ok(cancelling) = self.cancelling.try_lock() {
+            visit.call(&cancelling.1)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        lock(&self.coro).take();
+        lock(&self.task).take();
+        lock(&self.cancelling).1.take();
+    }
+
     #[pyo3(signature = (msg=None))]
     fn cancel(&self, py: Python<'_>, msg: Option<Py<PyAny>>) -> PyResult<bool> {
         if let Some(task) = self.task(py) {

@@ -11,6 +11,7 @@ use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 use pyo3::types::iterator::PySendResult;
 use pyo3::types::PyTuple;
+use pyo3::{PyTraverseError, PyVisit};
 use std::sync::Mutex;
 
 #[pyclass(frozen, module = "vireo._vireo")]
@@ -64,6 +65,22 @@ impl AwaitHandler {
 impl AwaitHandler {
     fn __await__(slf: Py<Self>) -> Py<Self> {
         slf
+    }
+
+    /// What it holds, for the cycle collector: the middleware's task holds it while the
+    /// handler's coroutine may hold that task.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.coro)?;
+        visit.call(&self.request)?;
+        // A lock held elsewhere means it is in use, and so not garbage.
+        if let Ok(first) = self.first.try_lock() {
+            visit.call(&*first)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        self.take_first();
     }
 
     fn __iter__(slf: Py<Self>) -> Py<Self> {

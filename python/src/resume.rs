@@ -14,7 +14,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::iterator::PySendResult;
 use pyo3::types::{PyTuple, PyType};
-use std::sync::Mutex;
+use pyo3::{PyTraverseError, PyVisit};
+use std::sync::{Mutex, OnceLock};
 
 /// `types.CoroutineType`: what `await` sends into as it is, without asking for `__await__`.
 static COROUTINE_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -27,7 +28,7 @@ static COROUTINE_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 #[pyclass(frozen, module = "vireo._vireo")]
 pub(crate) struct Resume {
     /// The coroutine (or iterator an awaitable gave); set once made.
-    coro: PyOnceLock<Py<PyAny>>,
+    coro: OnceLock<Py<PyAny>>,
     completion: Py<Completion>,
     state: Mutex<State>,
 }
@@ -47,7 +48,7 @@ impl Resume {
     /// Goes on with the awaitable that `call(*args)` returns, called by the Task's first step.
     pub(crate) fn calling(call: Py<PyAny>, args: Py<PyTuple>, completion: Py<Completion>) -> Self {
         Resume {
-            coro: PyOnceLock::new(),
+            coro: OnceLock::new(),
             completion,
             state: Mutex::new(State::Call(call, args)),
         }
@@ -97,12 +98,12 @@ impl Resume {
                 };
                 let sent = coro.and_then(|coro| {
                     let sent = send_value(&coro, value);
-                    let _ = self.coro.set(py, coro.clone().unbind());
+                    let _ = self.coro.set(coro.clone().unbind());
                     sent
                 });
                 self.settle(py, sent)
             }
-            State::Fresh(None) | State::Running => match self.coro.get(py) {
+            State::Fresh(None) | State::Running => match self.coro.get() {
                 Some(coro) => self.settle(py, send_value(coro.bind(py), value)),
                 None => Ok(None),
             },
@@ -145,13 +146,12 @@ fn returned(py: Python<'_>) -> PyErr {
 impl Resume {
     #[new]
     pub(crate) fn new(
-        py: Python<'_>,
         coro: Py<PyAny>,
         first: Option<Py<PyAny>>,
         completion: Py<Completion>,
     ) -> Self {
-        let cell = PyOnceLock::new();
-        let _ = cell.set(py, coro);
+        let cell = OnceLock::new();
+        let _ = cell.set(coro);
         Resume {
             coro: cell,
             completion,
@@ -163,11 +163,34 @@ impl Resume {
         slf
     }
 
+    /// What it holds, for the cycle collector: a Task that never finishes holds its `Resume`,
+    /// which holds the completion, which holds the Task.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(self.coro.get())?;
+        visit.call(&self.completion)?;
+        // A state locked elsewhere is being used, and so is not garbage.
+        if let Ok(state) = self.state.try_lock() {
+            match &*state {
+                State::Fresh(first) => visit.call(first)?,
+                State::Call(call, args) => {
+                    visit.call(call)?;
+                    visit.call(args)?;
+                }
+                State::Running | State::Finished => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        self.take_state(State::Finished);
+    }
+
     /// The coroutine's own name, code, frame and awaited object (`cr_*`), so that a Task's
     /// `repr`, `get_stack()` and `print_stack()` show the handler or app it carries on.
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
         let forwarded = matches!(name, "__name__" | "__qualname__") || name.starts_with("cr_");
-        match self.coro.get(py) {
+        match self.coro.get() {
             Some(coro) if forwarded => coro.getattr(py, name),
             _ => Err(pyo3::exceptions::PyAttributeError::new_err(format!(
                 "'Resume' object has no attribute {name:?}"
@@ -191,7 +214,7 @@ impl Resume {
     /// Raise the exception (a Task's cancellation) where the coroutine waits.
     #[pyo3(signature = (*args))]
     fn throw(&self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
-        let coro = match (self.take_state(State::Running), self.coro.get(py)) {
+        let coro = match (self.take_state(State::Running), self.coro.get()) {
             (State::Fresh(_) | State::Running, Some(coro)) => coro.bind(py),
             // Thrown into after it finished: refused, as a coroutine refuses it.
             (State::Finished, _) => {
@@ -213,7 +236,7 @@ impl Resume {
 
     /// Close the coroutine; its outcome is a `GeneratorExit`.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let error = match (self.take_state(State::Finished), self.coro.get(py)) {
+        let error = match (self.take_state(State::Finished), self.coro.get()) {
             (State::Finished, _) => return Ok(()),
             (State::Fresh(_) | State::Running, Some(coro)) => {
                 match coro.bind(py).call_method0(pyo3::intern!(py, "close")) {

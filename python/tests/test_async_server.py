@@ -121,6 +121,21 @@ def test_a_handler_whose_client_left_still_runs_its_background_task_or_logs(tmp_
     assert ("failed after the client left" in log) == fail, log
 
 
+def test_a_handler_that_can_never_finish_is_collected_and_its_request_answered(server, tmp_path):
+    # Its task, the native coroutine carrying it and the event it waits on hold each other and
+    # nothing else holds them: the cycle collector frees them, and the request gets its 500.
+    marker = tmp_path / "collected"
+    waiting = []
+    thread = threading.Thread(
+        target=lambda: waiting.append(get(server, f"/wait-forever?marker={marker}")))
+    thread.start()
+    time.sleep(0.3)
+    assert get(server, "/collect") == (200, b"collected")
+    assert wait_for_file(marker), "the handler's frame was never collected"
+    thread.join(10)
+    assert waiting and waiting[0][0] == 500, waiting
+
+
 def test_sigterm_waits_for_suspended_handlers():
     proc = subprocess.Popen([sys.executable, str(APP), "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
     port = int(re.search(r":(\d+)", proc.stdout.readline().split("http://")[1]).group(1))

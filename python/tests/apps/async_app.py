@@ -4,7 +4,9 @@ socket I/O through the worker's event loop."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
+import weakref
 
 from vireo import App, BackgroundTask, PlainTextResponse, Request, StreamingResponse
 
@@ -100,6 +102,26 @@ async def slow_then_background(marker: str, fail: bool = False):
     if fail:
         raise RuntimeError("failed after the client left")
     return PlainTextResponse("done", background=BackgroundTask(mark, marker))
+
+
+class _Sentinel:
+    pass
+
+
+@app.get("/wait-forever")
+async def wait_forever(marker: str):
+    """Waits on an event nothing can reach but this handler; `marker` is left when its frame
+    is collected."""
+    await asyncio.sleep(0)
+    kept = _Sentinel()
+    weakref.finalize(kept, mark, marker)
+    await asyncio.Event().wait()
+
+
+@app.get("/collect")
+def collect():
+    gc.collect()
+    return "collected"
 
 
 if __name__ == "__main__":
