@@ -190,6 +190,18 @@ fn a_panicking_service_costs_one_500_and_the_connection_goes_on() {
 }
 
 #[test]
+fn an_interim_status_given_as_the_answer_is_a_500_and_the_stream_ends() {
+    let server = serve(Limits::default());
+    run(async {
+        let mut client = h2c(server.addr()).await;
+        let (status, _) = exchange(&mut client, request(Method::GET, "/early-hints"), None).await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        let (status, body) = exchange(&mut client, request(Method::GET, "/after"), None).await;
+        assert_eq!((status, &body[..]), (StatusCode::OK, &b"GET /after"[..]));
+    });
+}
+
+#[test]
 fn concurrent_streams_share_one_connection() {
     let server = serve(Limits::default());
     run(async {

@@ -85,12 +85,15 @@ table! {
     cl_overflow: b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999999\r\n\r\n" => Refused(400);
     // The body limit is applied when the body is read, where a service may have changed it.
     cl_over_body_limit: b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2097153\r\n\r\n" => Parsed(Method::POST, "/", Length(2_097_153), true);
-    te_unknown_coding: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n" => Refused(501);
+    // Without a final chunked the length is unknown: 400, not 501 (RFC 9112 §6.3).
+    te_unknown_coding_alone: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n" => Refused(400);
+    te_identity_alone: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity\r\n\r\n" => Refused(400);
+    te_unknown_then_chunked_headers: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n" => Refused(501);
     te_gzip_then_chunked: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n" => Refused(501);
     te_chunked_not_last: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n" => Refused(400);
     te_chunked_twice: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n" => Refused(400);
-    te_chunked_with_parameter: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked;q=1\r\n\r\n" => Refused(501);
-    te_near_chunked: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n" => Refused(501);
+    te_chunked_with_parameter: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked;q=1\r\n\r\n" => Refused(400);
+    te_near_chunked: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n" => Refused(400);
     te_empty: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \r\n\r\n" => Refused(400);
     te_only_empty_elements: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: , ,\r\n\r\n" => Refused(400);
     te_empty_element_first: b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: , chunked\r\n\r\n" => Parsed(Method::POST, "/", Chunked, true);

@@ -250,7 +250,7 @@ fn framing_errors_close_without_answering_what_follows() {
 
     let (reply, mut reader) = exchange(
         &server,
-        b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n",
+        b"POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
     );
     assert_eq!(reply.unwrap().status, 501);
     assert!(reader.is_closed());

@@ -415,6 +415,8 @@ fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
     let mut content_length = None;
     let mut chunked = false;
     let mut transfer_encoding = false;
+    // A coding other than chunked, which the engine does not decode.
+    let mut other_coding = false;
     let mut close = false;
     let mut keep_alive = false;
     let mut expect_continue = false;
@@ -455,7 +457,7 @@ fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
                     if coding.eq_ignore_ascii_case(b"chunked") {
                         chunked = true;
                     } else {
-                        return Err(ProtoError::UnsupportedTransferCoding);
+                        other_coding = true;
                     }
                 }
             }
@@ -492,6 +494,11 @@ fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
                 "both Content-Length and Transfer-Encoding",
             ))
         }
+        // Without a final chunked the body's length cannot be known (RFC 9112 §6.3).
+        (true, None) if other_coding && !chunked => {
+            return Err(ProtoError::BadRequest("chunked is not the final coding"))
+        }
+        (true, None) if other_coding => return Err(ProtoError::UnsupportedTransferCoding),
         (true, None) if chunked => BodyKind::Chunked,
         (true, None) => return Err(ProtoError::BadRequest("empty Transfer-Encoding")),
         (false, Some(0)) | (false, None) => BodyKind::Empty,

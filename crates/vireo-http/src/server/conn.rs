@@ -205,7 +205,7 @@ impl<S: Service> Conn<'_, S> {
             // The service's future is held here, in this function's own state, and not in a
             // nested future: it is polled once, and only if it is not ready at once are the
             // responses encoded so far written while it works.
-            let (response, panicked) = match catch_unwind(AssertUnwindSafe(|| {
+            let (mut response, panicked) = match catch_unwind(AssertUnwindSafe(|| {
                 self.worker.service.call(request)
             })) {
                 Err(panic) => (panic_response(panic), true),
@@ -245,13 +245,19 @@ impl<S: Service> Conn<'_, S> {
             if !close && !state.body_done() && !Box::pin(drain_body(self.stream, state)).await {
                 close = true;
             }
-            // The one check an ordinary response pays for upgrades.
-            if response.status() == StatusCode::SWITCHING_PROTOCOLS {
-                if let Some(on_upgrade) = response.extensions().get::<OnUpgrade>() {
-                    let on_upgrade = on_upgrade.take();
-                    return Box::pin(switch_protocols(self, response, on_upgrade, reply, close))
+            // The one check an ordinary response pays for upgrades and interim statuses.
+            if response.status().is_informational() {
+                if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+                    if let Some(on_upgrade) = response.extensions().get::<OnUpgrade>() {
+                        let on_upgrade = on_upgrade.take();
+                        return Box::pin(switch_protocols(
+                            self, response, on_upgrade, reply, close,
+                        ))
                         .await;
+                    }
                 }
+                response = interim_refused(response.status());
+                close = true;
             }
             let (close, rest) = encode_response(&mut self.out, response, reply, close);
             // Large and streamed bodies are written from a boxed future: they are rare, and the
@@ -290,15 +296,20 @@ impl<S: Service> Conn<'_, S> {
         // Taken from the pool only once there are bytes to parse: idle connections hold no head.
         let mut head: Option<Head> = None;
         let mut held_back = false;
+        // How much of the buffer the last parse found to be an incomplete head.
+        let mut incomplete = 0;
         loop {
-            if !self.read.buf.is_empty() {
+            let data = self.read.buf.data();
+            if !data.is_empty() && worth_parsing(data, incomplete, limits.max_head_size) {
                 let parsed = head.get_or_insert_with(Head::take);
-                if let Some(len) = parse_head(self.read.buf.data(), limits, parsed)? {
+                if let Some(len) = parse_head(data, limits, parsed)? {
                     return Ok(NextHead::Parsed(
                         head.take().expect("just parsed into"),
                         len,
                     ));
                 }
+                incomplete = data.len();
+                count_incomplete_parse();
                 head_deadline.get_or_insert_with(|| Instant::now() + limits.head_timeout);
             }
             if !self.out.is_empty() {
@@ -354,6 +365,27 @@ impl<S: Service> Conn<'_, S> {
     }
 }
 
+/// Whether to parse the buffer again, after a parse found its first `incomplete` bytes to be an
+/// incomplete head: only once a line has ended since, or the buffer has doubled or is full, so a
+/// head sent a byte at a time costs linear work, not quadratic.
+fn worth_parsing(data: &[u8], incomplete: usize, max_head_size: usize) -> bool {
+    incomplete == 0
+        || data.len() >= incomplete * 2
+        || data.len() >= max_head_size
+        || memchr::memchr(b'\n', &data[incomplete..]).is_some()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Parses of this thread's connections that found an incomplete head.
+    pub(super) static INCOMPLETE_PARSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn count_incomplete_parse() {
+    #[cfg(test)]
+    INCOMPLETE_PARSES.with(|count| count.set(count.get() + 1));
+}
+
 /// Write and empty `out`; `false` if the connection failed. The common case, where the socket
 /// takes everything at once, needs no await; waiting for a slow reader is boxed.
 async fn write_out(stream: &dyn Transport, out: &mut Vec<u8>, stall: std::time::Duration) -> bool {
@@ -373,6 +405,13 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> &str {
         .copied()
         .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("a non-string payload")
+}
+
+/// What is sent instead of a 1xx a service gave as its answer: a 1xx is interim (RFC 9110
+/// §15.2), and sent as final it would make the client take the next response for this request.
+pub(super) fn interim_refused(status: StatusCode) -> Response {
+    tracing::error!(%status, "a service answered with an interim status; answering 500");
+    Response::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error")
 }
 
 pub(super) fn panic_response(panic: Box<dyn std::any::Any + Send>) -> Response {
@@ -447,6 +486,11 @@ fn encode_response(
     let http10 = reply.version == Version::HTTP_10;
     let framing = match response.body().len() {
         _ if !status_allows_body(status) => Framing::NoBody,
+        // A 205 has no content, and says so with a zero length (RFC 9110 §15.3.6).
+        _ if status == StatusCode::RESET_CONTENT => {
+            response.take_body();
+            Framing::Length(0)
+        }
         Some(len) => Framing::Length(len),
         None if http10 => Framing::UntilClose,
         None => Framing::Chunked,

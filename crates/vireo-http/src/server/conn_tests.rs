@@ -20,8 +20,8 @@ use tokio::task::JoinHandle;
 /// `/echo` answers the body, `/count` reads it chunk by chunk and answers its length,
 /// `/slow` waits a second, `/big?n` answers n bytes, `/stream?n` streams n chunks, `/late`
 /// streams one chunk and a second one a second later, `/broken` streams a chunk and then
-/// fails, `/overlong` announces 4 bytes and streams 6, `/panic` panics; anything else answers
-/// `hello`.
+/// fails, `/overlong` announces 4 bytes and streams 6, `/panic` panics, `/status?n` answers
+/// status n with the body `content` (and no upgrade); anything else answers `hello`.
 struct TestService;
 
 impl Service for TestService {
@@ -62,6 +62,10 @@ impl Service for TestService {
                 Response::new(StatusCode::OK, Body::SizedStream(4, stream))
             }
             "/panic" => panic!("the test service panics"),
+            "/status" => Response::new(
+                StatusCode::from_u16(query as u16).expect("a status"),
+                "content",
+            ),
             _ => Response::text("hello"),
         }
     }
@@ -359,6 +363,27 @@ fn a_request_split_at_any_byte_is_answered_as_if_whole() {
 }
 
 #[test]
+fn a_head_sent_a_byte_at_a_time_is_not_parsed_again_for_every_byte() {
+    // A long field value arriving a byte per read: parsing the whole head again after each
+    // would cost work growing with the square of its length.
+    let value = "v".repeat(8 * 1024);
+    let head = format!("GET / HTTP/1.1\r\nHost: a\r\nX-Long: {value}\r\n\r\n");
+    let before = super::INCOMPLETE_PARSES.with(|count| count.get());
+    let answered = with_connection(Limits::default(), 64 * 1024, |mut peer| async move {
+        for byte in head.as_bytes().chunks(1) {
+            peer.send(byte).await;
+            // Let the server read each byte on its own.
+            tokio::task::yield_now().await;
+        }
+        peer.response().await
+    });
+    assert_eq!(answered, ok("hello"));
+    let parses = super::INCOMPLETE_PARSES.with(|count| count.get()) - before;
+    // A parse per line ended and per doubling of the buffer: a few dozen, not thousands.
+    assert!(parses < 64, "{parses} parses of an incomplete head");
+}
+
+#[test]
 fn continue_is_sent_only_when_the_body_is_read() {
     with_connection(Limits::default(), 4096, |mut peer| async move {
         peer.send(
@@ -446,7 +471,7 @@ fn each_protocol_error_gets_its_answer_and_a_close() {
             StatusCode::BAD_REQUEST,
         ),
         (
-            b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
             StatusCode::NOT_IMPLEMENTED,
         ),
         (b"GET / HTTP/2.0\r\nHost: a\r\n\r\n", StatusCode::HTTP_VERSION_NOT_SUPPORTED),
@@ -480,6 +505,50 @@ fn a_panic_costs_one_500_and_the_connection() {
     );
     assert!(answered.contains("connection: close"));
     assert!(!answered.contains("hello"));
+}
+
+#[test]
+fn an_interim_status_given_as_the_answer_is_a_500_and_the_connection() {
+    // Sent as it is, a 1xx would be taken as interim and the next response as this request's.
+    for status in [100, 101, 102, 103] {
+        let answered = exchange(
+            Limits::default(),
+            &[
+                format!("GET /status?{status} HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes(),
+                GET,
+            ]
+            .concat(),
+        );
+        assert!(
+            answered.starts_with("HTTP/1.1 500 Internal Server Error\r\n"),
+            "{status}: {answered}"
+        );
+        assert!(
+            answered.contains("connection: close"),
+            "{status}: {answered}"
+        );
+        assert_eq!(
+            answered.matches("HTTP/1.1 ").count(),
+            1,
+            "{status}: {answered}"
+        );
+    }
+}
+
+#[test]
+fn a_205_goes_without_its_content_and_the_connection_goes_on() {
+    let answered = exchange(
+        Limits::default(),
+        &[&b"GET /status?205 HTTP/1.1\r\nHost: a\r\n\r\n"[..], GET].concat(),
+    );
+    assert_eq!(
+        answered,
+        [
+            "HTTP/1.1 205 Reset Content\r\ndate: DATE\r\ncontent-length: 0\r\n\r\n",
+            &ok("hello")
+        ]
+        .concat()
+    );
 }
 
 #[test]

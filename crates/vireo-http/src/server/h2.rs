@@ -6,7 +6,7 @@
 //! [`RequestBody`] over an adapter on h2's receive stream, and the response is sent with h2's
 //! flow control.
 
-use super::conn::{panic_response, serve_connection, CatchUnwind, MAX_DRAIN};
+use super::conn::{interim_refused, panic_response, serve_connection, CatchUnwind, MAX_DRAIN};
 use super::date;
 use super::worker::{OpenConnection, Worker};
 use crate::body::{give_read_state, take_read_state, BodyProgress, Continue, RequestBody};
@@ -286,7 +286,7 @@ async fn serve_stream<S: Service>(
     // opening and resetting streams in a loop costs the server no work past the reset.
     let reset = poll_fn(|cx| respond.borrow_mut().poll_reset(cx));
     // Biased: a handler that has finished keeps its answer even when the reset came with it.
-    let response = tokio::select! {
+    let mut response = tokio::select! {
         biased;
         response = answer => response,
         _ = reset => {
@@ -294,6 +294,9 @@ async fn serve_stream<S: Service>(
             return;
         }
     };
+    if response.status().is_informational() {
+        response = interim_refused(response.status());
+    }
     // A client still waiting for its `100 Continue` sends no more: nothing to read.
     let awaits_continue = state.expect == Continue::Expected;
     give_read_state(state);
@@ -410,7 +413,12 @@ async fn send_response(
     stall: Duration,
 ) {
     let status = response.status();
-    let body = response.take_body();
+    let mut body = response.take_body();
+    if status == StatusCode::RESET_CONTENT {
+        // A 205 has no content (RFC 9110 §15.3.6).
+        body = Body::Empty;
+        response.headers_mut().remove(header::CONTENT_LENGTH);
+    }
     let mut head = http::Response::new(());
     *head.status_mut() = status;
     let headers = head.headers_mut();

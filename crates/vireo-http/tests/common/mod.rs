@@ -29,7 +29,8 @@ pub fn run<F: std::future::Future<Output = ()>>(test: F) {
 /// chunk and answers its length, `/bye` asks to close the connection, `/until-dropped` never
 /// answers and `/dropped` says how many of those were dropped, `/stream-until-dropped` streams
 /// one chunk and then waits and `/streams-dropped` says how many of those bodies were dropped;
-/// anything else answers its method and path.
+/// `/early-hints` wrongly answers with the interim 103; anything else answers its method and
+/// path.
 pub struct TestService;
 
 impl Service for TestService {
@@ -60,6 +61,7 @@ impl Service for TestService {
                 Response::new(http::StatusCode::OK, vireo_http::Body::stream(Iter(chunks)))
             }
             "/panic" => panic!("the test handler panics"),
+            "/early-hints" => Response::new(http::StatusCode::EARLY_HINTS, vireo_http::Body::Empty),
             "/bye" => {
                 let mut res = Response::text("bye");
                 let close = http::HeaderValue::from_static("close");
