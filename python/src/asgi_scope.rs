@@ -42,8 +42,9 @@ pub(crate) fn origin(
             return origin;
         }
     }
-    if let Some(proto) = head.header("x-forwarded-proto") {
-        if let Ok(proto) = std::str::from_utf8(proto) {
+    // Each field's lines are read as one list: a proxy may add its own line after the client's.
+    if let Some(proto) = joined_header(head, "x-forwarded-proto") {
+        if let Ok(proto) = std::str::from_utf8(&proto) {
             let proto = proto
                 .rsplit(',')
                 .next()
@@ -55,8 +56,8 @@ pub(crate) fn origin(
             }
         }
     }
-    if let Some(xff) = head.header("x-forwarded-for") {
-        if let Ok(xff) = std::str::from_utf8(xff) {
+    if let Some(xff) = joined_header(head, "x-forwarded-for") {
+        if let Ok(xff) = std::str::from_utf8(&xff) {
             let hosts: Vec<&str> = xff
                 .split(',')
                 .map(str::trim)
@@ -74,6 +75,21 @@ pub(crate) fn origin(
         }
     }
     origin
+}
+
+/// Every line of the field `name`, joined with commas in the order received (RFC 9110 §5.3).
+fn joined_header(head: &Head, name: &str) -> Option<Vec<u8>> {
+    let mut joined: Option<Vec<u8>> = None;
+    for (_, value) in head.headers().filter(|(n, _)| n.eq_ignore_ascii_case(name)) {
+        match &mut joined {
+            Some(all) => {
+                all.push(b',');
+                all.extend_from_slice(value);
+            }
+            None => joined = Some(value.to_vec()),
+        }
+    }
+    joined
 }
 
 /// `ip` as text. The worker's last answer is kept: behind a proxy, or from one client over

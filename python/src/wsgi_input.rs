@@ -14,6 +14,11 @@ use vireo_http::{BodyError, RequestBody};
 /// Bytes read ahead of the app before the reader waits for it.
 const READ_AHEAD: usize = 64 * 1024;
 
+/// Why a read finds no more of a body that had more: the engine reads a request's body only
+/// until its response is given.
+const LOST: &str = "the rest of the body is gone: the application returned its response \
+                    before reading it";
+
 #[derive(Default)]
 struct Queue {
     chunks: VecDeque<Bytes>,
@@ -23,8 +28,13 @@ struct Queue {
     error: Option<String>,
     /// The app read from it at least once.
     touched: bool,
-    /// Read everything, without waiting for the app.
+    /// Read everything, without waiting for the app, and throw it away.
     draining: bool,
+    /// The whole body came from the client (an empty one included).
+    complete: bool,
+    /// Part of the body will never reach the app (thrown away, or left on the connection when
+    /// the service finished): reads past what is queued fail rather than look like its end.
+    lost: bool,
 }
 
 /// Shared by the service (the writer) and `wsgi.input` (the reader).
@@ -38,7 +48,11 @@ pub(crate) struct Input {
 impl Input {
     pub(crate) fn new(empty: bool) -> Arc<Self> {
         let input = Input::default();
-        input.lock().eof = empty;
+        {
+            let mut queue = input.lock();
+            queue.eof = empty;
+            queue.complete = empty;
+        }
         Arc::new(input)
     }
 
@@ -65,11 +79,15 @@ impl Input {
             let chunk = body.chunk().await;
             let mut queue = self.lock();
             match chunk {
+                Ok(Some(_)) if queue.draining => queue.lost = true,
                 Ok(Some(chunk)) => {
                     queue.queued += chunk.len();
                     queue.chunks.push_back(chunk);
                 }
-                Ok(None) => queue.eof = true,
+                Ok(None) => {
+                    queue.eof = true;
+                    queue.complete = true;
+                }
                 Err(e) => {
                     queue.error = Some(e.to_string());
                     queue.eof = true;
@@ -94,9 +112,13 @@ impl Input {
         self.room.notify_one();
     }
 
-    /// The service is done reading (or gone): a waiting reader gets end of file.
+    /// The service is done reading (or gone): a waiting reader gets what was queued, then end
+    /// of file if that was the whole body, or an error if it was not.
     pub(crate) fn end(&self) {
-        self.lock().eof = true;
+        let mut queue = self.lock();
+        queue.eof = true;
+        queue.lost |= !queue.complete;
+        drop(queue);
         self.ready.notify_all();
     }
 
@@ -134,6 +156,9 @@ impl Input {
                 self.room.notify_one();
                 if let Some(error) = &queue.error {
                     return Err(error.clone());
+                }
+                if queue.lost {
+                    return Err(LOST.to_owned());
                 }
                 if queue.eof {
                     return Ok(());

@@ -51,8 +51,14 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
                 .call1(py, (config.app.clone_ref(py), environ, input))
                 .and_then(|r| r.extract(py))
                 .map_err(|e| log_500(py, &config, "Exception in WSGI application", e))?;
-            response(&config, called, is_head)
-                .map_err(|e| log_500(py, &config, "Invalid WSGI response", e))
+            // A result still open (streamed) is closed if its status or headers are refused.
+            let open = called.3.as_ref().map(|_| called.4.clone_ref(py));
+            response(&config, called, is_head).map_err(|e| {
+                if let Some(result) = open {
+                    close_result(py, &config, result.bind(py));
+                }
+                log_500(py, &config, "Invalid WSGI response", e)
+            })
         })
     });
     let _end = EndInput(input.clone());
@@ -92,6 +98,17 @@ impl Drop for EndInput {
     }
 }
 
+/// Call the result's `close()`, if it has one; a failure is logged.
+fn close_result(py: Python<'_>, config: &AppConfig, result: &Bound<'_, PyAny>) {
+    let closed = match result.getattr(pyo3::intern!(py, "close")) {
+        Ok(close) => close.call0().map(drop),
+        Err(_) => Ok(()),
+    };
+    if let Err(e) = closed {
+        config.log(py, "Exception closing the WSGI result", Some(e));
+    }
+}
+
 fn log_500(py: Python<'_>, config: &AppConfig, message: &str, err: PyErr) -> Response {
     config.log(py, message, Some(err));
     server_error()
@@ -114,9 +131,12 @@ fn response(
     for (name, value) in headers {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| PyValueError::new_err(format!("invalid header name {name:?}")))?;
-        let value = HeaderValue::from_str(&value).map_err(|_| {
-            PyValueError::new_err(format!("invalid value for header {name}: {value:?}"))
-        })?;
+        // Header values are latin-1 strings (PEP 3333), each character one byte.
+        let value = latin1_bytes(&value)
+            .and_then(|bytes| HeaderValue::from_bytes(&bytes).ok())
+            .ok_or_else(|| {
+                PyValueError::new_err(format!("invalid value for header {name}: {value:?}"))
+            })?;
         if name == header::CONTENT_LENGTH {
             length = value
                 .to_str()
@@ -178,6 +198,11 @@ fn environ<'py>(
     }
     let mut joined: Vec<(String, String)> = Vec::new();
     for (name, value) in head.headers() {
+        // `X_Forwarded_For` would become the same key as `X-Forwarded-For` and pass for it:
+        // names with underscores are dropped, as gunicorn and nginx drop them.
+        if name.contains('_') {
+            continue;
+        }
         let key = match name.to_ascii_lowercase().as_str() {
             "content-type" => "CONTENT_TYPE".to_owned(),
             "content-length" => "CONTENT_LENGTH".to_owned(),
@@ -208,4 +233,9 @@ fn environ<'py>(
 /// Bytes as a "bytes-as-str" (each byte one code point), as PEP 3333 wants.
 fn latin1(bytes: &[u8]) -> String {
     bytes.iter().map(|&b| b as char).collect()
+}
+
+/// A "bytes-as-str" back to its bytes; `None` if a character does not fit in one.
+fn latin1_bytes(text: &str) -> Option<Vec<u8>> {
+    text.chars().map(|c| u8::try_from(c).ok()).collect()
 }

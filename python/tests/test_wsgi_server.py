@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
 import time
 from pathlib import Path
@@ -150,6 +151,87 @@ def test_file_wrapper_and_write(serve):
     assert (status, body) == (200, (APPS / "wsgi_raw.py").read_bytes())
     assert served.get("/write")[0::2] == (200, b"written,returned")
     assert served.request("HEAD", "/write")[0::2] == (200, b"")
+
+
+def test_what_write_is_given_while_the_result_is_iterated_goes_out_in_order(serve):
+    served = serve("wsgi_raw:app")
+    assert served.get("/write-while-iterating")[0::2] == (
+        200, b"written,yielded,written again,last")
+
+
+def test_a_non_empty_write_sends_the_head_so_exc_info_re_raises(serve):
+    served = serve("wsgi_raw:app")
+    # The status cannot change after the head went out: the app's error is the answer's end.
+    status, _, body = served.get("/write-then-exc-info")
+    assert (status, body) == (500, b"Internal Server Error")
+    served.stop()
+    assert "after write" in served.log()
+
+
+def test_a_refused_status_still_closes_a_streamed_result(serve):
+    served = serve("wsgi_raw:app")
+    assert served.get("/bad-status-streamed")[0] == 500
+    assert json.loads(served.get("/closed")[2]) == ["bad-status-streamed"]
+    served.stop()
+    assert "invalid WSGI status" in served.log()
+
+
+def test_a_chunk_that_is_not_bytes_is_an_error_not_nul_bytes(serve):
+    served = serve("wsgi_raw:app")
+    assert served.get("/int-chunk")[0::2] == (500, b"Internal Server Error")
+    served.stop()
+    assert "not int" in served.log()
+
+
+def test_header_values_go_out_as_latin1(serve):
+    served = serve("wsgi_raw:app")
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(b"GET /latin1-header HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        raw = b""
+        while chunk := sock.recv(65536):
+            raw += chunk
+    assert b"\r\nx-name: caf\xe9\r\n" in raw, raw
+    # A character that does not fit in one byte is the app's error.
+    assert served.get("/wide-header")[0] == 500
+
+
+def test_header_names_with_underscores_are_dropped(serve):
+    served = serve("wsgi_raw:app")
+    env = json.loads(served.get("/environ", headers={"X_Forwarded_For": "6.6.6.6",
+                                                     "X-Thing": "kept"})[2])
+    assert "HTTP_X_FORWARDED_FOR" not in env
+    assert env["HTTP_X_THING"] == "kept"
+
+
+def test_every_x_forwarded_for_line_counts(serve):
+    # A proxy appends its own line after the one a client forged: the address nearest the
+    # trusted proxy wins, as under uvicorn.
+    served = serve("wsgi_raw:app", "--proxy-headers", "--forwarded-allow-ips", "127.0.0.1")
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(b"GET /environ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                     b"X-Forwarded-For: 1.2.3.4\r\nX-Forwarded-For: 5.6.7.8\r\n"
+                     b"X-Forwarded-Proto: http\r\nX-Forwarded-Proto: https\r\n\r\n")
+        raw = b""
+        while chunk := sock.recv(65536):
+            raw += chunk
+    env = json.loads(raw.partition(b"\r\n\r\n")[2])
+    assert env["REMOTE_ADDR"] == "5.6.7.8"
+    assert env["wsgi.url_scheme"] == "https"
+
+
+def test_a_body_read_after_the_app_returned_fails_rather_than_looks_short(serve):
+    served = serve("wsgi_raw:app")
+    conn = served.connection()
+    conn.request("POST", "/read-after-return", body=b"x" * 300_000)
+    res = conn.getresponse()
+    assert res.status == 200
+    # The stream ends with the app's error (cut short; with the upload unread, perhaps reset),
+    # never with a count that looks like the whole body.
+    with pytest.raises((http.client.IncompleteRead, ConnectionResetError)):
+        res.read()
+    conn.close()
+    served.stop()
+    assert "the rest of the body is gone" in served.log()
 
 
 def test_pool_threads_keep_their_state_between_requests(serve):

@@ -40,9 +40,13 @@ def call_wsgi(app: Any, environ: dict[str, Any], body: Any) -> tuple[Any, ...]:
     written: list[bytes] = []
 
     def write(data: bytes) -> None:
+        nonlocal sent
         if started[0] is None:
             raise AssertionError("write() before start_response()")
-        written.append(bytes(data))
+        data = _as_bytes(data)
+        if data:
+            sent = True  # the head goes out with the first bytes written (PEP 3333)
+        written.append(data)
 
     def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
         if exc_info:
@@ -73,20 +77,22 @@ def call_wsgi(app: Any, environ: dict[str, Any], body: Any) -> tuple[Any, ...]:
 
     try:
         if isinstance(result, (list, tuple)):
-            chunks = written + [bytes(c) for c in result]
+            chunks = written + [_as_bytes(c) for c in result]
             close()
             if started[0] is None:
                 raise RuntimeError("the WSGI application returned without calling start_response()")
             return started[0], started[1], chunks, None, result
         rest = iter(result)
-        chunks = list(written)
+        chunks: list[bytes] = []
         for chunk in rest:
-            if not isinstance(chunk, bytes):
-                raise TypeError(f"a WSGI application must yield bytes, not {type(chunk).__name__}")
-            chunks.append(chunk)
+            if written:
+                _take_written(chunks, written)
+            chunks.append(chunk if type(chunk) is bytes else _yielded(chunk))
             if chunk:
                 break
         else:
+            if written:
+                _take_written(chunks, written)
             close()
             if started[0] is None:
                 raise RuntimeError("the WSGI application returned without calling start_response()")
@@ -98,20 +104,54 @@ def call_wsgi(app: Any, environ: dict[str, Any], body: Any) -> tuple[Any, ...]:
             # The whole declared body is here (Flask's and Django's usual case): end the result
             # now, on this thread, rather than on a second trip to the pool for its end.
             for chunk in rest:
-                if not isinstance(chunk, bytes):
-                    raise TypeError(
-                        f"a WSGI application must yield bytes, not {type(chunk).__name__}"
-                    )
-                if chunk:
-                    chunks.append(chunk)  # more than declared: streamed, and cut off there
-                    break
+                more = len(chunks)
+                if written:
+                    _take_written(chunks, written)
+                chunks.append(chunk if type(chunk) is bytes else _yielded(chunk))
+                if any(chunks[more:]):
+                    break  # more than declared: streamed, and cut off there
             else:
+                if written:
+                    _take_written(chunks, written)
                 close()
                 return started[0], started[1], chunks, None, result
-        return started[0], started[1], chunks, rest, result
+        return started[0], started[1], chunks, _with_written(rest, written), result
     except BaseException:
         close()
         raise
+
+
+def _as_bytes(data: Any) -> bytes:
+    """A chunk of the body, as bytes; anything but a bytes-like object is refused."""
+    if isinstance(data, bytes):
+        return data
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    raise TypeError(f"a WSGI response body is made of bytes, not {type(data).__name__}")
+
+
+def _yielded(chunk: Any) -> bytes:
+    if not isinstance(chunk, bytes):
+        raise TypeError(f"a WSGI application must yield bytes, not {type(chunk).__name__}")
+    return chunk
+
+
+def _take_written(chunks: list[bytes], written: list[bytes]) -> None:
+    """Move what `write()` was given into `chunks`: it goes before what is yielded next."""
+    chunks.extend(written)
+    written.clear()
+
+
+def _with_written(rest: Iterator[bytes], written: list[bytes]) -> Iterator[bytes]:
+    """The rest of the result, with what `write()` is given while it is made, in order."""
+    for chunk in rest:
+        if written:
+            yield from written
+            written.clear()
+        yield chunk
+    if written:
+        yield from written
+        written.clear()
 
 
 def _declared_length(headers: list[tuple[str, str]]) -> int | None:

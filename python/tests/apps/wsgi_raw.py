@@ -108,6 +108,44 @@ def app(environ, start_response):
         write = start_response("200 OK", [("Content-Type", "text/plain")])
         write(b"written,")
         return [b"returned"]
+    if path == "/write-while-iterating":
+        def gen():
+            write(b"written,")
+            yield b"yielded,"
+            write(b"written again,")
+            yield b"last"
+        write = start_response("200 OK", [("Content-Type", "text/plain")])
+        return gen()
+    if path == "/write-then-exc-info":
+        # A non-empty write() sent the head: exc_info now re-raises, the status cannot change.
+        write = start_response("200 OK", [("Content-Type", "text/plain")])
+        write(b"partial")
+        try:
+            raise KeyError("after write")
+        except KeyError:
+            start_response("500 Internal Server Error", [], sys.exc_info())
+        return [b"never"]
+    if path == "/bad-status-streamed":
+        start_response("abc", [("Content-Type", "text/plain")])
+        return Tracked([b"one", b"two"], "bad-status-streamed")
+    if path == "/int-chunk":
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [5]
+    if path == "/latin1-header":
+        start_response("200 OK", [("Content-Type", "text/plain"), ("X-Name", "caf\xe9")])
+        return [b"ok"]
+    if path == "/wide-header":
+        start_response("200 OK", [("Content-Type", "text/plain"), ("X-Name", "\u20ac")])
+        return [b"ok"]
+    if path == "/read-after-return":
+        # Reads the body only while its response streams, after the app returned.
+        stream = environ["wsgi.input"]
+
+        def gen():
+            yield b"start,"
+            yield str(len(stream.read())).encode()
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return gen()
     if path == "/overlap":
         # Waits (up to `wait` seconds) until `n` requests are in here at once; answers the
         # most that were.
