@@ -57,6 +57,9 @@ table! {
     query_split_from_path: b"GET /a/b?c=d HTTP/1.1\r\nHost: a\r\n\r\n" => Parsed(Method::GET, "/a/b", Empty, true);
     absolute_form: b"GET http://example.com/p?q HTTP/1.1\r\nHost: example.com\r\n\r\n" => Parsed(Method::GET, "/p", Empty, true);
     absolute_form_without_path: b"GET http://example.com HTTP/1.1\r\nHost: example.com\r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
+    absolute_form_query_without_path: b"GET http://example.com?q HTTP/1.1\r\nHost: example.com\r\n\r\n" => Parsed(Method::GET, "/", Empty, true);
+    absolute_form_userinfo: b"GET http://u@a.example/p HTTP/1.1\r\nHost: a.example\r\n\r\n" => Refused(400);
+    absolute_form_bad_authority: b"GET http://[::1/p HTTP/1.1\r\nHost: a\r\n\r\n" => Refused(400);
     asterisk_form_options: b"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n" => Parsed(Method::OPTIONS, "*", Empty, true);
     asterisk_form_with_get: b"GET * HTTP/1.1\r\nHost: a\r\n\r\n" => Refused(400);
     relative_target: b"GET foo HTTP/1.1\r\nHost: a\r\n\r\n" => Refused(400);
@@ -199,6 +202,30 @@ fn reused_head_forgets_the_previous_request() {
 }
 
 #[test]
+fn an_absolute_form_targets_authority_is_the_host() {
+    // RFC 9112 §3.2.2: the Host field is ignored for the target's authority, so whatever reads
+    // Host sees what a proxy routing on the target saw.
+    for (target, host) in [
+        ("http://a.example/p", "b.example"),
+        ("http://a.example:8080?q", "a.example"),
+        ("http://a.example/p", ""),
+    ] {
+        let bytes = format!("GET {target} HTTP/1.1\r\nHost: {host}\r\nX: y\r\n\r\n");
+        let mut head = RequestHead::default();
+        parse_head(bytes.as_bytes(), &Limits::default(), &mut head)
+            .unwrap_or_else(|e| panic!("{target}: {e}"))
+            .unwrap_or_else(|| panic!("{target}: incomplete"));
+        let authority = target
+            .trim_start_matches("http://")
+            .split(['/', '?'])
+            .next()
+            .unwrap();
+        assert_eq!(head.header("host"), Some(authority.as_bytes()), "{target}");
+        assert_eq!(head.header("x"), Some(&b"y"[..]));
+    }
+}
+
+#[test]
 fn target_path_and_query_in_every_form() {
     // (target, path, path and query, query)
     let cases: &[(&str, &str, &str, Option<&str>)] = &[
@@ -213,7 +240,13 @@ fn target_path_and_query_in_every_form() {
     ];
     let mut head = RequestHead::default();
     for &(target, path, path_and_query, query) in cases {
-        let bytes = format!("GET {target} HTTP/1.1\r\nHost: h.example\r\n\r\n");
+        // Host names the target's authority, as a client must send it (RFC 9112 §3.2).
+        let host = if target.contains(":8443") {
+            "h.example:8443"
+        } else {
+            "h.example"
+        };
+        let bytes = format!("GET {target} HTTP/1.1\r\nHost: {host}\r\n\r\n");
         parse_head(bytes.as_bytes(), &Limits::default(), &mut head)
             .unwrap_or_else(|e| panic!("{target}: {e}"))
             .unwrap_or_else(|| panic!("{target}: incomplete"));

@@ -389,13 +389,26 @@ fn target_path<'a>(
         ));
     }
     match &rest[authority_end..] {
-        path if path.is_empty() || path.starts_with('/') => {
+        path if path.is_empty() || path.starts_with('/') || path.starts_with('?') => {
             Ok((path, memchr::memchr(b'?', path.as_bytes())))
         }
         _ => Err(ProtoError::BadRequest(
             "absolute-form target without a path",
         )),
     }
+}
+
+/// Where the authority of the absolute-form target at `target` lies in `raw`: between `://`
+/// and the path or query.
+fn absolute_authority(raw: &[u8], target: Span) -> Span {
+    let bytes = &raw[target.start as usize..target.end as usize];
+    let start = memchr::memmem::find(bytes, b"://").map_or(0, |at| at + 3);
+    let len = bytes[start..]
+        .iter()
+        .position(|&b| b == b'/' || b == b'?')
+        .unwrap_or(bytes.len() - start);
+    let start = target.start + start as u32;
+    start..start + len as u32
 }
 
 fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
@@ -411,6 +424,23 @@ fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
     // carries its own (RFC 9112 §3.2, §3.3).
     let target_start = head.raw.get(head.target.start as usize);
     let authority_from_host = matches!(target_start, Some(b'/' | b'*'));
+    // An absolute-form target's authority is the request's, whatever Host says (RFC 9112
+    // §3.2.2): the Host field is read as naming it, so a proxy routing on the target and an
+    // app reading Host cannot disagree.
+    let target_authority = if authority_from_host {
+        None
+    } else {
+        let authority = absolute_authority(&head.raw, head.target.clone());
+        let authority_bytes = &head.raw[authority.start as usize..authority.end as usize];
+        if authority_bytes.contains(&b'@') {
+            return Err(ProtoError::BadRequest("userinfo in the request target"));
+        }
+        if !valid_host(authority_bytes) {
+            return Err(ProtoError::BadRequest("invalid host in the request target"));
+        }
+        Some(authority)
+    };
+    let mut host_field = None;
     let mut hosts = 0;
     let mut content_length = None;
     let mut chunked = false;
@@ -420,7 +450,7 @@ fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
     let mut close = false;
     let mut keep_alive = false;
     let mut expect_continue = false;
-    for (name, value) in &head.headers {
+    for (index, (name, value)) in head.headers.iter().enumerate() {
         let name = &head.raw[name.start as usize..name.end as usize];
         let value = &head.raw[value.start as usize..value.end as usize];
         // Dispatch on length first: most fields are none of these, and a length compare is
@@ -428,6 +458,7 @@ fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
         match name.len() {
             4 if is_field(name, b"host") => {
                 hosts += 1;
+                host_field = Some(index);
                 // An empty Host leaves such a request without an authority: RFC 9110 §7.2
                 // requires one in HTTP/1.1 (and lets HTTP/1.0 go without).
                 if value.is_empty() && http11 && authority_from_host {
@@ -487,6 +518,9 @@ fn validate_fields(head: &mut RequestHead) -> Result<(), ProtoError> {
     }
     if hosts > 1 {
         return Err(ProtoError::BadRequest("repeated Host"));
+    }
+    if let (Some(index), Some(authority)) = (host_field, target_authority) {
+        head.headers[index].1 = authority;
     }
     head.body = match (transfer_encoding, content_length) {
         (true, Some(_)) => {

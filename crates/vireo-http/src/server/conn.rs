@@ -491,6 +491,8 @@ fn encode_response(
             response.take_body();
             Framing::Length(0)
         }
+        // A HEAD answer without a body may say the length GET would send (RFC 9110 §9.3.2).
+        Some(0) if reply.is_head => Framing::Length(declared_length(response.headers())),
         Some(len) => Framing::Length(len),
         None if http10 => Framing::UntilClose,
         None => Framing::Chunked,
@@ -539,6 +541,19 @@ fn encode_response(
         Body::StreamWithTrailers(trailed) => Rest::Stream(trailed.stream, framing),
     };
     (close, Some(rest))
+}
+
+/// The `Content-Length` a service set itself, if one valid value; 0 otherwise.
+fn declared_length(headers: &http::HeaderMap) -> u64 {
+    let mut values = headers.get_all(http::header::CONTENT_LENGTH).iter();
+    match (values.next(), values.next()) {
+        (Some(value), None) => value
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// Send what `encode_response` left, after the buffered responses before it.

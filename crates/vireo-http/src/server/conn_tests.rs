@@ -21,7 +21,8 @@ use tokio::task::JoinHandle;
 /// `/slow` waits a second, `/big?n` answers n bytes, `/stream?n` streams n chunks, `/late`
 /// streams one chunk and a second one a second later, `/broken` streams a chunk and then
 /// fails, `/overlong` announces 4 bytes and streams 6, `/panic` panics, `/status?n` answers
-/// status n with the body `content` (and no upgrade); anything else answers `hello`.
+/// status n with the body `content` (and no upgrade), `/declared` has no body but says it has
+/// 1234 bytes; anything else answers `hello`.
 struct TestService;
 
 impl Service for TestService {
@@ -66,6 +67,13 @@ impl Service for TestService {
                 StatusCode::from_u16(query as u16).expect("a status"),
                 "content",
             ),
+            "/declared" => {
+                let mut res = Response::new(StatusCode::OK, Body::Empty);
+                let length = http::HeaderValue::from_static("1234");
+                res.headers_mut()
+                    .insert(http::header::CONTENT_LENGTH, length);
+                res
+            }
             _ => Response::text("hello"),
         }
     }
@@ -545,6 +553,22 @@ fn a_205_goes_without_its_content_and_the_connection_goes_on() {
         answered,
         [
             "HTTP/1.1 205 Reset Content\r\ndate: DATE\r\ncontent-length: 0\r\n\r\n",
+            &ok("hello")
+        ]
+        .concat()
+    );
+}
+
+#[test]
+fn a_head_answer_keeps_the_length_its_service_declared() {
+    let answered = exchange(
+        Limits::default(),
+        &[&b"HEAD /declared HTTP/1.1\r\nHost: a\r\n\r\n"[..], GET].concat(),
+    );
+    assert_eq!(
+        answered,
+        [
+            "HTTP/1.1 200 OK\r\ndate: DATE\r\ncontent-length: 1234\r\n\r\n",
             &ok("hello")
         ]
         .concat()
