@@ -45,6 +45,8 @@ pub(crate) struct Inner {
     pub asked: bool,
     /// Read the rest of the body without waiting to be asked (the response has started).
     pub draining: bool,
+    /// Chunks read while draining are thrown away: the app is done and will not read them.
+    pub discard: bool,
     /// The `http.request` with `more_body` false has been given.
     pub delivered_last: bool,
     receive_waiter: Option<Py<PyAny>>,
@@ -99,6 +101,7 @@ impl Exchange {
                 body_done,
                 asked: false,
                 draining: false,
+                discard: false,
                 delivered_last: false,
                 receive_waiter: None,
                 disconnected: false,
@@ -147,6 +150,11 @@ impl Exchange {
             return;
         }
         if let Some(waiter) = inner.receive_waiter.take() {
+            // A `receive()` cancelled while it waited (`request.is_disconnected()` does this)
+            // takes nothing: the chunk stays for the next one.
+            if is_done(py, &waiter) {
+                return;
+            }
             let message = next_message(py, &mut inner);
             drop(inner);
             resolve(py, waiter, message.map(Bound::unbind));
@@ -251,6 +259,14 @@ pub(crate) fn resolve(py: Python<'_>, future: Py<PyAny>, value: PyResult<Py<PyAn
     }
 }
 
+/// Whether an asyncio future is done (cancelled, here); an error counts as done.
+fn is_done(py: Python<'_>, future: &Py<PyAny>) -> bool {
+    future
+        .call_method0(py, pyo3::intern!(py, "done"))
+        .and_then(|done| done.is_truthy(py))
+        .unwrap_or(true)
+}
+
 pub(crate) fn new_future(py: Python<'_>) -> PyResult<Py<PyAny>> {
     let state = event_loop::current()
         .ok_or_else(|| PyRuntimeError::new_err("receive/send called off the server's loop"))?;
@@ -275,10 +291,14 @@ impl Receive {
             let message = next_message(py, &mut inner)?;
             return ready(py, message.unbind());
         }
-        if inner.receive_waiter.is_some() {
-            return Err(PyRuntimeError::new_err(
-                "receive() called again while an earlier receive() is still waiting",
-            ));
+        if let Some(waiter) = &inner.receive_waiter {
+            // One cancelled while it waited is forgotten; one still waiting is an error.
+            if !is_done(py, waiter) {
+                return Err(PyRuntimeError::new_err(
+                    "receive() called again while an earlier receive() is still waiting",
+                ));
+            }
+            inner.receive_waiter = None;
         }
         // Waiting for a chunk, or (the body all given) for the client to go away.
         let future = new_future(py)?;

@@ -120,9 +120,9 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
                 if let Err(e) = result {
                     // The body could not be read: the client is gone or broke a limit.
                     Python::attach(|py| body_failed(py, &ex, &e));
-                    if matches!(ex.lock().phase, Phase::Waiting) {
-                        return Response::typed(e.status(), e.to_string(), ContentType::Text);
-                    }
+                    // Nothing has gone to the client yet, even if the app has started its
+                    // response: the limit's own answer (413, 400) goes instead.
+                    return Response::typed(e.status(), e.to_string(), ContentType::Text);
                 }
             }
         }
@@ -133,13 +133,20 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
             app_done = Some(outcome);
         }
     }
-    // An app that reads the body and answers before reading all of it still gets the rest.
+    // The rest of the body is read now, or never: the engine reads a request's body only until
+    // its response is given. An app still running (streaming its response) may yet ask for it,
+    // so it is kept; for one that is done and had begun reading, it is read and thrown away so
+    // the connection stays usable.
     let read_rest = {
         let inner = ex.lock();
-        inner.asked && !inner.body_done && !inner.disconnected
+        (inner.asked || app_done.is_none()) && !inner.body_done && !inner.disconnected
     };
     if read_rest && !pump_done {
-        ex.lock().draining = true;
+        {
+            let mut inner = ex.lock();
+            inner.draining = true;
+            inner.discard = app_done.is_some();
+        }
         ex.want.notify_one();
         if let Err(e) = pump.as_mut().await {
             Python::attach(|py| body_failed(py, &ex, &e));
@@ -222,6 +229,9 @@ async fn pump(mut body: RequestBody<'_>, ex: &Exchange) -> Result<(), BodyError>
             ex.want.notified().await;
         }
         let chunk = body.chunk().await?;
+        if chunk.is_some() && ex.lock().discard {
+            continue;
+        }
         Python::attach(|py| ex.push_body(py, chunk));
     }
 }

@@ -134,6 +134,19 @@ def test_request_body_streams_in_chunks(serve):
     assert json.loads(body) == {"messages": 1, "length": 0, "sum": 0}
 
 
+def test_a_receive_cancelled_while_waiting_loses_nothing(serve):
+    served = serve("asgi_raw:app")
+
+    def slow_chunks():
+        yield b"first,"
+        time.sleep(0.3)
+        yield b"second"
+
+    status, _, body = served.request("POST", "/receive-after-cancel", body=slow_chunks(),
+                                      chunked=True)
+    assert (status, json.loads(body)) == (200, {"body": "first,second", "timed_out": True})
+
+
 def test_response_started_before_the_body_is_read(serve):
     served = serve("asgi_raw:app")
     data = b"abcdefgh" * 50000
@@ -295,8 +308,18 @@ def test_request_body_limit_answers_413(serve):
     served = serve("asgi_raw:app", "--limit-request-body", "1000")
     assert served.request("POST", "/echo", body=b"x" * 1000)[0] == 200
     assert served.request("POST", "/echo", body=b"x" * 1001)[0] == 413
+    # Started but not yet sent: the limit's answer still goes instead of the app's.
+    assert served.request("POST", "/start-then-read", body=b"x" * 1001)[0::2] == (
+        413, b"request body is larger than the limit of 1000 bytes")
     served = serve("wsgi_raw:app", "--limit-request-body", "1000")
     assert served.request("POST", "/echo", body=b"x" * 1001)[0] == 413
+
+
+def test_a_streaming_app_that_reads_the_body_late_gets_it(serve):
+    # The app sends part of its response before it first asks for the body.
+    served = serve("asgi_raw:app")
+    assert served.request("POST", "/start-then-read?stream", body=b"hello", timeout=5)[0::2] == (
+        200, b"first,hello")
 
 
 def raw_get(served, path, extra=""):

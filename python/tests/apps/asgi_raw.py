@@ -115,6 +115,30 @@ async def app(scope, receive, send):
                 steps.append(stop.value)
         assert steps == [None, None], steps
         return None
+    if path == "/start-then-read":
+        # Starts the response, then reads the body (streamed when `stream`), and echoes it.
+        streamed = scope["query_string"] == b"stream"
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/plain")]})
+        if streamed:
+            await send({"type": "http.response.body", "body": b"first,", "more_body": True})
+            await asyncio.sleep(0.05)  # the response is on its way before the body is asked for
+        body = b"".join(await _read_all(receive))
+        return await send({"type": "http.response.body", "body": body})
+    if path == "/receive-after-cancel":
+        # Waits for each message with a short timeout, as polling `is_disconnected()` does: a
+        # receive() cancelled while it waits loses nothing and leaves receive() usable.
+        body, timeouts = b"", 0
+        while timeouts < 200:
+            try:
+                message = await asyncio.wait_for(receive(), 0.02)
+            except asyncio.TimeoutError:
+                timeouts += 1
+                continue
+            body += message["body"]
+            if not message.get("more_body", False):
+                break
+        return await _json(send, {"body": body.decode(), "timed_out": timeouts > 0})
     if path == "/echo":
         chunks = await _read_all(receive)
         body = b"".join(chunks)
