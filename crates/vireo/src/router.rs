@@ -192,7 +192,21 @@ impl Router {
 
     /// Serve `router` under `prefix`: a route `/users` in it answers `prefix/users`. Inside,
     /// [`Request::path`] is the path without the prefix; [`Request::original_path`] has it.
+    ///
+    /// # Panics
+    /// If `prefix` has a parameter (`:id`) or a wildcard (`*rest`): a prefix is literal, so
+    /// the path the mounted routes see can be cut from the request's.
+    #[track_caller]
     pub fn mount(&mut self, prefix: &str, router: Router) -> &mut Self {
+        if let Some(segment) = prefix
+            .split('/')
+            .find(|s| s.starts_with(':') || s.starts_with('*'))
+        {
+            panic!(
+                "mount prefix `{prefix}` has `{segment}`: a prefix is literal; put parameters \
+                 in the mounted router's routes"
+            );
+        }
         self.mounts
             .push((prefix.trim_end_matches('/').to_owned(), router));
         self

@@ -20,8 +20,9 @@ use vireo_http::{Body, Response};
 const CHUNK: usize = 64 * 1024;
 
 /// Serve the files under `root`, at a route ending in a wildcard (`/static/*path`) or as the
-/// only route of a mounted router. Paths with `..`, backslashes or NUL, and symlinks leading
-/// out of `root`, get 404.
+/// only route of a mounted router. Paths with `..`, backslashes or NUL, symlinks leading out of
+/// `root` (for a directory's `index.html` and a precompressed sibling too), and, unless
+/// [`ServeDir::dotfiles`] allows them, names starting with `.` (`.git`, `.env`) get 404.
 ///
 /// ```
 /// let dir = tempfile::tempdir().unwrap();
@@ -33,6 +34,8 @@ const CHUNK: usize = 64 * 1024;
 /// assert_eq!(res.text(), "hi");
 /// assert_eq!(res.header("content-type"), Some("text/plain; charset=utf-8"));
 /// assert_eq!(client.get("/static/../Cargo.toml").send().status(), 404);
+/// std::fs::write(dir.path().join(".env"), "SECRET=1").unwrap();
+/// assert_eq!(client.get("/static/.env").send().status(), 404);
 /// ```
 pub fn serve_dir(root: impl Into<PathBuf>) -> ServeDir {
     ServeDir {
@@ -40,6 +43,7 @@ pub fn serve_dir(root: impl Into<PathBuf>) -> ServeDir {
             root: root.into(),
             cache_control: None,
             precompressed: false,
+            dotfiles: false,
         }),
     }
 }
@@ -55,6 +59,7 @@ struct Options {
     root: PathBuf,
     cache_control: Option<HeaderValue>,
     precompressed: bool,
+    dotfiles: bool,
 }
 
 impl ServeDir {
@@ -75,6 +80,13 @@ impl ServeDir {
     /// `Vary: Accept-Encoding` (default: off).
     pub fn precompressed(mut self) -> Self {
         Arc::make_mut(&mut self.options).precompressed = true;
+        self
+    }
+
+    /// Serve files and directories whose names start with `.` (default: off, so a root that
+    /// holds `.git` or `.env` does not give them away; they get 404).
+    pub fn dotfiles(mut self) -> Self {
+        Arc::make_mut(&mut self.options).dotfiles = true;
         self
     }
 }
@@ -98,7 +110,7 @@ impl Endpoint for ServeDir {
 }
 
 /// The path the client asked for, relative to the root, if it is a safe one.
-fn relative_path(req: &Request) -> Option<PathBuf> {
+fn relative_path(req: &Request, dotfiles: bool) -> Option<PathBuf> {
     let raw = req.params().last().map(|(_, v)| v.into_owned());
     let raw = raw.unwrap_or_else(|| {
         percent_encoding::percent_decode_str(req.path())
@@ -111,7 +123,9 @@ fn relative_path(req: &Request) -> Option<PathBuf> {
     let mut path = PathBuf::new();
     for component in Path::new(raw.trim_start_matches('/')).components() {
         match component {
-            Component::Normal(part) => path.push(part),
+            Component::Normal(part) if dotfiles || !part.as_encoded_bytes().starts_with(b".") => {
+                path.push(part)
+            }
             Component::CurDir => {}
             _ => return None,
         }
@@ -126,12 +140,13 @@ fn not_found() -> Error {
 async fn serve(options: &Options, req: &Request) -> Result<Response, Error> {
     let root = options.root.as_path();
     if req.method() != Method::GET && req.method() != Method::HEAD {
-        return Err(Error::new(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "Method Not Allowed",
-        ));
+        // A 405 says what is allowed (RFC 9110 §15.5.6).
+        let mut res = Response::new(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+        res.headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return Ok(res);
     }
-    let relative = relative_path(req).ok_or_else(not_found)?;
+    let relative = relative_path(req, options.dotfiles).ok_or_else(not_found)?;
     let root = tokio::fs::canonicalize(root)
         .await
         .map_err(|_| not_found())?;
@@ -148,8 +163,9 @@ async fn serve(options: &Options, req: &Request) -> Result<Response, Error> {
             // its URL ends in a slash.
             return Ok(redirect_to_directory(req));
         }
-        path.push("index.html");
-        meta = tokio::fs::metadata(&path).await.map_err(|_| not_found())?;
+        (path, meta) = inside(&root, &path.join("index.html"))
+            .await
+            .ok_or_else(not_found)?;
     }
     if !meta.is_file() {
         return Err(not_found());
@@ -157,7 +173,8 @@ async fn serve(options: &Options, req: &Request) -> Result<Response, Error> {
     let content_type = content_type(&path);
     let mut encoding = None;
     if options.precompressed {
-        if let Some((sibling, sibling_meta, name)) = precompressed_sibling(req, &path).await {
+        if let Some((sibling, sibling_meta, name)) = precompressed_sibling(req, &root, &path).await
+        {
             (path, meta, encoding) = (sibling, sibling_meta, Some(name));
         }
     }
@@ -274,6 +291,7 @@ fn redirect_to_directory(req: &Request) -> Response {
 /// one exists: its path, metadata and encoding name.
 async fn precompressed_sibling(
     req: &Request,
+    root: &Path,
     path: &Path,
 ) -> Option<(PathBuf, std::fs::Metadata, &'static str)> {
     let accepted = req.header("accept-encoding").unwrap_or("");
@@ -284,8 +302,7 @@ async fn precompressed_sibling(
         let mut name = path.as_os_str().to_owned();
         name.push(".");
         name.push(extension);
-        let sibling = PathBuf::from(name);
-        if let Ok(meta) = tokio::fs::metadata(&sibling).await {
+        if let Some((sibling, meta)) = inside(root, Path::new(&name)).await {
             if meta.is_file() {
                 return Some((sibling, meta, encoding));
             }
@@ -294,9 +311,22 @@ async fn precompressed_sibling(
     None
 }
 
-/// Whether an `Accept-Encoding` value accepts `encoding` (named, or by `*`, with a q above 0).
+/// `path` with its symlinks resolved, and its metadata, if it exists and lies under `root`
+/// (itself resolved).
+async fn inside(root: &Path, path: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
+    let resolved = tokio::fs::canonicalize(path).await.ok()?;
+    if !resolved.starts_with(root) {
+        return None;
+    }
+    let meta = tokio::fs::metadata(&resolved).await.ok()?;
+    Some((resolved, meta))
+}
+
+/// Whether an `Accept-Encoding` value accepts `encoding` with a q above 0: as named, or, if it
+/// is not named, by `*` (RFC 9110 §12.5.3).
 fn accepts(accept_encoding: &str, encoding: &str) -> bool {
-    accept_encoding.split(',').any(|item| {
+    let mut by_wildcard = None;
+    for item in accept_encoding.split(',') {
         let mut parts = item.split(';');
         let name = parts.next().unwrap_or("").trim();
         let refused = parts.any(|p| {
@@ -305,8 +335,14 @@ fn accepts(accept_encoding: &str, encoding: &str) -> bool {
                 .and_then(|q| q.trim().parse::<f32>().ok())
                 .is_some_and(|q| q <= 0.0)
         });
-        (name.eq_ignore_ascii_case(encoding) || name == "*") && !refused
-    })
+        if name.eq_ignore_ascii_case(encoding) {
+            return !refused;
+        }
+        if name == "*" {
+            by_wildcard = Some(!refused);
+        }
+    }
+    by_wildcard.unwrap_or(false)
 }
 
 /// RFC 9110 §13.1.2 and §13.1.3: `If-None-Match` wins over `If-Modified-Since`.

@@ -766,6 +766,34 @@ fn builtin_timeout_cors_request_id_and_compression() {
 }
 
 #[test]
+fn compression_leaves_partial_and_no_transform_responses_alone() {
+    let c = client(|app| {
+        app.r#use(compression());
+        app.get("/part", |_req| {
+            let mut res = vireo::Response::new(StatusCode::PARTIAL_CONTENT, "part ".repeat(500));
+            res.headers_mut().insert(
+                "content-range",
+                http::HeaderValue::from_static("bytes 0-2499/10000"),
+            );
+            res
+        });
+        app.get("/no-transform", |_req| {
+            let mut res = vireo::Response::new(StatusCode::OK, "keep ".repeat(500));
+            res.headers_mut().insert(
+                "cache-control",
+                http::HeaderValue::from_static("public, No-Transform"),
+            );
+            res
+        });
+    });
+    for path in ["/part", "/no-transform"] {
+        let res = c.get(path).header("accept-encoding", "gzip, br").send();
+        assert_eq!(res.header("content-encoding"), None, "{path}");
+        assert_eq!(res.bytes().len(), 2500, "{path}");
+    }
+}
+
+#[test]
 fn streaming_and_sse() {
     let c = client(|app| {
         app.get("/iter", |_req| {
@@ -863,6 +891,12 @@ fn static_files_precompressed_siblings_and_cache_control() {
         gz.header("etag"),
         "each encoding has its own tag"
     );
+    // `*` stands only for codings not named: an explicit `br;q=0` still refuses br.
+    let star = c
+        .get("/s/app.js")
+        .header("accept-encoding", "br;q=0, *")
+        .send();
+    assert_eq!(star.header("content-encoding"), Some("gzip"));
     let plain = c.get("/s/app.js").send();
     assert_eq!(plain.text(), "plain");
     assert_eq!(plain.header("content-encoding"), None);
@@ -877,6 +911,41 @@ fn static_files_precompressed_siblings_and_cache_control() {
         c.get("/s/pic.webp").send().header("content-type"),
         Some("image/webp")
     );
+}
+
+#[test]
+fn static_files_keep_symlinked_indexes_siblings_and_dotfiles_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret"), "secret").unwrap();
+    // A directory whose index, and a file whose precompressed sibling, lead out of the root.
+    std::fs::create_dir(dir.path().join("docs")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret"),
+        dir.path().join("docs/index.html"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("app.js"), "plain").unwrap();
+    std::os::unix::fs::symlink(outside.path().join("secret"), dir.path().join("app.js.gz"))
+        .unwrap();
+    std::fs::write(dir.path().join(".env"), "SECRET=1").unwrap();
+    std::fs::create_dir(dir.path().join(".well-known")).unwrap();
+    std::fs::write(dir.path().join(".well-known/token"), "t").unwrap();
+    let (root, shown) = (dir.path().to_owned(), dir.path().to_owned());
+    let c = client(move |app| {
+        app.get("/s/*path", vireo::serve_dir(root).precompressed());
+        app.get("/dot/*path", vireo::serve_dir(shown).dotfiles());
+        app.all("/any/*path", vireo::serve_dir("."));
+    });
+    assert_eq!(c.get("/s/docs/").send().status(), 404);
+    let js = c.get("/s/app.js").header("accept-encoding", "gzip").send();
+    assert_eq!((js.text(), js.header("content-encoding")), ("plain", None));
+    assert_eq!(c.get("/s/.env").send().status(), 404);
+    assert_eq!(c.get("/s/.well-known/token").send().status(), 404);
+    assert_eq!(c.get("/dot/.well-known/token").send().text(), "t");
+    let refused = c.request(Method::POST, "/any/x").send();
+    assert_eq!(refused.status(), StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(refused.header("allow"), Some("GET, HEAD"));
 }
 
 #[test]
@@ -1208,4 +1277,50 @@ fn tampered_signed_and_private_cookies_are_rejected() {
         get(&format!("signed=forged; {signed}")),
         r#"Some("user") None"#
     );
+}
+
+#[test]
+#[should_panic(expected = "a prefix is literal")]
+fn a_mount_prefix_with_a_parameter_is_refused_at_setup() {
+    let mut app = App::new();
+    let mut users = vireo::Router::new();
+    users.get("/", |_req| "user");
+    app.mount("/users/:id", users);
+}
+
+#[test]
+fn cors_says_vary_origin_whenever_its_answer_depends_on_it() {
+    let c = client(|app| {
+        app.r#use(cors().allow_origins(["https://a.example"]));
+        app.get("/data", |_req| "data");
+    });
+    let allowed = c.get("/data").header("origin", "https://a.example").send();
+    assert_eq!(
+        allowed.header("access-control-allow-origin"),
+        Some("https://a.example")
+    );
+    // Refused, or without Origin at all: no grant, but the answer still varies by Origin.
+    for res in [
+        c.get("/data").header("origin", "https://b.example").send(),
+        c.get("/data").send(),
+    ] {
+        assert_eq!(res.header("access-control-allow-origin"), None);
+        assert_eq!(res.header("vary"), Some("origin"));
+    }
+}
+
+#[test]
+fn cors_never_grants_credentials_to_the_null_origin() {
+    let c = client(|app| {
+        app.r#use(cors().allow_credentials());
+        app.get("/me", |_req| "me");
+    });
+    let site = c.get("/me").header("origin", "https://a.example").send();
+    assert_eq!(
+        site.header("access-control-allow-origin"),
+        Some("https://a.example")
+    );
+    let opaque = c.get("/me").header("origin", "null").send();
+    assert_eq!(opaque.header("access-control-allow-origin"), None);
+    assert_eq!(opaque.header("access-control-allow-credentials"), None);
 }

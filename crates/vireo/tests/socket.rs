@@ -107,3 +107,24 @@ fn a_route_raises_the_body_limit_above_the_apps_and_others_keep_it() {
         }
     }
 }
+
+#[test]
+fn client_addr_reads_every_x_forwarded_for_line() {
+    // The peer (127.0.0.1) is the trusted proxy; it appended its own line after the one the
+    // client sent, so the client is the address on the last line, not the forged first one.
+    let mut app = App::new();
+    app.r#use(vireo::middleware::client_addr(["127.0.0.1"
+        .parse()
+        .unwrap()]));
+    app.get("/who", |req: Request| {
+        req.get::<vireo::middleware::ClientAddr>()
+            .map_or("none".to_owned(), |c| c.0.to_string())
+    });
+    let server = serve_ephemeral(app).unwrap();
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    let reply = exchange(
+        &mut stream,
+        b"GET /who HTTP/1.1\r\nHost: t\r\nX-Forwarded-For: 6.6.6.6\r\nX-Forwarded-For: 203.0.113.7\r\n\r\n",
+    );
+    assert!(reply.ends_with("\r\n\r\n203.0.113.7"), "{reply}");
+}

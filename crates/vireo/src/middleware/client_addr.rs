@@ -73,7 +73,14 @@ fn parse_hop(hop: &str) -> Option<IpAddr> {
 impl Middleware for ClientAddrLayer {
     fn call(&self, mut req: Request, next: Next) -> Reply {
         if let Some(peer) = req.remote_addr() {
-            let client = self.resolve(peer.ip(), req.header("x-forwarded-for"));
+            // Every line of the field, as one list (RFC 9110 §5.3): a proxy that adds its own
+            // line after the client's must not leave the client's forged one first.
+            let lines: Vec<&str> = req
+                .header_values("x-forwarded-for")
+                .filter_map(|v| std::str::from_utf8(v).ok())
+                .collect();
+            let joined = (!lines.is_empty()).then(|| lines.join(","));
+            let client = self.resolve(peer.ip(), joined.as_deref());
             req.set(ClientAddr(client));
         }
         next.run(req)

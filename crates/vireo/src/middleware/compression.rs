@@ -83,7 +83,17 @@ fn choose(accept: &str) -> Option<Coding> {
 }
 
 fn compressible(response: &Response) -> bool {
-    if response.headers().contains_key(header::CONTENT_ENCODING) {
+    let headers = response.headers();
+    // A part of a representation (206) is counted in its encoded form (RFC 9110 §14.4), so
+    // encoding the part alone would corrupt it; `no-transform` forbids it (RFC 9111 §5.2.2.6).
+    if response.status() == http::StatusCode::PARTIAL_CONTENT
+        || headers.contains_key(header::CONTENT_RANGE)
+        || headers.contains_key(header::CONTENT_ENCODING)
+        || headers
+            .get_all(header::CACHE_CONTROL)
+            .iter()
+            .any(|v| v.to_str().is_ok_and(asks_no_transform))
+    {
         return false;
     }
     let content_type = response
@@ -100,6 +110,13 @@ fn compressible(response: &Response) -> bool {
             "application/zip" | "application/gzip" | "application/x-gzip" | "application/zstd"
         );
     !already_compressed
+}
+
+/// Whether a `Cache-Control` value lists `no-transform`.
+fn asks_no_transform(value: &str) -> bool {
+    value
+        .split(',')
+        .any(|directive| directive.trim().eq_ignore_ascii_case("no-transform"))
 }
 
 fn compress(coding: Coding, data: &[u8]) -> std::io::Result<Vec<u8>> {

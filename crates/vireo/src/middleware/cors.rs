@@ -74,6 +74,10 @@ impl Cors {
     }
 
     /// Let the browser send cookies and credentials (the origin is then echoed, never `*`).
+    ///
+    /// Without [`Cors::allow_origins`], every origin's credentialed requests are allowed, so
+    /// any site a signed-in user visits can read what it asks for; name the origins. The
+    /// opaque origin `null` (sandboxed frames, `file:` pages) is never allowed credentials.
     pub fn allow_credentials(mut self) -> Self {
         self.credentials = true;
         self
@@ -83,6 +87,7 @@ impl Cors {
     fn allowed_origin(&self, origin: &str) -> Option<HeaderValue> {
         match &self.origins {
             Some(list) if !list.iter().any(|o| o == origin) => None,
+            _ if self.credentials && origin == "null" => None,
             None if !self.credentials => Some(HeaderValue::from_static("*")),
             _ => HeaderValue::from_str(origin).ok(),
         }
@@ -106,6 +111,17 @@ impl Cors {
 impl Middleware for Cors {
     fn call(&self, req: Request, next: Next) -> Reply {
         let Some(origin) = req.header("origin").and_then(|o| self.allowed_origin(o)) else {
+            // The answer still depends on Origin when the policy does: a cache must not hand
+            // this one to an origin that would have been allowed (Fetch §3.2.5).
+            if self.origins.is_some() || self.credentials {
+                return Reply::pending(async move {
+                    let mut response = next.run(req).await;
+                    response
+                        .headers_mut()
+                        .append(header::VARY, HeaderValue::from_static("origin"));
+                    response
+                });
+            }
             return next.run(req);
         };
         let preflight = req.method() == Method::OPTIONS
