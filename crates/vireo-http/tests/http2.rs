@@ -202,6 +202,20 @@ fn an_interim_status_given_as_the_answer_is_a_500_and_the_stream_ends() {
 }
 
 #[test]
+fn a_content_length_the_body_does_not_match_is_replaced_by_the_bodys() {
+    let server = serve(Limits::default());
+    run(async {
+        let mut client = h2c(server.addr()).await;
+        let response = client.send_request(request(Method::GET, "/wrong-length"), true);
+        let (response, _) = response.unwrap();
+        let response = response.await.unwrap();
+        assert_eq!(response.headers()["content-length"], "3");
+        let body = read_body(response.into_body()).await.unwrap();
+        assert_eq!(body, b"abc");
+    });
+}
+
+#[test]
 fn concurrent_streams_share_one_connection() {
     let server = serve(Limits::default());
     run(async {

@@ -428,9 +428,18 @@ async fn send_response(
         }
     }
     let allows_body = status_allows_body(status);
-    if allows_body && !headers.contains_key(header::CONTENT_LENGTH) {
-        if let Some(len) = body.len() {
-            headers.insert(header::CONTENT_LENGTH, len.into());
+    // The length is the body's own, as HTTP/1.1 frames it: a service's header that disagrees
+    // would make the message malformed (RFC 9113 §8.1.1). A HEAD answer without a body keeps
+    // the length the service declared.
+    let declared = is_head && body.is_empty() && headers.contains_key(header::CONTENT_LENGTH);
+    if allows_body && !declared {
+        match body.len() {
+            Some(len) => {
+                headers.insert(header::CONTENT_LENGTH, len.into());
+            }
+            None => {
+                headers.remove(header::CONTENT_LENGTH);
+            }
         }
     }
     if !headers.contains_key(header::DATE) {

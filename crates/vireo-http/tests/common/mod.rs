@@ -29,7 +29,8 @@ pub fn run<F: std::future::Future<Output = ()>>(test: F) {
 /// chunk and answers its length, `/bye` asks to close the connection, `/until-dropped` never
 /// answers and `/dropped` says how many of those were dropped, `/stream-until-dropped` streams
 /// one chunk and then waits and `/streams-dropped` says how many of those bodies were dropped;
-/// `/early-hints` wrongly answers with the interim 103; anything else answers its method and
+/// `/early-hints` wrongly answers with the interim 103, `/wrong-length` says 10 bytes and sends
+/// 3; anything else answers its method and
 /// path.
 pub struct TestService;
 
@@ -62,6 +63,12 @@ impl Service for TestService {
             }
             "/panic" => panic!("the test handler panics"),
             "/early-hints" => Response::new(http::StatusCode::EARLY_HINTS, vireo_http::Body::Empty),
+            "/wrong-length" => {
+                let mut res = Response::text("abc");
+                let ten = http::HeaderValue::from_static("10");
+                res.headers_mut().insert(http::header::CONTENT_LENGTH, ten);
+                res
+            }
             "/bye" => {
                 let mut res = Response::text("bye");
                 let close = http::HeaderValue::from_static("close");
