@@ -171,7 +171,7 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
 /// gets its outcome.
 pub(crate) fn start_app(
     py: Python<'_>,
-    config: &AppConfig,
+    config: &Arc<AppConfig>,
     state: &LoopState,
     scope: Bound<'_, PyDict>,
     receive: Py<PyAny>,
@@ -184,6 +184,14 @@ pub(crate) fn start_app(
         .starter
         .start(py, app, call_args, completion.clone().unbind())?;
     completion.get().hold(task.unbind());
+    // Once nothing waits for the outcome (the client left, or a limit was answered), an
+    // exception the app still raises is logged, as one raised while answering is.
+    let config = config.clone();
+    completion.get().when_orphaned(Box::new(move |py, outcome| {
+        if let Err(e) = outcome {
+            config.log(py, "Exception in ASGI application", Some(e));
+        }
+    }));
     state.kick(py);
     Ok(rx)
 }

@@ -382,6 +382,19 @@ def test_a_client_leaving_before_the_response_is_an_http_disconnect(serve):
     assert "returned without" not in served.log(), "a client that left is no app error"
 
 
+def test_an_exception_raised_after_the_client_left_is_still_logged(serve):
+    served = serve("asgi_raw:app")
+    sock = socket.create_connection((served.host, served.port), timeout=10)
+    sock.sendall(b"GET /raise-after-disconnect HTTP/1.1\r\nHost: x\r\n\r\n")
+    time.sleep(0.2)
+    sock.close()
+    deadline = time.monotonic() + 5
+    while "raised after the client left" not in served.log() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    served.stop()
+    assert "raised after the client left" in served.log()
+
+
 def test_an_app_that_stops_streaming_to_a_client_that_left_logs_no_error(serve):
     served = serve("asgi_raw:app")
     sock = socket.create_connection((served.host, served.port), timeout=10)

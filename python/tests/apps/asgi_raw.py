@@ -181,6 +181,10 @@ async def app(scope, receive, send):
         return
     if path == "/listener":
         return await _json(send, listener_saw)
+    if path == "/raise-after-disconnect":
+        await receive()
+        await receive()  # http.disconnect, once the client has left
+        raise RuntimeError("raised after the client left")
     if path == "/wait-for-disconnect":
         first = await receive()
         second = await receive()  # nothing is sent: this waits until the client leaves
