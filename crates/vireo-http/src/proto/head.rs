@@ -389,7 +389,7 @@ fn target_path<'a>(
         ));
     }
     match &rest[authority_end..] {
-        path if path.is_empty() || path.starts_with('/') || path.starts_with('?') => {
+        path if path.is_empty() || path.starts_with('/') => {
             Ok((path, memchr::memchr(b'?', path.as_bytes())))
         }
         _ => Err(ProtoError::BadRequest(
