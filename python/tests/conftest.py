@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -122,6 +123,17 @@ class Served:
     def log(self) -> str:
         self.errfile.seek(0)
         return self.errfile.read()
+
+    def raw_get(self, path: str, extra: str = "") -> bytes:
+        """The raw bytes of a response read to its end, on a connection the client then
+        closes; `extra` is more header lines, each ending in CRLF."""
+        with socket.create_connection((self.host, self.port), timeout=10) as sock:
+            sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n{extra}Connection: close\r\n\r\n"
+                         .encode())
+            data = b""
+            while chunk := sock.recv(65536):
+                data += chunk
+        return data
 
     def connection(self, timeout: float = 10) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)

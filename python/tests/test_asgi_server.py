@@ -322,19 +322,9 @@ def test_a_streaming_app_that_reads_the_body_late_gets_it(serve):
         200, b"first,hello")
 
 
-def raw_get(served, path, extra=""):
-    """The raw bytes of a response read to its end, on a connection the client then closes."""
-    with socket.create_connection((served.host, served.port), timeout=10) as sock:
-        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n{extra}Connection: close\r\n\r\n".encode())
-        data = b""
-        while chunk := sock.recv(65536):
-            data += chunk
-    return data
-
-
 def test_trailers_follow_a_chunked_body(serve):
     served = serve("asgi_raw:app")
-    raw = raw_get(served, "/trailers", "TE: trailers\r\n")
+    raw = served.raw_get("/trailers", "TE: trailers\r\n")
     head, _, body = raw.partition(b"\r\n\r\n")
     assert b"transfer-encoding: chunked" in head.lower()
     assert body == b"3\r\nabc\r\n3\r\ndef\r\n0\r\nx-sum: 597\r\nx-count: 6\r\n\r\n"
@@ -345,7 +335,7 @@ def test_trailers_that_never_come(serve):
     # Nothing sent yet when the app returns: an incomplete response is a 500.
     assert served.get("/trailers-missing")[0] == 500
     # Already streaming: the body ends without them.
-    raw = raw_get(served, "/trailers-missing-late")
+    raw = served.raw_get("/trailers-missing-late")
     assert raw.startswith(b"HTTP/1.1 200 ")
     assert raw.endswith(b"3\r\nabc\r\n3\r\ndef\r\n0\r\n\r\n")
     assert served.get("/scope")[0] == 200

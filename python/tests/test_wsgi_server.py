@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import threading
 import time
 from pathlib import Path
@@ -185,11 +184,7 @@ def test_a_chunk_that_is_not_bytes_is_an_error_not_nul_bytes(serve):
 
 def test_header_values_go_out_as_latin1(serve):
     served = serve("wsgi_raw:app")
-    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
-        sock.sendall(b"GET /latin1-header HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        raw = b""
-        while chunk := sock.recv(65536):
-            raw += chunk
+    raw = served.raw_get("/latin1-header")
     assert b"\r\nx-name: caf\xe9\r\n" in raw, raw
     # A character that does not fit in one byte is the app's error.
     assert served.get("/wide-header")[0] == 500
@@ -207,13 +202,8 @@ def test_every_x_forwarded_for_line_counts(serve):
     # A proxy appends its own line after the one a client forged: the address nearest the
     # trusted proxy wins, as under uvicorn.
     served = serve("wsgi_raw:app", "--proxy-headers", "--forwarded-allow-ips", "127.0.0.1")
-    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
-        sock.sendall(b"GET /environ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-                     b"X-Forwarded-For: 1.2.3.4\r\nX-Forwarded-For: 5.6.7.8\r\n"
-                     b"X-Forwarded-Proto: http\r\nX-Forwarded-Proto: https\r\n\r\n")
-        raw = b""
-        while chunk := sock.recv(65536):
-            raw += chunk
+    raw = served.raw_get("/environ", "X-Forwarded-For: 1.2.3.4\r\nX-Forwarded-For: 5.6.7.8\r\n"
+                         "X-Forwarded-Proto: http\r\nX-Forwarded-Proto: https\r\n")
     env = json.loads(raw.partition(b"\r\n\r\n")[2])
     assert env["REMOTE_ADDR"] == "5.6.7.8"
     assert env["wsgi.url_scheme"] == "https"
