@@ -4,39 +4,26 @@
 use crate::asgi_config::{AppConfig, Interface};
 use crate::{asgi_service, wsgi_service};
 use pyo3::prelude::*;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use vireo_http::http::StatusCode;
 use vireo_http::{ContentType, Response, Service};
 
 pub(crate) struct AppService(pub Arc<AppConfig>);
 
-/// Counts a request in flight until dropped.
-struct InFlight<'a>(&'a AppConfig);
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
 impl Service for AppService {
     async fn call(&self, req: vireo_http::Request<'_>) -> Response {
         let config = &self.0;
-        let _in_flight = match config.limit_concurrency {
-            Some(limit) => {
-                if config.in_flight.fetch_add(1, Ordering::Relaxed) >= limit {
-                    config.in_flight.fetch_sub(1, Ordering::Relaxed);
-                    return Response::typed(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "Service Unavailable",
-                        ContentType::Text,
-                    );
-                }
-                Some(InFlight(config))
-            }
-            None => None,
-        };
+        let (running, before) = config.running.start();
+        if config
+            .limit_concurrency
+            .is_some_and(|limit| before >= limit)
+        {
+            return Response::typed(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable",
+                ContentType::Text,
+            );
+        }
         let access = config.access_log.as_ref().map(|_| {
             let head = req.head();
             (
@@ -47,8 +34,12 @@ impl Service for AppService {
             )
         });
         let res = match config.interface {
-            Interface::Asgi => asgi_service::serve(config, req).await,
-            Interface::Wsgi => wsgi_service::serve(config, req).await,
+            Interface::Asgi => asgi_service::serve(config, req, running).await,
+            Interface::Wsgi => {
+                let res = wsgi_service::serve(config, req).await;
+                drop(running);
+                res
+            }
         };
         if let (Some(log), Some((client, method, path, version))) = (&config.access_log, access) {
             let status = res.status().as_u16();
@@ -59,5 +50,11 @@ impl Service for AppService {
             });
         }
         res
+    }
+
+    /// Once the connections are closed: the ASGI apps' tasks that outlived their answers
+    /// (background tasks, a stream the client left) get to end.
+    async fn drained(&self) {
+        self.0.running.all_ended().await;
     }
 }

@@ -2,12 +2,12 @@
 //! each request (root path, trusted proxies, concurrency limit, logging hooks).
 
 use crate::event_loop::LoopRefs;
+use crate::running::RunningCalls;
 use crate::task_start::TaskStarter;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use std::net::IpAddr;
-use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 use vireo::ws::WsConfig;
@@ -48,7 +48,8 @@ pub(crate) struct AppConfig {
     pub multiprocess: bool,
     /// Requests may run the app at once in one process (WSGI's `wsgi.multithread`).
     pub multithread: bool,
-    pub in_flight: AtomicUsize,
+    /// The app calls running, for `limit_concurrency` and a graceful shutdown.
+    pub running: Arc<RunningCalls>,
     /// The listening address for the scope's `server`; `None` on a Unix socket.
     pub server: Option<(String, u16)>,
     /// `server` and `root_path` as the scope gives them, made once.
@@ -162,7 +163,7 @@ impl AsgiApp {
                 limit_concurrency: limit_concurrency.filter(|n| *n > 0),
                 multiprocess,
                 multithread,
-                in_flight: AtomicUsize::new(0),
+                running: Arc::default(),
                 server,
                 state,
                 ws,

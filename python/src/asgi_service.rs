@@ -11,6 +11,7 @@ use crate::asgi_scope::{http_scope, origin};
 use crate::asgi_ws;
 use crate::coroutine::{self, Completion, Outcome};
 use crate::event_loop::{self, LoopState};
+use crate::running::Running;
 use crate::thread_state;
 use bytes::{Bytes, BytesMut};
 use pyo3::prelude::*;
@@ -62,9 +63,13 @@ impl Drop for Guard {
 }
 
 /// Answer one request with the ASGI app.
-pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>) -> Response {
+pub(crate) async fn serve(
+    config: &Arc<AppConfig>,
+    req: vireo_http::Request<'_>,
+    running: Running,
+) -> Response {
     if config.ws.is_some() && asgi_ws::is_websocket(req.head()) {
-        return asgi_ws::serve(config, req).await;
+        return asgi_ws::serve(config, req, running).await;
     }
     let peer = req.remote_addr().copied();
     let tls = req.tls();
@@ -82,7 +87,7 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
         let scope = http_scope(py, &head, &origin, config)?;
         let receive = Py::new(py, Receive(ex.clone()))?.into_any();
         let send = Py::new(py, Send(ex.clone()))?.into_any();
-        start_app(py, config, &state, scope, receive, send)
+        start_app(py, config, &state, scope, receive, send, running)
     });
     drop(head);
     let guard = Guard(Some(ex.clone()));
@@ -176,6 +181,7 @@ pub(crate) fn start_app(
     scope: Bound<'_, PyDict>,
     receive: Py<PyAny>,
     send: Py<PyAny>,
+    running: Running,
 ) -> PyResult<oneshot::Receiver<Outcome>> {
     let (completion, rx) = Completion::channel(py)?;
     let call_args = (scope, receive, send).into_pyobject(py)?;
@@ -185,9 +191,11 @@ pub(crate) fn start_app(
         .start(py, app, call_args, completion.clone().unbind())?;
     completion.get().hold(task.unbind());
     // Once nothing waits for the outcome (the client left, or a limit was answered), an
-    // exception the app still raises is logged, as one raised while answering is.
+    // exception the app still raises is logged, as one raised while answering is. The
+    // completion drops this closure when the task ends, and the call stops counting as running.
     let config = config.clone();
     completion.get().when_orphaned(Box::new(move |py, outcome| {
+        let _running = running;
         if let Err(e) = outcome {
             config.log(py, "Exception in ASGI application", Some(e));
         }

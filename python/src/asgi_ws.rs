@@ -11,8 +11,8 @@ use crate::asgi_ws_channel::{
     ClientDisconnected, Handshake, Outgoing, WsExchange, WsReceive, WsSend,
 };
 use crate::coroutine;
+use crate::running::Running;
 use pyo3::prelude::*;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use vireo::ws::{
     check_handshake, close_code_for, lists_token, CloseCode, Compression, Message, WsConfig,
@@ -44,7 +44,11 @@ impl Drop for Guard {
 }
 
 /// Answer a WebSocket handshake with the ASGI app.
-pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>) -> Response {
+pub(crate) async fn serve(
+    config: &Arc<AppConfig>,
+    req: vireo_http::Request<'_>,
+    running: Running,
+) -> Response {
     let peer = req.remote_addr().copied();
     let tls = req.tls();
     let (head, _body) = req.into_parts();
@@ -68,7 +72,7 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
         let scope = websocket_scope(py, &head, &origin, config)?;
         let receive = Py::new(py, WsReceive(ex.clone()))?.into_any();
         let send = Py::new(py, WsSend(ex.clone()))?.into_any();
-        let rx = start_app(py, config, &state, scope, receive, send)?;
+        let rx = start_app(py, config, &state, scope, receive, send, running)?;
         PyResult::Ok((ex, rx))
     });
     let (ex, rx) = match started {
@@ -97,10 +101,8 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
                         fields.insert(header::SEC_WEBSOCKET_EXTENSIONS, agreed.header_value());
                     }
                     let ws = config.ws.clone().unwrap_or_default();
-                    let open = OpenSocket::count(config);
                     let mut res = Response::upgrade(move |io| async move {
                         session(io, guard, ws, protocol, compression).await;
-                        drop(open);
                     });
                     *res.headers_mut() = fields;
                     res
@@ -109,24 +111,6 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
             };
         }
         ex.wake.notified().await;
-    }
-}
-
-/// Counts an open WebSocket against `--limit-concurrency` until dropped, as uvicorn counts
-/// its open connections.
-struct OpenSocket(Arc<AppConfig>);
-
-impl OpenSocket {
-    fn count(config: &Arc<AppConfig>) -> Option<OpenSocket> {
-        config.limit_concurrency?;
-        config.in_flight.fetch_add(1, Ordering::Relaxed);
-        Some(OpenSocket(config.clone()))
-    }
-}
-
-impl Drop for OpenSocket {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

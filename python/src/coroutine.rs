@@ -270,8 +270,12 @@ impl Completion {
 
     /// If the receiver is dropped before the outcome comes (the client left), `orphan` gets
     /// the outcome instead: what the request would have done with it still happens.
+    /// Once the outcome has come, `orphan` is dropped at once.
     pub(crate) fn when_orphaned(&self, orphan: Orphan) {
-        *lock(&self.orphan) = Some(orphan);
+        let pending = lock(&self.tx).is_some();
+        if pending {
+            *lock(&self.orphan) = Some(orphan);
+        }
     }
 
     /// Cancel the task continuing the coroutine, if it still runs.

@@ -29,7 +29,8 @@ impl Service for PyService {
     async fn call(&self, req: vireo_http::Request<'_>) -> Response {
         if let Some(websockets) = &self.0.websockets {
             if asgi_ws::is_websocket(req.head()) {
-                return asgi_ws::serve(websockets, req).await;
+                let (running, _) = websockets.running.start();
+                return asgi_ws::serve(websockets, req, running).await;
             }
         }
         let peer = req.remote_addr().copied();
@@ -43,6 +44,35 @@ impl Service for PyService {
             }
         };
         handle(&self.0, head, body, peer).await
+    }
+
+    /// Once the connections are closed: WebSocket handlers and responses' background tasks
+    /// still running get to end.
+    async fn drained(&self) {
+        if let Some(websockets) = &self.0.websockets {
+            websockets.running.all_ended().await;
+        }
+        while Python::attach(|py| background_pending(py, &self.0)) {
+            tokio::time::sleep(BACKGROUND_POLL).await;
+        }
+    }
+}
+
+/// How often a graceful shutdown looks again for background tasks still running.
+const BACKGROUND_POLL: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Whether a response's background task is still running (`Runner.pending()`).
+fn background_pending(py: Python<'_>, app: &AppInner) -> bool {
+    match app
+        .refs
+        .run_background
+        .call_method0(py, pyo3::intern!(py, "pending"))
+    {
+        Ok(pending) => pending.is_truthy(py).unwrap_or(false),
+        Err(e) => {
+            e.print(py);
+            false
+        }
     }
 }
 

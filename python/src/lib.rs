@@ -34,6 +34,7 @@ mod render;
 mod request;
 mod resume;
 mod router;
+mod running;
 mod serve;
 mod stream;
 mod task_start;

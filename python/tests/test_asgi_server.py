@@ -304,6 +304,16 @@ def test_limit_concurrency_answers_503(serve):
     assert served.get("/scope")[0] == 200, "a slot is free again"
 
 
+def test_limit_concurrency_counts_an_app_still_working_after_its_response(serve):
+    served = serve("asgi_raw:app", "--limit-concurrency", "1")
+    assert served.get("/after?1")[0] == 200
+    assert served.get("/scope")[0] == 503, "the app answered /after but still runs"
+    deadline = time.monotonic() + 10
+    while served.get("/scope")[0] == 503 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert served.get("/scope")[0] == 200, "a slot is free once the app has ended"
+
+
 def test_request_body_limit_answers_413(serve):
     served = serve("asgi_raw:app", "--limit-request-body", "1000")
     assert served.request("POST", "/echo", body=b"x" * 1000)[0] == 200

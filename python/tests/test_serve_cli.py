@@ -262,3 +262,31 @@ def test_keep_alive_timeout_closes_idle_connections(serve):
     sock.settimeout(3)
     assert sock.recv(65536) == b""
     sock.close()
+
+
+def test_graceful_shutdown_waits_for_work_an_app_does_after_its_response(serve):
+    served = serve("asgi_raw:app")
+    assert served.get("/after?0.5")[0] == 200
+    assert served.stop() == 0
+    out = served.proc.stdout.read()
+    assert "app: work after the response done" in out
+    assert out.index("app: work after the response done") < out.index("app: lifespan shutdown")
+
+
+def test_work_after_the_response_is_cancelled_at_the_shutdown_timeout(serve):
+    served = serve("asgi_raw:app", "--timeout-graceful-shutdown", "0.3")
+    assert served.get("/after?30")[0] == 200
+    assert served.stop() == 0
+    out = served.proc.stdout.read()
+    assert "app: work after the response cancelled" in out
+    assert "Cancel 1 running task(s), timeout graceful shutdown exceeded" in served.log()
+    assert "Task was destroyed" not in served.log()
+
+
+def test_graceful_shutdown_waits_for_a_vireo_apps_background_tasks(serve):
+    served = serve("native_app:app")
+    assert served.get("/later?seconds=0.5")[0] == 200
+    assert served.stop() == 0
+    out = served.proc.stdout.read()
+    assert "native: background task done" in out
+    assert out.index("native: background task done") < out.index("native: shutdown")

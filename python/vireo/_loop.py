@@ -175,6 +175,26 @@ def bind(loop: asyncio.BaseEventLoop) -> tuple[Any, Any, Any, _FdCopy, Any]:
     return step, ready, scheduled, _FdCopy(selector.fileno()), loop
 
 
+def cancel_unfinished(loop: asyncio.AbstractEventLoop, log: Any) -> None:
+    """After serving: cancel the requests' tasks that are still running (the graceful
+    shutdown's timeout passed first), and give them a second to unwind. `log` is the logger
+    that says so."""
+    tasks = [
+        task for task in asyncio.all_tasks(loop)
+        if not task.done() and isinstance(task.get_coro(), _vireo.Resume)
+    ]
+    if not tasks:
+        return
+    log.warning("Cancel %d running task(s), timeout graceful shutdown exceeded", len(tasks))
+    for task in tasks:
+        task.cancel()
+    loop.run_until_complete(asyncio.wait(tasks, timeout=CANCEL_GRACE))
+
+
+# How long cancelled request tasks get to unwind before the loop closes.
+CANCEL_GRACE = 1.0
+
+
 def unbind(loop: asyncio.BaseEventLoop) -> None:
     """After serving: the loop runs normally again (for shutdown hooks on the main thread)."""
     selector = loop._selector  # type: ignore[attr-defined]

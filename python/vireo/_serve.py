@@ -269,6 +269,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
             signal.signal(sig, handler)
         _loop.unbind(loop)
         try:
+            _loop.cancel_unfinished(loop, logger)
             loop.run_until_complete(lifespan.shutdown())
         finally:
             loop.close()

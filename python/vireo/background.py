@@ -124,6 +124,11 @@ class Runner:
         finally:
             done.set_result(None)
 
+    def pending(self) -> int:
+        """How many of the tasks started so far are still running."""
+        with self._lock:
+            return len(self._pending)
+
     def wait(self, timeout: float | None = None) -> None:
         """Block until every task started so far has ended (or `timeout` passes)."""
         with self._lock:

@@ -169,6 +169,7 @@ def serve_worker(
             signal.signal(sig, handler)
         _loop.unbind(loop)
         try:
+            _loop.cancel_unfinished(loop, logger)
             loop.run_until_complete(app.shutdown())
         finally:
             loop.close()

@@ -26,6 +26,13 @@ use std::future::{ready, Future, Ready};
 pub trait Service: Send + Sync + 'static {
     /// Answer one request.
     fn call<'a>(&'a self, req: Request<'a>) -> impl Future<Output = Response> + 'a;
+
+    /// Resolves once work the service runs beyond its responses (tasks a response left
+    /// running, for instance) has ended. A graceful shutdown waits for it after the worker's
+    /// connections have closed, within the same shutdown timeout; by default there is none.
+    fn drained(&self) -> impl Future<Output = ()> + '_ {
+        ready(())
+    }
 }
 
 /// A [`Service`] from a synchronous function; see [`service_fn`].

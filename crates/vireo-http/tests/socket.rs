@@ -4,8 +4,9 @@
 mod common;
 
 use common::{connect, exchange, serve, serve_with, Reader};
+use std::sync::Arc;
 use std::time::Duration;
-use vireo_http::{Limits, Server};
+use vireo_http::{Limits, RunningServer, Server};
 
 const GET: &[u8] = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n";
 
@@ -477,4 +478,75 @@ fn a_burst_of_connections_is_spread_evenly_over_the_workers() {
         );
         open.extend(readers);
     }
+}
+
+/// Answers at once and leaves work running for a second after the response; `drained`
+/// resolves when that work has ended, or never when `forever`.
+struct Lingering {
+    done: Arc<std::sync::atomic::AtomicBool>,
+    forever: bool,
+}
+
+impl vireo_http::Service for Lingering {
+    async fn call(&self, _req: vireo_http::Request<'_>) -> vireo_http::Response {
+        let done = self.done.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(1));
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        vireo_http::Response::text("answered")
+    }
+
+    async fn drained(&self) {
+        while self.forever || !self.done.load(std::sync::atomic::Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
+fn lingering(
+    forever: bool,
+    shutdown_timeout: Duration,
+) -> (RunningServer, Arc<std::sync::atomic::AtomicBool>) {
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = vireo_http::Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .shutdown_timeout(shutdown_timeout)
+        .spawn(Lingering {
+            done: done.clone(),
+            forever,
+        })
+        .unwrap();
+    (server, done)
+}
+
+#[test]
+fn shutdown_waits_for_work_a_response_left_running() {
+    let (server, done) = lingering(false, Duration::from_secs(30));
+    let mut client = Reader::new(connect(&server));
+    client.send(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    assert_eq!(client.response(false).unwrap().text(), "answered");
+    drop(client);
+    server.shutdown().unwrap();
+    assert!(
+        done.load(std::sync::atomic::Ordering::SeqCst),
+        "the server stopped before the service's work ended"
+    );
+}
+
+#[test]
+fn shutdown_stops_waiting_for_the_service_at_the_timeout() {
+    let (server, _) = lingering(true, Duration::from_millis(300));
+    let mut client = Reader::new(connect(&server));
+    client.send(b"GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    assert_eq!(client.response(false).unwrap().text(), "answered");
+    drop(client);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(server.shutdown().is_ok()));
+    assert_eq!(
+        rx.recv_timeout(Duration::from_secs(20)),
+        Ok(true),
+        "shutdown returned once the timeout passed"
+    );
 }

@@ -244,6 +244,18 @@ async def app(scope, receive, send):
         await send({"type": "http.response.start", "status": 500, "headers": []})
         await send({"type": "http.response.body", "body": b"handled"})
         raise RuntimeError("re-raised after the response")
+    if path == "/after":
+        # Answers, then works on after the response, as a background task does; prints when
+        # done, or when cancelled.
+        seconds = float(scope["query_string"] or b"0.5")
+        await _json(send, {"answered": True})
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            print("app: work after the response cancelled", flush=True)
+            raise
+        print("app: work after the response done", flush=True)
+        return None
     if path == "/block":
         event = events.setdefault("block", asyncio.Event())
         try:

@@ -1,12 +1,14 @@
 """A Vireo App for `vireo serve native_app:app` (or `:failing` for one whose startup raises):
-typed parameters, JSON, a body, a blocking handler, and its startup and shutdown hooks."""
+typed parameters, JSON, a body, a blocking handler, a background task, and its startup and
+shutdown hooks."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 
-from vireo import App, Request
+from vireo import App, BackgroundTasks, Request
 
 app = App()
 started: list[int] = []
@@ -35,6 +37,17 @@ async def size(request: Request):
 @app.get("/blocking", blocking=True)
 def blocking():
     return {"main_thread": threading.current_thread() is threading.main_thread()}
+
+
+async def _later(seconds: float) -> None:
+    await asyncio.sleep(seconds)
+    print("native: background task done", flush=True)
+
+
+@app.get("/later")
+def later(tasks: BackgroundTasks, seconds: float = 0.5):
+    tasks.add_task(_later, seconds)
+    return "answered"
 
 
 failing = App()

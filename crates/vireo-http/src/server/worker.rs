@@ -285,7 +285,8 @@ impl<S: Service> Worker<S> {
         }
     }
 
-    /// Close idle connections, let the others finish, and wait up to `timeout` for all to end.
+    /// Close idle connections, let the others finish, then let the service finish its own work
+    /// ([`Service::drained`]), waiting up to `timeout` in all.
     pub(crate) async fn drain(&self, timeout: Duration) {
         self.shutting_down.set(true);
         self.draining.start();
@@ -301,11 +302,19 @@ impl<S: Service> Worker<S> {
                 closed.await;
             }
         };
-        if tokio::time::timeout(timeout, all_closed).await.is_err() {
+        let deadline = tokio::time::Instant::now() + timeout;
+        if tokio::time::timeout_at(deadline, all_closed).await.is_err() {
             tracing::warn!(
                 open = self.open(),
                 "shutdown timeout passed with connections still open; dropping them"
             );
+            return;
+        }
+        if tokio::time::timeout_at(deadline, self.service.drained())
+            .await
+            .is_err()
+        {
+            tracing::warn!("shutdown timeout passed with the service's work unfinished");
         }
     }
 }
