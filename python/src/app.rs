@@ -5,6 +5,7 @@ use crate::middleware::Next;
 use crate::plan::{template_names, CallKind, Param, Route};
 use crate::pyrefs::PyRefs;
 use crate::router::Router;
+use crate::running::RunningCalls;
 use http::{Method, StatusCode};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -24,6 +25,9 @@ pub(crate) struct AppInner {
     pub raise_http_errors: bool,
     /// The app's WebSocket routes, served as an ASGI app of their own (`App._websockets`).
     pub websockets: Option<Arc<AppConfig>>,
+    /// Handler tasks counted from when they first wait until they end; once a graceful
+    /// shutdown has closed the connections, those left are the ones whose client left.
+    pub orphans: Arc<RunningCalls>,
 }
 
 /// The compiled app. Built by `vireo.App` from its routes; served by `Listener.serve` or a
@@ -106,6 +110,7 @@ impl AppCore {
                 app,
                 raise_http_errors,
                 websockets: websockets.map(|ws| ws.config.clone()),
+                orphans: Arc::default(),
             }),
         })
     }

@@ -24,6 +24,8 @@ impl Service for AppService {
                 ContentType::Text,
             );
         }
+        // Held here until the answer is made, and by an ASGI app's task until it ends.
+        let running = Arc::new(running);
         let access = config.access_log.as_ref().map(|_| {
             let head = req.head();
             (
@@ -34,13 +36,10 @@ impl Service for AppService {
             )
         });
         let res = match config.interface {
-            Interface::Asgi => asgi_service::serve(config, req, running).await,
-            Interface::Wsgi => {
-                let res = wsgi_service::serve(config, req).await;
-                drop(running);
-                res
-            }
+            Interface::Asgi => asgi_service::serve(config, req, &running).await,
+            Interface::Wsgi => wsgi_service::serve(config, req).await,
         };
+        drop(running);
         if let (Some(log), Some((client, method, path, version))) = (&config.access_log, access) {
             let status = res.status().as_u16();
             Python::attach(|py| {

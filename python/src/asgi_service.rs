@@ -66,7 +66,7 @@ impl Drop for Guard {
 pub(crate) async fn serve(
     config: &Arc<AppConfig>,
     req: vireo_http::Request<'_>,
-    running: Running,
+    running: &Arc<Running>,
 ) -> Response {
     if config.ws.is_some() && asgi_ws::is_websocket(req.head()) {
         return asgi_ws::serve(config, req, running).await;
@@ -87,7 +87,7 @@ pub(crate) async fn serve(
         let scope = http_scope(py, &head, &origin, config)?;
         let receive = Py::new(py, Receive(ex.clone()))?.into_any();
         let send = Py::new(py, Send(ex.clone()))?.into_any();
-        start_app(py, config, &state, scope, receive, send, running)
+        start_app(py, config, &state, scope, receive, send, running.clone())
     });
     drop(head);
     let guard = Guard(Some(ex.clone()));
@@ -181,7 +181,7 @@ pub(crate) fn start_app(
     scope: Bound<'_, PyDict>,
     receive: Py<PyAny>,
     send: Py<PyAny>,
-    running: Running,
+    running: Arc<Running>,
 ) -> PyResult<oneshot::Receiver<Outcome>> {
     let (completion, rx) = Completion::channel(py)?;
     let call_args = (scope, receive, send).into_pyobject(py)?;
@@ -192,7 +192,8 @@ pub(crate) fn start_app(
     completion.get().hold(task.unbind());
     // Once nothing waits for the outcome (the client left, or a limit was answered), an
     // exception the app still raises is logged, as one raised while answering is. The
-    // completion drops this closure when the task ends, and the call stops counting as running.
+    // completion drops this closure when the task ends, and with it the task's hold on the
+    // call's count as running.
     let config = config.clone();
     completion.get().when_orphaned(Box::new(move |py, outcome| {
         let _running = running;

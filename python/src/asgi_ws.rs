@@ -47,7 +47,7 @@ impl Drop for Guard {
 pub(crate) async fn serve(
     config: &Arc<AppConfig>,
     req: vireo_http::Request<'_>,
-    running: Running,
+    running: &Arc<Running>,
 ) -> Response {
     let peer = req.remote_addr().copied();
     let tls = req.tls();
@@ -72,7 +72,7 @@ pub(crate) async fn serve(
         let scope = websocket_scope(py, &head, &origin, config)?;
         let receive = Py::new(py, WsReceive(ex.clone()))?.into_any();
         let send = Py::new(py, WsSend(ex.clone()))?.into_any();
-        let rx = start_app(py, config, &state, scope, receive, send, running)?;
+        let rx = start_app(py, config, &state, scope, receive, send, running.clone())?;
         PyResult::Ok((ex, rx))
     });
     let (ex, rx) = match started {
@@ -101,8 +101,12 @@ pub(crate) async fn serve(
                         fields.insert(header::SEC_WEBSOCKET_EXTENSIONS, agreed.header_value());
                     }
                     let ws = config.ws.clone().unwrap_or_default();
+                    // The session counts as running until the socket closes, as the app's task
+                    // does until it ends.
+                    let running = running.clone();
                     let mut res = Response::upgrade(move |io| async move {
                         session(io, guard, ws, protocol, compression).await;
+                        drop(running);
                     });
                     *res.headers_mut() = fields;
                     res

@@ -29,8 +29,8 @@ impl Service for PyService {
     async fn call(&self, req: vireo_http::Request<'_>) -> Response {
         if let Some(websockets) = &self.0.websockets {
             if asgi_ws::is_websocket(req.head()) {
-                let (running, _) = websockets.running.start();
-                return asgi_ws::serve(websockets, req, running).await;
+                let running = Arc::new(websockets.running.start().0);
+                return asgi_ws::serve(websockets, req, &running).await;
             }
         }
         let peer = req.remote_addr().copied();
@@ -46,12 +46,13 @@ impl Service for PyService {
         handle(&self.0, head, body, peer).await
     }
 
-    /// Once the connections are closed: WebSocket handlers and responses' background tasks
-    /// still running get to end.
+    /// Once the connections are closed: WebSocket handlers, handlers whose client left, and
+    /// responses' background tasks still running get to end.
     async fn drained(&self) {
         if let Some(websockets) = &self.0.websockets {
             websockets.running.all_ended().await;
         }
+        self.0.orphans.all_ended().await;
         while Python::attach(|py| background_pending(py, &self.0)) {
             tokio::time::sleep(BACKGROUND_POLL).await;
         }
@@ -147,8 +148,9 @@ async fn answer(
             Ok(match started? {
                 Started::Done(value) => Step::Ready(final_response(py, value, app)),
                 Started::Pending(rx, completion) => {
-                    let app = app.clone();
+                    let (app, orphan) = (app.clone(), app.orphans.start().0);
                     completion.get().when_orphaned(Box::new(move |py, outcome| {
+                        let _orphan = orphan;
                         drop(match outcome {
                             Ok(value) => final_response(py, value.into_bound(py), &app),
                             Err(e) => error_response(py, e, &app),
@@ -189,7 +191,9 @@ async fn answer(
                         }
                         Ok(Started::Pending(rx, completion)) => {
                             let (app, status) = (app.clone(), route.status);
+                            let orphan = app.orphans.start().0;
                             completion.get().when_orphaned(Box::new(move |py, outcome| {
+                                let _orphan = orphan;
                                 let outcome = outcome.map(|v| v.into_bound(py)).map_err(Into::into);
                                 drop(respond(py, outcome, &app, status));
                             }));

@@ -290,3 +290,13 @@ def test_graceful_shutdown_waits_for_a_vireo_apps_background_tasks(serve):
     out = served.proc.stdout.read()
     assert "native: background task done" in out
     assert out.index("native: background task done") < out.index("native: shutdown")
+
+
+def test_a_vireo_apps_background_task_is_cancelled_at_the_shutdown_timeout(serve):
+    served = serve("native_app:app", "--timeout-graceful-shutdown", "0.3")
+    assert served.get("/later?seconds=30")[0] == 200
+    assert served.stop() == 0
+    out = served.proc.stdout.read()
+    assert "native: background task cancelled" in out
+    assert "Cancel 1 running task(s), timeout graceful shutdown exceeded" in served.log()
+    assert "Task was destroyed" not in served.log()

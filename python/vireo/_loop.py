@@ -175,14 +175,15 @@ def bind(loop: asyncio.BaseEventLoop) -> tuple[Any, Any, Any, _FdCopy, Any]:
     return step, ready, scheduled, _FdCopy(selector.fileno()), loop
 
 
-def cancel_unfinished(loop: asyncio.AbstractEventLoop, log: Any) -> None:
-    """After serving: cancel the requests' tasks that are still running (the graceful
-    shutdown's timeout passed first), and give them a second to unwind. `log` is the logger
-    that says so."""
+def cancel_unfinished(loop: asyncio.AbstractEventLoop, log: Any, also: Any = ()) -> None:
+    """After serving: cancel the requests' tasks, and the tasks in `also`, that are still
+    running (the graceful shutdown's timeout passed first), and give them a second to unwind.
+    `log` is the logger that says so."""
     tasks = [
         task for task in asyncio.all_tasks(loop)
         if not task.done() and isinstance(task.get_coro(), _vireo.Resume)
     ]
+    tasks += [task for task in also if not task.done()]
     if not tasks:
         return
     log.warning("Cancel %d running task(s), timeout graceful shutdown exceeded", len(tasks))

@@ -61,6 +61,7 @@ class Runner:
         self._pid = 0
         self._lock = threading.Lock()
         self._pending: set[concurrent.futures.Future[Any]] = set()
+        self._async: set[asyncio.Task[None]] = set()
 
     def _threads(self) -> concurrent.futures.ThreadPoolExecutor:
         pid = os.getpid()
@@ -106,7 +107,9 @@ class Runner:
     def _start_async(
         self, tasks: list[BackgroundTask], done: concurrent.futures.Future[Any]
     ) -> None:
-        self._loop.create_task(self._run_async(tasks, done))
+        task = self._loop.create_task(self._run_async(tasks, done))
+        self._async.add(task)
+        task.add_done_callback(self._async.discard)
 
     async def _run_async(
         self, tasks: list[BackgroundTask], done: concurrent.futures.Future[Any]
@@ -123,6 +126,10 @@ class Runner:
                     _log(exc, task)
         finally:
             done.set_result(None)
+
+    def unfinished_async(self) -> list[asyncio.Task[None]]:
+        """The event-loop tasks running async background tasks, for a shutdown to cancel."""
+        return [task for task in self._async if not task.done()]
 
     def pending(self) -> int:
         """How many of the tasks started so far are still running."""

@@ -169,7 +169,10 @@ def serve_worker(
             signal.signal(sig, handler)
         _loop.unbind(loop)
         try:
-            _loop.cancel_unfinished(loop, logger)
+            background = app._background
+            _loop.cancel_unfinished(
+                loop, logger, background.unfinished_async() if background else ()
+            )
             loop.run_until_complete(app.shutdown())
         finally:
             loop.close()

@@ -40,7 +40,11 @@ def blocking():
 
 
 async def _later(seconds: float) -> None:
-    await asyncio.sleep(seconds)
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        print("native: background task cancelled", flush=True)
+        raise
     print("native: background task done", flush=True)
 
 

@@ -36,6 +36,9 @@ const MAX_ACCEPTS_PER_WAKEUP: usize = 64;
 const DATE_REFRESH: Duration = Duration::from_secs(1);
 
 /// What every connection of a worker shares.
+/// A deadline that never comes in practice (as Tokio's own far future).
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
 pub(crate) struct Worker<S> {
     pub(crate) service: Arc<S>,
     pub(crate) limits: Limits,
@@ -302,7 +305,9 @@ impl<S: Service> Worker<S> {
                 closed.await;
             }
         };
-        let deadline = tokio::time::Instant::now() + timeout;
+        let now = tokio::time::Instant::now();
+        // A timeout too long to add is as good as none.
+        let deadline = now.checked_add(timeout).unwrap_or(now + FAR_FUTURE);
         if tokio::time::timeout_at(deadline, all_closed).await.is_err() {
             tracing::warn!(
                 open = self.open(),
