@@ -264,39 +264,33 @@ def test_keep_alive_timeout_closes_idle_connections(serve):
     sock.close()
 
 
-def test_graceful_shutdown_waits_for_work_an_app_does_after_its_response(serve):
-    served = serve("asgi_raw:app")
-    assert served.get("/after?0.5")[0] == 200
+# Apps that answer and then work on: the spec, the path (given the seconds the work takes),
+# what the app prints once that work is done or cancelled, and its shutdown hook's line.
+WORK_AFTER_THE_RESPONSE = [
+    pytest.param("asgi_raw:app", "/after?{}", "app: work after the response",
+                 "app: lifespan shutdown", id="asgi-task"),
+    pytest.param("native_app:app", "/later?seconds={}", "native: background task",
+                 "native: shutdown", id="vireo-app-background-task"),
+]
+
+
+@pytest.mark.parametrize("spec, path, work, shutdown_hook", WORK_AFTER_THE_RESPONSE)
+def test_graceful_shutdown_waits_for_work_after_the_response(serve, spec, path, work,
+                                                             shutdown_hook):
+    served = serve(spec)
+    assert served.get(path.format(0.5))[0] == 200
     assert served.stop() == 0
     out = served.proc.stdout.read()
-    assert "app: work after the response done" in out
-    assert out.index("app: work after the response done") < out.index("app: lifespan shutdown")
+    assert f"{work} done" in out
+    assert out.index(f"{work} done") < out.index(shutdown_hook)
 
 
-def test_work_after_the_response_is_cancelled_at_the_shutdown_timeout(serve):
-    served = serve("asgi_raw:app", "--timeout-graceful-shutdown", "0.3")
-    assert served.get("/after?30")[0] == 200
+@pytest.mark.parametrize("spec, path, work, shutdown_hook", WORK_AFTER_THE_RESPONSE)
+def test_work_after_the_response_is_cancelled_at_the_shutdown_timeout(serve, spec, path, work,
+                                                                      shutdown_hook):
+    served = serve(spec, "--timeout-graceful-shutdown", "0.3")
+    assert served.get(path.format(30))[0] == 200
     assert served.stop() == 0
-    out = served.proc.stdout.read()
-    assert "app: work after the response cancelled" in out
-    assert "Cancel 1 running task(s), timeout graceful shutdown exceeded" in served.log()
-    assert "Task was destroyed" not in served.log()
-
-
-def test_graceful_shutdown_waits_for_a_vireo_apps_background_tasks(serve):
-    served = serve("native_app:app")
-    assert served.get("/later?seconds=0.5")[0] == 200
-    assert served.stop() == 0
-    out = served.proc.stdout.read()
-    assert "native: background task done" in out
-    assert out.index("native: background task done") < out.index("native: shutdown")
-
-
-def test_a_vireo_apps_background_task_is_cancelled_at_the_shutdown_timeout(serve):
-    served = serve("native_app:app", "--timeout-graceful-shutdown", "0.3")
-    assert served.get("/later?seconds=30")[0] == 200
-    assert served.stop() == 0
-    out = served.proc.stdout.read()
-    assert "native: background task cancelled" in out
+    assert f"{work} cancelled" in served.proc.stdout.read()
     assert "Cancel 1 running task(s), timeout graceful shutdown exceeded" in served.log()
     assert "Task was destroyed" not in served.log()
