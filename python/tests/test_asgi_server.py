@@ -371,12 +371,17 @@ def wait_for_event(served, key: str, seconds: float = 5):
     return None
 
 
-def test_a_client_leaving_before_the_response_is_an_http_disconnect(serve):
-    served = serve("asgi_raw:app")
+def send_and_leave(served, path: str) -> None:
+    """Send a GET for `path`, then close the connection before the response comes."""
     sock = socket.create_connection((served.host, served.port), timeout=10)
-    sock.sendall(b"GET /wait-for-disconnect HTTP/1.1\r\nHost: x\r\n\r\n")
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
     time.sleep(0.2)
     sock.close()
+
+
+def test_a_client_leaving_before_the_response_is_an_http_disconnect(serve):
+    served = serve("asgi_raw:app")
+    send_and_leave(served, "/wait-for-disconnect")
     assert wait_for_event(served, "wait-for-disconnect") == ["http.request", "http.disconnect"]
     served.stop()
     assert "returned without" not in served.log(), "a client that left is no app error"
@@ -384,10 +389,7 @@ def test_a_client_leaving_before_the_response_is_an_http_disconnect(serve):
 
 def test_an_exception_raised_after_the_client_left_is_still_logged(serve):
     served = serve("asgi_raw:app")
-    sock = socket.create_connection((served.host, served.port), timeout=10)
-    sock.sendall(b"GET /raise-after-disconnect HTTP/1.1\r\nHost: x\r\n\r\n")
-    time.sleep(0.2)
-    sock.close()
+    send_and_leave(served, "/raise-after-disconnect")
     deadline = time.monotonic() + 5
     while "raised after the client left" not in served.log() and time.monotonic() < deadline:
         time.sleep(0.05)
