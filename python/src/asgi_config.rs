@@ -1,12 +1,13 @@
 //! An ASGI or WSGI application as `vireo serve` runs it, with the server options that shape
 //! each request (root path, trusted proxies, concurrency limit, logging hooks).
 
+use crate::asgi_scope::ScopeTemplates;
 use crate::event_loop::LoopRefs;
 use crate::running::RunningCalls;
 use crate::task_start::TaskStarter;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::PyDict;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -52,9 +53,8 @@ pub(crate) struct AppConfig {
     pub running: Arc<RunningCalls>,
     /// The listening address for the scope's `server`; `None` on a Unix socket.
     pub server: Option<(String, u16)>,
-    /// `server` and `root_path` as the scope gives them, made once.
-    pub server_tuple: Py<PyAny>,
-    pub root_path_str: Py<PyString>,
+    /// Each scope's keys, and the values that never change.
+    pub scopes: ScopeTemplates,
     /// The limits of WebSocket sessions; `None` when WebSockets are off (`--ws none`), and an
     /// upgrade request is then an ordinary `http` request.
     pub ws: Option<WsConfig>,
@@ -150,14 +150,12 @@ impl AsgiApp {
             .then(|| ws_config(ws_max_size, ws_ping_interval, ws_ping_timeout))
             .transpose()?
             .map(|ws| ws.compression(ws_per_message_deflate));
-        let server_tuple = server.clone().into_pyobject(py)?.into_any().unbind();
-        let root_path_str = PyString::new(py, &root_path).unbind();
+        let scopes = ScopeTemplates::new(py, &root_path, server.as_ref(), state.is_some())?;
         Ok(AsgiApp {
             config: Arc::new(AppConfig {
                 app,
                 interface,
-                server_tuple,
-                root_path_str,
+                scopes,
                 root_path,
                 proxy,
                 limit_concurrency: limit_concurrency.filter(|n| *n > 0),

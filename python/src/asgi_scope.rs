@@ -147,21 +147,64 @@ pub(crate) fn http_version(head: &Head) -> &'static str {
     }
 }
 
-/// The scope dict for an `http` request. Keys and fixed values are interned strings, made
-/// and hashed once per process.
+/// The keys every `http` or `websocket` scope of an app has, with the values that never
+/// change filled in. Each request's scope starts as a copy, so its keys are neither hashed nor
+/// inserted into a growing table one by one.
+pub(crate) struct ScopeTemplates {
+    http: Py<PyDict>,
+    websocket: Py<PyDict>,
+}
+
+impl ScopeTemplates {
+    pub(crate) fn new(
+        py: Python<'_>,
+        root_path: &str,
+        server: Option<&(String, u16)>,
+        state: bool,
+    ) -> PyResult<Self> {
+        let template = |kind: &str, scheme: &str, last: &[&str]| -> PyResult<Py<PyDict>> {
+            let scope = PyDict::new(py);
+            scope.set_item(intern!(py, "type"), PyString::intern(py, kind))?;
+            for key in ["asgi", "http_version"] {
+                scope.set_item(PyString::intern(py, key), py.None())?;
+            }
+            scope.set_item(intern!(py, "scheme"), PyString::intern(py, scheme))?;
+            for key in ["path", "raw_path", "query_string"] {
+                scope.set_item(PyString::intern(py, key), py.None())?;
+            }
+            scope.set_item(intern!(py, "root_path"), PyString::new(py, root_path))?;
+            scope.set_item(intern!(py, "headers"), py.None())?;
+            scope.set_item(intern!(py, "client"), py.None())?;
+            scope.set_item(intern!(py, "server"), server)?;
+            if state {
+                scope.set_item(intern!(py, "state"), py.None())?;
+            }
+            for key in last {
+                scope.set_item(PyString::intern(py, key), py.None())?;
+            }
+            Ok(scope.unbind())
+        };
+        Ok(ScopeTemplates {
+            http: template("http", "http", &["method", "extensions"])?,
+            websocket: template("websocket", "ws", &["subprotocols", "extensions"])?,
+        })
+    }
+}
+
+/// The scope dict for an `http` request.
 pub(crate) fn http_scope<'py>(
     py: Python<'py>,
     head: &Head,
     origin: &Origin,
     config: &AppConfig,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let scheme = match origin.scheme.as_str() {
-        "http" => intern!(py, "http").clone(),
-        "https" => intern!(py, "https").clone(),
-        other => PyString::new(py, other),
-    };
-    let kind = (intern!(py, "http"), intern!(py, "2.3"));
-    let scope = common_scope(py, kind, scheme, head, origin, config)?;
+    let scope = config.scopes.http.bind(py).copy()?;
+    match origin.scheme.as_str() {
+        "http" => {}
+        "https" => scope.set_item(intern!(py, "scheme"), intern!(py, "https"))?,
+        other => scope.set_item(intern!(py, "scheme"), other)?,
+    }
+    fill_scope(py, &scope, intern!(py, "2.3"), head, origin, config)?;
     let method = head.method();
     let method = match *method {
         Method::GET => intern!(py, "GET").clone(),
@@ -185,12 +228,11 @@ pub(crate) fn websocket_scope<'py>(
     origin: &Origin,
     config: &AppConfig,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let scheme = match origin.scheme.as_str() {
-        "https" => intern!(py, "wss"),
-        _ => intern!(py, "ws"),
-    };
-    let kind = (intern!(py, "websocket"), intern!(py, "2.4"));
-    let scope = common_scope(py, kind, scheme.clone(), head, origin, config)?;
+    let scope = config.scopes.websocket.bind(py).copy()?;
+    if origin.scheme == "https" {
+        scope.set_item(intern!(py, "scheme"), intern!(py, "wss"))?;
+    }
+    fill_scope(py, &scope, intern!(py, "2.4"), head, origin, config)?;
     let subprotocols = PyList::empty(py);
     for (name, value) in head.headers() {
         if name.eq_ignore_ascii_case("sec-websocket-protocol") {
@@ -243,17 +285,16 @@ fn add_tls_extension<'py>(
     extensions.set_item(intern!(py, "tls"), tls)
 }
 
-/// The keys the `http` and `websocket` scopes share; `kind` is the type and its spec version.
-fn common_scope<'py>(
+/// The values of the keys the `http` and `websocket` scopes share that change from request to
+/// request; `spec_version` is the version of the scope's type.
+fn fill_scope<'py>(
     py: Python<'py>,
-    (kind, spec_version): (&Bound<'py, PyString>, &Bound<'py, PyString>),
-    scheme: Bound<'py, PyString>,
+    scope: &Bound<'py, PyDict>,
+    spec_version: &Bound<'py, PyString>,
     head: &Head,
     origin: &Origin,
     config: &AppConfig,
-) -> PyResult<Bound<'py, PyDict>> {
-    let scope = PyDict::new(py);
-    scope.set_item(intern!(py, "type"), kind)?;
+) -> PyResult<()> {
     let asgi = PyDict::new(py);
     asgi.set_item(intern!(py, "version"), intern!(py, "3.0"))?;
     asgi.set_item(intern!(py, "spec_version"), spec_version)?;
@@ -264,7 +305,6 @@ fn common_scope<'py>(
         _ => intern!(py, "1.1"),
     };
     scope.set_item(intern!(py, "http_version"), version)?;
-    scope.set_item(intern!(py, "scheme"), scheme)?;
     let raw_path = head.path();
     let root = config.root_path.as_str();
     let path = percent_decode(raw_path);
@@ -283,7 +323,6 @@ fn common_scope<'py>(
         intern!(py, "query_string"),
         PyBytes::new(py, head.query().unwrap_or("").as_bytes()),
     )?;
-    scope.set_item(intern!(py, "root_path"), config.root_path_str.bind(py))?;
     let headers = PyList::empty(py);
     let mut lower = Vec::new();
     for (name, value) in head.headers() {
@@ -295,12 +334,15 @@ fn common_scope<'py>(
         )?)?;
     }
     scope.set_item(intern!(py, "headers"), headers)?;
-    scope.set_item(intern!(py, "client"), origin.client.clone())?;
-    scope.set_item(intern!(py, "server"), config.server_tuple.bind(py))?;
+    let client = origin
+        .client
+        .as_ref()
+        .map(|(host, port)| (host.as_str(), *port));
+    scope.set_item(intern!(py, "client"), client)?;
     if let Some(state) = &config.state {
         scope.set_item(intern!(py, "state"), state.bind(py).copy()?)?;
     }
-    Ok(scope)
+    Ok(())
 }
 
 #[cfg(test)]
