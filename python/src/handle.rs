@@ -72,7 +72,7 @@ impl Handle {
     /// callback runs in a copy of the current one.
     #[new]
     #[pyo3(signature = (callback, args, event_loop, context=None))]
-    fn new(
+    pub(crate) fn new(
         callback: &Bound<'_, PyAny>,
         args: &Bound<'_, PyTuple>,
         event_loop: Py<PyAny>,

@@ -15,6 +15,7 @@ mod asgi_scope;
 mod asgi_service;
 mod asgi_ws;
 mod asgi_ws_channel;
+mod call_soon;
 mod convert;
 mod coroutine;
 mod dispatch;
@@ -61,6 +62,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<resume::Resume>()?;
     m.add_class::<handler_await::AwaitHandler>()?;
     m.add_class::<handle::Handle>()?;
+    m.add_class::<call_soon::CallSoon>()?;
     m.add_class::<ready::LoopWaker>()?;
     m.add_class::<middleware::Next>()?;
     m.add_class::<middleware::Rendered>()?;

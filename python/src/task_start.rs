@@ -3,11 +3,14 @@
 //! case, and hands the rest to it: an app's own task factory, a start from inside another
 //! task's step, and Python 3.10.
 
+use crate::call_soon::CallSoon;
 use crate::coroutine::Completion;
 use crate::resume::Resume;
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `run_app(app, scope, receive, send, completion)`: the coroutine of an ASGI request's task.
 /// Its first step calls `app(scope, receive, send)` and awaits it; the outcome goes to
@@ -25,6 +28,16 @@ pub(crate) fn run_app(
     Ok(Resume::calling(app, args, completion))
 }
 
+/// `asgi-request-N`, written here: asyncio's own `Task-N` is formatted by a slow generic path.
+fn task_name(py: Python<'_>, n: u64) -> Bound<'_, PyString> {
+    let mut digits = itoa::Buffer::new();
+    let digits = digits.format(n);
+    let mut name = String::with_capacity(13 + digits.len());
+    name.push_str("asgi-request-");
+    name.push_str(digits);
+    PyString::new(py, &name)
+}
+
 pub(crate) struct TaskStarter {
     /// `vireo._loop`'s starter with [`run_app`] bound: the path for every case handled there.
     fallback: Py<PyAny>,
@@ -33,6 +46,10 @@ pub(crate) struct TaskStarter {
     copy_context: Py<PyAny>,
     context_run: Py<PyAny>,
     current_tasks: Py<PyAny>,
+    /// Tasks started here so far, for their names.
+    started: AtomicU64,
+    /// The loop's own `call_soon`, which keeps the first step of the task being made.
+    call_soon: Py<CallSoon>,
     /// How this Python starts a task's first step at once: `None` on 3.10, where only the
     /// fallback knows.
     first_step: Option<FirstStep>,
@@ -61,6 +78,11 @@ impl TaskStarter {
         } else {
             None
         };
+        let call_soon = event_loop
+            .bind(py)
+            .getattr("call_soon")?
+            .cast_into::<CallSoon>()?
+            .unbind();
         Ok(TaskStarter {
             fallback,
             event_loop,
@@ -68,6 +90,8 @@ impl TaskStarter {
             copy_context: py.import("contextvars")?.getattr("copy_context")?.unbind(),
             context_run,
             current_tasks: tasks.getattr("_current_tasks")?.unbind(),
+            started: AtomicU64::new(0),
+            call_soon,
             first_step,
         })
     }
@@ -101,19 +125,21 @@ impl TaskStarter {
         let kwargs = PyDict::new(py);
         kwargs.set_item(intern!(py, "loop"), event_loop)?;
         kwargs.set_item(intern!(py, "context"), context)?;
+        let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
+        kwargs.set_item(intern!(py, "name"), task_name(py, n))?;
         let task_type = self.task_type.bind(py);
         if let FirstStep::Eager = first_step {
             kwargs.set_item(intern!(py, "eager_start"), true)?;
             return task_type.call((coro,), Some(&kwargs));
         }
         // The loop's `call_soon` keeps, rather than queues, the step `Task` schedules.
-        event_loop.setattr(intern!(py, "_keep_step"), true)?;
+        let call_soon = self.call_soon.get();
+        call_soon.keep_next();
         let task = task_type.call((coro,), Some(&kwargs));
-        event_loop.setattr(intern!(py, "_keep_step"), false)?;
+        let kept = call_soon.take_kept();
         let task = task?;
-        let kept = event_loop.getattr(intern!(py, "_kept_step"))?;
-        event_loop.setattr(intern!(py, "_kept_step"), py.None())?;
-        let (step, step_context): (Bound<'py, PyAny>, Bound<'py, PyAny>) = kept.extract()?;
+        let (step, step_context) =
+            kept.ok_or_else(|| PyRuntimeError::new_err("the new task scheduled no first step"))?;
         self.context_run.bind(py).call1((step_context, step))?;
         Ok(task)
     }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import socket
 import time
 
@@ -71,13 +72,25 @@ def test_the_app_runs_in_one_task_across_its_suspensions(serve):
     assert scope_of(served, "/one-task") == {"same_task": True, "is_task": True, "cut_short": True}
 
 
+def _tasks(served, count):
+    """`/context` asked `count` times: what each request's task saw, and the tasks' names."""
+    seen = [scope_of(served, "/context") for _ in range(count)]
+    return seen, [each.pop("name") for each in seen]
+
+
 def test_each_request_is_a_task_of_its_own_in_a_copy_of_the_context(serve):
     served = serve("asgi_raw:app")
     expected = {"seen": "unset", "is_task": True, "by_factory": False}
-    assert [scope_of(served, "/context") for _ in range(2)] == [expected, expected]
+    seen, names = _tasks(served, 2)
+    assert seen == [expected, expected]
+    # Each task has a name of its own, numbered as the requests come.
+    numbers = [int(re.fullmatch(r"asgi-request-(\d+)", name)[1]) for name in names]
+    assert numbers[1] > numbers[0]
     # A task factory the app sets on the loop makes the tasks of the requests that follow.
     scope_of(served, "/set-task-factory")
-    assert [scope_of(served, "/context") for _ in range(2)] == [{**expected, "by_factory": True}] * 2
+    seen, names = _tasks(served, 2)
+    assert seen == [{**expected, "by_factory": True}] * 2
+    assert all(re.fullmatch(r"Task-\d+", name) for name in names), names
     assert served.stop() == 0
 
 
@@ -85,7 +98,8 @@ def test_an_app_whose_call_returns_an_awaitable_that_is_not_a_coroutine(serve):
     served = serve("asgi_raw:awaitable_app", "--interface", "asgi")
     # Twice: each request is a task of its own, in a fresh copy of the context.
     expected = {"seen": "unset", "is_task": True, "by_factory": False}
-    assert [scope_of(served, "/context") for _ in range(2)] == [expected, expected]
+    seen, names = _tasks(served, 2)
+    assert seen == [expected, expected] and names[0] != names[1]
     assert served.request("GET", "/missing")[0] == 404
     assert served.stop() == 0
 

@@ -119,6 +119,29 @@ def test_call_soon_is_unchanged_outside_a_start():
         loop.call_soon(called.append, 3)
 
 
+def test_get_debug_follows_set_debug():
+    loop, _ = _loop_and_starter()
+    assert loop.get_debug() is False
+    loop.set_debug(True)
+    assert loop.get_debug() is True and loop.create_future().get_loop() is loop
+    loop.set_debug(False)
+    assert loop.get_debug() is False
+    loop.close()
+
+
+def test_a_start_that_fails_leaves_call_soon_as_it_was():
+    # A coroutine function that returns no coroutine: the task is never made, and the next
+    # callback scheduled is queued as usual rather than kept as a first step.
+    loop, start = _loop_and_starter()
+    with _running(loop), pytest.raises(TypeError, match="coroutine"):
+        start(lambda: "not a coroutine")
+    called = []
+    loop.call_soon(called.append, "queued")
+    loop.run_until_complete(asyncio.sleep(0))
+    assert called == ["queued"]
+    loop.close()
+
+
 def test_a_task_factory_the_app_set_makes_the_task():
     loop, start = _loop_and_starter()
     made = []

@@ -46,24 +46,26 @@ class DrivenLoop(asyncio.SelectorEventLoop):  # type: ignore[misc,valid-type]
     """asyncio's selector loop, able to start a task's first step at once (see
     `make_task_starter`)."""
 
-    _keep_step = False
-    _kept_step: Any = None
     # Set while the engine drives the loop: wakes it, from any thread.
     _engine_wake: Any = None
 
-    def call_soon(self, callback: Any, *args: Any, context: Any = None) -> Any:
-        if self._keep_step:
-            # The step a new task schedules for itself, kept for the caller to run now.
-            self._keep_step = False
-            self._kept_step = (callback, context)
-            return None
-        if self._closed or self._debug:  # type: ignore[attr-defined]
-            return super().call_soon(callback, *args, context=context)
-        # What the base class does when neither holds, in one frame instead of five, with a
-        # native handle that runs the callback without frames of its own.
-        handle = _vireo.Handle(callback, args, self, context)
-        self._ready.append(handle)  # type: ignore[attr-defined]
-        return handle
+    def __init__(self, selector: selectors.BaseSelector) -> None:
+        super().__init__(selector)
+        # Found before the class's method: a native handle on `_ready` with no frame of its
+        # own, asyncio's own call when the loop is closed or in debug mode.
+        self.call_soon = _vireo.CallSoon(self)
+
+    def set_debug(self, enabled: bool) -> None:
+        super().set_debug(enabled)
+        # Every future and task the loop makes asks this: answered without a frame.
+        self.get_debug = bool(enabled).__bool__
+        call_soon = self.__dict__.get("call_soon")
+        if call_soon is not None:
+            call_soon.fast = not enabled and not self.is_closed()
+
+    def close(self) -> None:
+        self.call_soon.fast = False
+        super().close()
 
     def call_soon_threadsafe(self, callback: Any, *args: Any, context: Any = None) -> Any:
         wake = self._engine_wake
@@ -121,12 +123,13 @@ def make_task_starter(loop: DrivenLoop) -> Any:
         if loop in current_tasks:
             # Called from inside another task's step: this one waits its turn.
             return new_task(coro, context=context)
-        loop._keep_step = True
+        call_soon = loop.call_soon
+        call_soon.keep_next()
         try:
             task = new_task(coro, context=context)
         finally:
-            loop._keep_step = False
-        (step, step_context), loop._kept_step = loop._kept_step, None
+            kept = call_soon.take_kept()
+        step, step_context = kept
         step_context.run(step)
         return task
 

@@ -98,7 +98,8 @@ async def app(scope, receive, send):
         request_var.set("set by an earlier request")
         task = asyncio.current_task()
         return await _json(send, {"seen": seen, "is_task": isinstance(task, asyncio.Task),
-                                  "by_factory": task in made_by_factory})
+                                  "by_factory": task in made_by_factory,
+                                  "name": task.get_name()})
     if path == "/set-task-factory":
         asyncio.get_running_loop().set_task_factory(_task_factory)
         return await _json(send, {})
