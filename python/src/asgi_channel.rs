@@ -10,7 +10,7 @@ use bytes::Bytes;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString, PyTuple};
 use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -81,6 +81,12 @@ impl Inner {
     /// Whether the app has sent the whole response: the body, and its trailers if promised.
     pub(crate) fn finished(&self) -> bool {
         self.phase.complete() && (!self.trailers_expected || self.trailers_done)
+    }
+
+    /// Whether a finished app left part of a body it began to read: read and thrown away so the
+    /// connection stays usable.
+    pub(crate) fn rest_to_read(&self) -> bool {
+        self.asked && !self.body_done && !self.disconnected
     }
 }
 
@@ -489,21 +495,27 @@ pub(crate) fn parse_headers(
 ) -> PyResult<(HeaderMap, Option<u64>)> {
     let mut headers = HeaderMap::new();
     let mut content_length = None;
+    let mut add = |pair: Bound<'_, PyAny>| -> PyResult<()> {
+        let (name, value) = match pair.cast::<PyTuple>() {
+            Ok(pair) => (pair.get_item(0)?, pair.get_item(1)?),
+            Err(_) => (pair.get_item(0)?, pair.get_item(1)?),
+        };
+        let name = HeaderName::from_bytes(&bytes_of(&name)?)
+            .map_err(|_| PyRuntimeError::new_err(format!("{kind}: invalid header name {name}")))?;
+        let value = HeaderValue::from_bytes(&bytes_of(&value)?).map_err(|_| {
+            PyRuntimeError::new_err(format!("{kind}: invalid value for header {name}: {value}"))
+        })?;
+        if name == vireo_http::http::header::CONTENT_LENGTH {
+            content_length = value.to_str().ok().and_then(|v| v.trim().parse().ok());
+        }
+        headers.append(name, value);
+        Ok(())
+    };
     if let Some(list) = message.get_item(intern!(message.py(), "headers"))? {
-        for pair in list.try_iter()? {
-            let pair = pair?;
-            let name = pair.get_item(0)?;
-            let value = pair.get_item(1)?;
-            let name = HeaderName::from_bytes(&bytes_of(&name)?).map_err(|_| {
-                PyRuntimeError::new_err(format!("{kind}: invalid header name {name}"))
-            })?;
-            let value = HeaderValue::from_bytes(&bytes_of(&value)?).map_err(|_| {
-                PyRuntimeError::new_err(format!("{kind}: invalid value for header {name}: {value}"))
-            })?;
-            if name == vireo_http::http::header::CONTENT_LENGTH {
-                content_length = value.to_str().ok().and_then(|v| v.trim().parse().ok());
-            }
-            headers.append(name, value);
+        // Lists of tuples, the usual shape, are read without the generic protocols.
+        match list.cast::<PyList>() {
+            Ok(list) => list.iter().try_for_each(add)?,
+            Err(_) => list.try_iter()?.try_for_each(|pair| add(pair?))?,
         }
     }
     Ok((headers, content_length))

@@ -87,14 +87,25 @@ pub(crate) async fn serve(
         let scope = http_scope(py, &head, &origin, config)?;
         let receive = Py::new(py, Receive(ex.clone()))?.into_any();
         let send = Py::new(py, Send(ex.clone()))?.into_any();
-        start_app(py, config, &state, scope, receive, send, running.clone())
+        let mut rx = start_app(py, config, &state, scope, receive, send, running.clone())?;
+        // An app that answered in its first step (most do) is answered under this same hold of
+        // the GIL, when none of the body it began to read is left to read.
+        if response_ready(&ex, false) && !ex.lock().rest_to_read() {
+            if let Ok(outcome) = rx.try_recv() {
+                let guard = Guard(Some(ex.clone()));
+                let res = finished(py, config, &ex, outcome.map(drop), is_head, guard);
+                return Ok(Started::Answered(res));
+            }
+        }
+        Ok(Started::Running(rx))
     });
     drop(head);
-    let guard = Guard(Some(ex.clone()));
     let (mut app_done, mut rx) = match started {
-        Ok(rx) => (None, Some(rx)),
+        Ok(Started::Answered(res)) => return res,
+        Ok(Started::Running(rx)) => (None, Some(rx)),
         Err(e) => (Some(Err(e)), None),
     };
+    let guard = Guard(Some(ex.clone()));
     let mut pump = pin!(pump(body, &ex));
     let mut pump_done = false;
     let mut head_seen_at: Option<u64> = None;
@@ -144,7 +155,11 @@ pub(crate) async fn serve(
     // the connection stays usable.
     let read_rest = {
         let inner = ex.lock();
-        (inner.asked || app_done.is_none()) && !inner.body_done && !inner.disconnected
+        if app_done.is_none() {
+            !inner.body_done && !inner.disconnected
+        } else {
+            inner.rest_to_read()
+        }
     };
     if read_rest && !pump_done {
         {
@@ -170,6 +185,14 @@ pub(crate) async fn serve(
         });
     }
     respond(&ex, is_head, guard)
+}
+
+/// How the app's first step left the request.
+enum Started {
+    /// Answered in full, the app done.
+    Answered(Response),
+    /// Still running: the receiver gets its outcome.
+    Running(oneshot::Receiver<Outcome>),
 }
 
 /// Start `app(scope, receive, send)` as a task of its own on the worker's loop; the receiver
