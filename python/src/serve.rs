@@ -3,7 +3,7 @@
 
 use crate::app::AppCore;
 use crate::app_service::AppService;
-use crate::asgi_config::AsgiApp;
+use crate::asgi_config::{AsgiApp, Interface};
 use crate::dispatch::PyService;
 use crate::tls_files::{TlsFiles, TlsPolicy};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyTypeError, PyValueError};
@@ -136,9 +136,10 @@ impl Listener {
     /// `shutdown()`), then return. `on_ready(address)` is called once the worker accepts. The
     /// GIL is released throughout; handlers attach as they run. The engine's keep-alive and
     /// graceful-shutdown timeouts (seconds), body limit and blocking pool size are its
-    /// defaults unless given.
+    /// defaults unless given. `batch_threads` runs the blocking pool's threads under
+    /// `SCHED_BATCH` (the engine's `batch_blocking_threads`); by default, for a WSGI app only.
     #[pyo3(signature = (app, on_ready, handle_signals=true, keep_alive_timeout=None,
-        shutdown_timeout=None, max_body_size=None, blocking_threads=None))]
+        shutdown_timeout=None, max_body_size=None, blocking_threads=None, batch_threads=None))]
     #[allow(clippy::too_many_arguments)]
     fn serve(
         &self,
@@ -150,6 +151,7 @@ impl Listener {
         shutdown_timeout: Option<f64>,
         max_body_size: Option<u64>,
         blocking_threads: Option<usize>,
+        batch_threads: Option<bool>,
     ) -> PyResult<()> {
         let options = EngineOptions {
             keep_alive_timeout,
@@ -159,7 +161,9 @@ impl Listener {
         };
         if let Ok(core) = app.cast::<AppCore>() {
             let service = PyService(core.get().inner.clone());
-            let server = options.apply(self.take()?)?;
+            let server = options
+                .apply(self.take()?)?
+                .batch_blocking_threads(batch_threads.unwrap_or(false));
             return serve_one_worker(py, server, service, on_ready, handle_signals);
         }
         let Ok(gateway) = app.cast::<AsgiApp>() else {
@@ -168,9 +172,14 @@ impl Listener {
                 app.get_type().name()?
             )));
         };
-        let service = AppService(gateway.get().config.clone());
-        let server = options.apply(self.take()?)?;
-        serve_one_worker(py, server, service, on_ready, handle_signals)
+        let config = gateway.get().config.clone();
+        // A WSGI app runs on the blocking pool, its threads taking turns at the GIL: threads
+        // that do not preempt the worker or each other switch far less often.
+        let wsgi = matches!(config.interface, Interface::Wsgi);
+        let server = options
+            .apply(self.take()?)?
+            .batch_blocking_threads(batch_threads.unwrap_or(wsgi));
+        serve_one_worker(py, server, AppService(config), on_ready, handle_signals)
     }
 
     /// Start a graceful shutdown of `serve`.

@@ -128,7 +128,8 @@ def test_app_run_whose_startup_fails_raises_or_exits(workers, status):
 
 
 @pytest.mark.parametrize("flag", [["--root-path", "/api"], ["--interface", "asgi"],
-                                  ["--proxy-headers"], ["--limit-concurrency", "10"]])
+                                  ["--proxy-headers"], ["--limit-concurrency", "10"],
+                                  ["--batch-threads"]])
 def test_asgi_only_options_are_refused_for_a_vireo_app(flag):
     proc = subprocess.run(
         [sys.executable, "-m", "vireo", "serve", "native_app:app", "--port", "0", *flag],

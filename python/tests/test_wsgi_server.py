@@ -273,6 +273,13 @@ def test_default_threads_run_requests_side_by_side(serve):
     assert _peak_overlap(served, 4, wait=10) == 4
 
 
+@pytest.mark.skipif(not Path("/proc/thread-self/stat").exists(), reason="Linux only")
+@pytest.mark.parametrize(("flags", "policy"), [((), b"3"), (("--no-batch-threads",), b"0")])
+def test_pool_threads_run_under_sched_batch_unless_told_not_to(serve, flags, policy):
+    served = serve("wsgi_raw:app", *flags)
+    assert served.get("/policy")[0::2] == (200, policy)
+
+
 @pytest.mark.parametrize(("threads", "multithread"), [("1", False), ("2", True)])
 def test_multithread_says_whether_requests_may_overlap(serve, threads, multithread):
     served = serve("wsgi_raw:app", "--threads", threads)

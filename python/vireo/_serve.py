@@ -52,6 +52,8 @@ class Options:
     # Blocking-pool threads per worker: 8 for ASGI and WSGI apps, the engine's default for a
     # Vireo App, unless given.
     threads: int | None = None
+    # Blocking-pool threads under SCHED_BATCH: on for WSGI apps, unless given.
+    batch_threads: bool | None = None
     interface: str = "auto"
     lifespan: str = "auto"
     factory: bool = False
@@ -166,7 +168,8 @@ def _threads(options: Options) -> int:
 
 
 # `vireo serve`'s options that only ASGI and WSGI apps take.
-_GATEWAY_ONLY = ("interface", "lifespan", "root_path", "proxy_headers", "limit_concurrency")
+_GATEWAY_ONLY = ("interface", "lifespan", "root_path", "proxy_headers", "limit_concurrency",
+                 "batch_threads")
 
 
 def _serve_native(app: Any, opts: Options, announce: Callable[[str], None] | None) -> int:
@@ -263,6 +266,7 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
             shutdown_timeout=options.timeout_graceful_shutdown,
             max_body_size=options.limit_request_body,
             blocking_threads=_threads(options),
+            batch_threads=options.batch_threads,
         )
     finally:
         for sig, handler in restore.items():
@@ -278,9 +282,10 @@ def _serve_worker(target: _Target, listener: Any, on_ready: Callable[[str], None
 def serve(app: Any, announce: Callable[[str], None] | None = None, **options: Any) -> int:
     """Serve an ASGI 3 or WSGI application or a Vireo `App` (or a `"module:attr"` string)
     until SIGTERM or SIGINT; returns the exit status. A Vireo App refuses the ASGI and WSGI
-    options (interface, lifespan, root_path, proxy_headers, limit_concurrency), has no use
-    for forwarded_allow_ips and access_log, and logs no access lines. Options are `vireo serve`'s (see `vireo serve --help`):
-    host, port, uds, workers, threads, interface, lifespan, factory, root_path, proxy_headers,
+    options (interface, lifespan, root_path, proxy_headers, limit_concurrency,
+    batch_threads), has no use for forwarded_allow_ips and access_log, and logs no access
+    lines. Options are `vireo serve`'s (see `vireo serve --help`): host, port, uds, workers,
+    threads, batch_threads, interface, lifespan, factory, root_path, proxy_headers,
     forwarded_allow_ips, limit_concurrency, limit_request_body, timeout_keep_alive,
     timeout_graceful_shutdown, log_level, access_log, ws, ws_max_size, ws_ping_interval,
     ws_ping_timeout, ws_per_message_deflate, ssl_certfile, ssl_keyfile, ssl_keyfile_password, ssl_ca_certs,

@@ -45,6 +45,13 @@ def app(environ, start_response):
         _thread_seen.seen = True
         start_response("200 OK", [("Content-Type", "text/plain")])
         return [b"new" if first else b"seen"]
+    if path == "/policy":
+        # The scheduling policy of the pool thread running the app: field 41 of its stat line
+        # (0 SCHED_OTHER, 3 SCHED_BATCH); the fields after the command name start past its `)`.
+        with open("/proc/thread-self/stat") as f:
+            stat = f.read()
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [stat[stat.rindex(")") + 2:].split()[41 - 3].encode()]
     if path == "/echo":
         length = int(environ.get("CONTENT_LENGTH") or 0)
         data = environ["wsgi.input"].read(length) if length else environ["wsgi.input"].read()

@@ -13,6 +13,7 @@ pub(crate) mod io;
 mod listener;
 mod shutdown;
 mod stats;
+mod thread_policy;
 #[cfg(feature = "tls")]
 mod tls_accept;
 mod trim;
@@ -66,6 +67,7 @@ pub struct Server {
     limits: Limits,
     shutdown_timeout: Duration,
     max_blocking_threads: usize,
+    batch_blocking_threads: bool,
     tune_allocator: bool,
     half_close: bool,
     handle_signals: bool,
@@ -95,6 +97,7 @@ impl std::fmt::Debug for Server {
             .field("limits", &self.limits)
             .field("shutdown_timeout", &self.shutdown_timeout)
             .field("max_blocking_threads", &self.max_blocking_threads)
+            .field("batch_blocking_threads", &self.batch_blocking_threads)
             .field("tune_allocator", &self.tune_allocator)
             .field("half_close", &self.half_close)
             .field("handle_signals", &self.handle_signals)
@@ -154,6 +157,7 @@ impl Server {
             limits: Limits::default(),
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             max_blocking_threads: DEFAULT_MAX_BLOCKING_THREADS,
+            batch_blocking_threads: false,
             tune_allocator: false,
             half_close: true,
             handle_signals: false,
@@ -305,6 +309,19 @@ impl Server {
         self
     }
 
+    /// Run the blocking pool's threads under Linux's `SCHED_BATCH` policy (default: off). A
+    /// thread woken with work then waits for the worker that handed it over to block or use
+    /// up its time slice, rather than preempting it, so a worker reads all its ready
+    /// connections before the pool runs, and pool threads taking turns at a lock (Python's
+    /// GIL, for a WSGI app) do not switch back and forth on each turn. Fewer context switches
+    /// per request, for latency that varies a little more; docs/PERFORMANCE.md measures both.
+    /// The threads keep their priority. Has no effect on other systems; a refusal by the
+    /// kernel leaves a thread as it was.
+    pub fn batch_blocking_threads(mut self, on: bool) -> Self {
+        self.batch_blocking_threads = on;
+        self
+    }
+
     /// Fit glibc's allocator to the server (default: off; a library leaves process-wide
     /// settings to the program). On Linux with glibc, malloc arenas are capped at one per four
     /// workers, so blocking-pool threads do not each keep an arena resident, and a worker that
@@ -378,11 +395,20 @@ impl Server {
         let blocking_per_worker = self.max_blocking_threads.div_ceil(self.workers);
         let mut prepared = Vec::with_capacity(self.workers);
         for _ in 0..self.workers {
-            let runtime = tokio::runtime::Builder::new_current_thread()
+            let mut builder = tokio::runtime::Builder::new_current_thread();
+            builder
                 .enable_all()
                 .max_blocking_threads(blocking_per_worker)
-                .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE)
-                .build();
+                .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE);
+            if self.batch_blocking_threads {
+                // A current-thread runtime starts no thread but its blocking pool's.
+                builder.on_thread_start(|| {
+                    if let Err(error) = thread_policy::yield_on_wake() {
+                        tracing::debug!(%error, "blocking thread keeps the default policy");
+                    }
+                });
+            }
+            let runtime = builder.build();
             match runtime.and_then(|rt| Ok((rt, self.listener.try_clone()?))) {
                 Ok(parts) => prepared.push(parts),
                 Err(error) => {
