@@ -129,6 +129,22 @@ def test_get_debug_follows_set_debug():
     loop.close()
 
 
+def test_a_close_refused_while_running_keeps_the_native_call_soon():
+    loop, _ = _loop_and_starter()
+    native = type(loop.call_soon(lambda: None))
+    assert native is not asyncio.Handle
+
+    async def close_while_running():
+        with pytest.raises(RuntimeError, match="running"):
+            loop.close()
+
+    loop.run_until_complete(close_while_running())
+    assert type(loop.call_soon(lambda: None)) is native
+    loop.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        loop.call_soon(lambda: None)
+
+
 def test_a_start_that_fails_leaves_call_soon_as_it_was():
     # A coroutine function that returns no coroutine: the task is never made, and the next
     # callback scheduled is queued as usual rather than kept as a first step.

@@ -64,8 +64,11 @@ class DrivenLoop(asyncio.SelectorEventLoop):  # type: ignore[misc,valid-type]
             call_soon.fast = not enabled and not self.is_closed()
 
     def close(self) -> None:
-        self.call_soon.fast = False
-        super().close()
+        try:
+            super().close()
+        finally:
+            # Closed (asyncio's call_soon then refuses), or refused because it is running.
+            self.call_soon.fast = not self.is_closed() and not self.get_debug()
 
     def call_soon_threadsafe(self, callback: Any, *args: Any, context: Any = None) -> Any:
         wake = self._engine_wake
