@@ -7,6 +7,7 @@ use crate::response::IntoResponse;
 use crate::tree::Tree;
 use crate::Request;
 use http::{header, HeaderValue, Method};
+use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::Arc;
 
@@ -183,7 +184,9 @@ impl Router {
     }
 
     /// Add middleware. On an [`crate::App`] it runs for every request, before routing (so it
-    /// sees 404s too); on a mounted router, for that router's routes. Named after Express's
+    /// sees 404s too); on a mounted router, for that router's routes and the automatic
+    /// `OPTIONS` answer at their paths (the first router's, for a path with routes from
+    /// several; a 404 or a 405 is answered before it). Named after Express's
     /// `app.use`; `use` is a Rust keyword, hence `r#use`.
     pub fn r#use(&mut self, middleware: impl Middleware) -> &mut Self {
         self.middleware.push(Arc::new(middleware));
@@ -225,7 +228,9 @@ impl Router {
             middleware: Vec::new(),
             mounts,
         };
-        root.compile_into(&mut routes, chains, "", &[]);
+        let mut stacks = HashMap::new();
+        root.compile_into(&mut routes, chains, &mut stacks, "", &[]);
+        routes.add_options_targets(chains, stacks);
         (middleware, routes)
     }
 
@@ -233,6 +238,7 @@ impl Router {
         self,
         routes: &mut Routes,
         chains: &mut Chains,
+        stacks: &mut HashMap<String, RouterStack>,
         prefix: &str,
         outer: &[Arc<dyn Middleware>],
     ) {
@@ -243,6 +249,15 @@ impl Router {
                 (p, "/") if !p.is_empty() => p.to_owned(),
                 (p, path) => format!("{p}{path}"),
             };
+            // A mounted router's middleware also sees the path's automatic `OPTIONS` answer,
+            // made once every route is in and the path's methods are known.
+            if !stack.is_empty() {
+                stacks.entry(path.clone()).or_insert_with(|| RouterStack {
+                    layers: stack.clone(),
+                    prefix_len: prefix.len(),
+                    location: def.location,
+                });
+            }
             let mut layers = stack.clone();
             layers.extend(def.middleware);
             let target = Target {
@@ -254,8 +269,25 @@ impl Router {
             routes.insert(def.method, &path, target);
         }
         for (mount, router) in self.mounts {
-            router.compile_into(routes, chains, &format!("{prefix}{mount}"), &stack);
+            router.compile_into(routes, chains, stacks, &format!("{prefix}{mount}"), &stack);
         }
+    }
+}
+
+/// The middleware of the router that registered a path's first route (its own and the
+/// routers' it is mounted in, outermost first), for the path's automatic `OPTIONS` answer.
+struct RouterStack {
+    layers: Vec<Arc<dyn Middleware>>,
+    prefix_len: usize,
+    location: &'static Location<'static>,
+}
+
+/// The automatic answer to `OPTIONS` as an endpoint, at the end of a router's middleware.
+struct AutoOptions(Option<HeaderValue>);
+
+impl Endpoint for AutoOptions {
+    fn call(&self, _req: Request) -> Reply {
+        options_answer(self.0.as_ref())
     }
 }
 
@@ -274,6 +306,9 @@ struct Methods {
     by_method: Vec<(Method, Target)>,
     any: Option<Target>,
     allow: Option<HeaderValue>,
+    /// The automatic `OPTIONS` answer through the middleware of the router that registered
+    /// the path, when it has any; `None` answers directly.
+    options: Option<Target>,
 }
 
 impl Methods {
@@ -332,6 +367,22 @@ fn allow_header<'m>(methods: impl Iterator<Item = &'m Method>) -> Option<HeaderV
 }
 
 impl Routes {
+    /// Put each path's automatic `OPTIONS` answer behind its router's middleware.
+    fn add_options_targets(&mut self, chains: &mut Chains, stacks: HashMap<String, RouterStack>) {
+        for (path, stack) in stacks {
+            let Ok(methods) = self.tree.entry(&path, Methods::default) else {
+                continue; // the path was refused when its route was inserted
+            };
+            let answer = AutoOptions(methods.allow.clone());
+            methods.options = Some(Target {
+                chain: chains.add(stack.layers, End::Endpoint(Arc::new(answer))),
+                prefix_len: stack.prefix_len,
+                route: Arc::from(path.as_str()),
+                location: stack.location,
+            });
+        }
+    }
+
     fn insert(&mut self, method: Option<Method>, path: &str, target: Target) {
         let location = target.location;
         let methods = self
@@ -380,14 +431,16 @@ impl Routes {
         let Some(methods) = req.find_route(&self.tree) else {
             return self.no_route(&req);
         };
-        match methods.select(req.method()) {
-            Some(target) => {
-                req.set_prefix_len(target.prefix_len);
-                req.record_route(&target.route);
-                target.chain.run(req, root)
+        let target = match methods.select(req.method()) {
+            Some(target) => target,
+            None if *req.method() == Method::OPTIONS && methods.options.is_some() => {
+                methods.options.as_ref().expect("just checked")
             }
-            None => self.no_method(methods, req.method()),
-        }
+            None => return self.no_method(methods, req.method()),
+        };
+        req.set_prefix_len(target.prefix_len);
+        req.record_route(&target.route);
+        target.chain.run(req, root)
     }
 
     /// 404, or 501 for a method nothing answers; `OPTIONS *` (asterisk-form, about the server

@@ -166,6 +166,64 @@ fn middleware_sees_automatic_options() {
     }
 }
 
+/// A mounted router's middleware sees the automatic OPTIONS answers at its routes' paths (a
+/// route's own middleware does not), so `cors` on a router answers its preflights.
+#[test]
+fn a_routers_middleware_sees_automatic_options_at_its_paths() {
+    let c = client(|app| {
+        let mut inner = Router::new();
+        inner.r#use(|req: Request, next: Next| async move {
+            let seen = format!("{} {}", req.path(), req.original_path());
+            let mut res = next.run(req).await;
+            let value = vireo::http::HeaderValue::from_str(&seen).unwrap();
+            res.headers_mut().insert("x-inner", value);
+            res
+        });
+        inner
+            .get("/items/:id", |_req| "item")
+            .with(|_req: Request, _next: Next| async { "route middleware" });
+        inner.post("/items/:id", |_req| "posted");
+        let mut api = Router::new();
+        api.r#use(cors().allow_origins(["https://app.example"]));
+        api.mount("/v1", inner);
+        app.mount("/api", api);
+        app.get("/plain", |_req| "plain");
+    });
+
+    let preflight = c
+        .options("/api/v1/items/7")
+        .header("origin", "https://app.example")
+        .header("access-control-request-method", "POST")
+        .send();
+    assert_eq!(preflight.status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        preflight.header("access-control-allow-origin"),
+        Some("https://app.example")
+    );
+    assert!(preflight.header("access-control-allow-methods").is_some());
+    // The inner router's middleware runs after the outer's cors, which answered.
+    assert_eq!(preflight.header("x-inner"), None);
+
+    // A plain OPTIONS passes through both routers' middleware to the automatic answer, with
+    // the path as the inner router sees it; the route's own middleware is not run.
+    let res = c.options("/api/v1/items/7").send();
+    assert_eq!(res.status(), StatusCode::NO_CONTENT);
+    assert_eq!(res.header("allow"), Some("GET, HEAD, OPTIONS, POST"));
+    assert_eq!(res.header("x-inner"), Some("/items/7 /api/v1/items/7"));
+    assert!(res.bytes().is_empty());
+
+    // Paths outside the routers are answered as before.
+    let res = c.options("/plain").send();
+    assert_eq!(
+        (res.status(), res.header("allow"), res.header("x-inner")),
+        (StatusCode::NO_CONTENT, Some("GET, HEAD, OPTIONS"), None)
+    );
+    assert_eq!(
+        c.options("/api/v1/nowhere").send().status(),
+        StatusCode::NOT_FOUND
+    );
+}
+
 #[test]
 fn every_method_function_and_all() {
     let c = client(|app| {

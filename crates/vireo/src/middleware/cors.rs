@@ -12,10 +12,10 @@ use vireo_http::{Body, Response};
 /// `204` and the allowed methods and headers; other requests from an allowed origin get
 /// `Access-Control-Allow-Origin` on their response.
 ///
-/// Add it app-wide for preflights to reach it: a path with no `OPTIONS` route gets the
-/// router's automatic `OPTIONS` answer, which a mounted router's or a route's own middleware
-/// does not see. On a router, give the path an `options` route (any handler) and the router's
-/// `cors` answers its preflights.
+/// Add it app-wide, or on a mounted router for that router's paths: a path with no `OPTIONS`
+/// route gets an automatic `OPTIONS` answer, which the app's and the routers' middleware see
+/// but a route's own middleware (`.with`) does not, so `cors` on a single route cannot answer
+/// its preflights.
 ///
 /// ```
 /// use vireo::middleware::cors;
