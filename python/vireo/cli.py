@@ -67,9 +67,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="threads per worker that WSGI apps and blocking handlers run on "
                         "(default 8; for a Vireo App, the engine's 64)")
     p.add_argument("--batch-threads", action=argparse.BooleanOptionalAction, default=None,
-                   help="run those threads under Linux's SCHED_BATCH policy, so that waking "
-                        "one does not preempt the worker: fewer context switches, for a "
-                        "longer tail under saturation (default: on for WSGI apps)")
+                   help="run the --threads threads under Linux's SCHED_BATCH policy, so that "
+                        "waking one does not preempt the worker: fewer context switches, for "
+                        "a longer tail latency under saturation (default: on for WSGI apps)")
     p.add_argument("--interface", choices=("auto", "asgi", "wsgi"), default="auto")
     p.add_argument("--lifespan", choices=("auto", "on", "off"), default="auto",
                    help="the ASGI lifespan protocol (default auto)")
