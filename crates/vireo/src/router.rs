@@ -185,8 +185,8 @@ impl Router {
 
     /// Add middleware. On an [`crate::App`] it runs for every request, before routing (so it
     /// sees 404s too); on a mounted router, for that router's routes and the automatic
-    /// `OPTIONS` answer at their paths (the first router's, for a path with routes from
-    /// several; a 404 or a 405 is answered before it). Named after Express's
+    /// `OPTIONS` answer at their paths (for a path with routes from several routers, the
+    /// first router's), but not for a 404 or a 405. Named after Express's
     /// `app.use`; `use` is a Rust keyword, hence `r#use`.
     pub fn r#use(&mut self, middleware: impl Middleware) -> &mut Self {
         self.middleware.push(Arc::new(middleware));
@@ -431,12 +431,10 @@ impl Routes {
         let Some(methods) = req.find_route(&self.tree) else {
             return self.no_route(&req);
         };
-        let target = match methods.select(req.method()) {
-            Some(target) => target,
-            None if *req.method() == Method::OPTIONS && methods.options.is_some() => {
-                methods.options.as_ref().expect("just checked")
-            }
-            None => return self.no_method(methods, req.method()),
+        let target = match (methods.select(req.method()), &methods.options) {
+            (Some(target), _) => target,
+            (None, Some(options)) if *req.method() == Method::OPTIONS => options,
+            (None, _) => return self.no_method(methods, req.method()),
         };
         req.set_prefix_len(target.prefix_len);
         req.record_route(&target.route);
