@@ -385,10 +385,15 @@ def wait_for_event(served, key: str, seconds: float = 5):
     return None
 
 
-def send_and_leave(served, path: str) -> None:
-    """Send a GET for `path`, then close the connection before the response comes."""
+def send_and_leave(served, path: str, body: bytes | None = None) -> None:
+    """Send a GET for `path` (a POST with `body`), then close the connection before the
+    response comes."""
     sock = socket.create_connection((served.host, served.port), timeout=10)
-    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    if body is None:
+        sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    else:
+        head = f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+        sock.sendall(head.encode() + body)
     time.sleep(0.2)
     sock.close()
 
@@ -396,6 +401,16 @@ def send_and_leave(served, path: str) -> None:
 def test_a_client_leaving_before_the_response_is_an_http_disconnect(serve):
     served = serve("asgi_raw:app")
     send_and_leave(served, "/wait-for-disconnect")
+    assert wait_for_event(served, "wait-for-disconnect") == ["http.request", "http.disconnect"]
+    served.stop()
+    assert "returned without" not in served.log(), "a client that left is no app error"
+
+
+def test_a_client_leaving_after_its_body_was_read_is_an_http_disconnect(serve):
+    # As under uvicorn: once the app has the whole body, the end of the client's stream is
+    # seen while the app works on its answer.
+    served = serve("asgi_raw:app")
+    send_and_leave(served, "/wait-for-disconnect", body=b"x" * 5000)
     assert wait_for_event(served, "wait-for-disconnect") == ["http.request", "http.disconnect"]
     served.stop()
     assert "returned without" not in served.log(), "a client that left is no app error"

@@ -487,8 +487,8 @@ fn wait_for_count(counter: &std::sync::atomic::AtomicUsize, count: usize, what: 
 }
 
 /// Without half-closes, as over TCP: a pipelined request behind a slow one is not a close,
-/// and a client that leaves (sending `close_notify`) while a service works on its request
-/// cancels that work.
+/// and a client that leaves (sending `close_notify`) while a service works on its request,
+/// with or without a body it has read, cancels that work.
 #[test]
 fn without_half_close_a_tls_client_that_leaves_cancels_the_work_on_its_request() {
     let server = serve_without_half_close();
@@ -510,6 +510,25 @@ fn without_half_close_a_tls_client_that_leaves_cancels_the_work_on_its_request()
         stream.shutdown().await.unwrap();
     });
     wait_for_count(&common::DROPPED, 1, "the request was never dropped");
+    // With a body the service has read, the close is seen the same way.
+    run(async {
+        let mut stream = connect(&default_client(), server.addr(), "localhost")
+            .await
+            .unwrap();
+        stream
+            .write_all(b"POST /until-dropped HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nhello")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let dropped = common::DROPPED.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(dropped, 1, "the work goes on while the client stays");
+        stream.shutdown().await.unwrap();
+    });
+    wait_for_count(
+        &common::DROPPED,
+        2,
+        "the request with a body was never dropped",
+    );
 }
 
 /// Without half-closes, a client that leaves over TLS (with a `close_notify`, or by dropping

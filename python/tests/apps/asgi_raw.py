@@ -188,6 +188,8 @@ async def app(scope, receive, send):
         raise RuntimeError("raised after the client left")
     if path == "/wait-for-disconnect":
         first = await receive()
+        while first["type"] == "http.request" and first["more_body"]:
+            first = await receive()  # the rest of a body sent in more than one chunk
         second = await receive()  # nothing is sent: this waits until the client leaves
         events["wait-for-disconnect"] = [first["type"], second["type"]]
         return

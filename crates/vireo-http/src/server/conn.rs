@@ -11,7 +11,7 @@ use crate::body::{
 use crate::head::Head;
 use crate::proto::{
     encode_chunk, encode_head, encode_last_chunk_with_trailers, parse_head, status_allows_body,
-    BodyKind, Connection, Framing, HeadFields, ProtoError, LAST_CHUNK,
+    Connection, Framing, HeadFields, ProtoError, LAST_CHUNK,
 };
 use crate::request::{Peer, Request};
 use crate::response::{Body, BodyStream, BoxError, Response, TrailedStream};
@@ -188,8 +188,7 @@ impl<S: Service> Conn<'_, S> {
             self.worker.writes.request_started();
             let state = &mut self.read;
             state.buf.consume(head_len);
-            let body_kind = head.body_kind();
-            state.start_body(body_kind, head.expects_continue(), limits);
+            state.start_body(head.body_kind(), head.expects_continue(), limits);
             let reply = ReplyTo {
                 version: head.version(),
                 is_head: head.method() == Method::HEAD,
@@ -221,10 +220,11 @@ impl<S: Service> Conn<'_, S> {
                                 // this response is written.
                                 let _ = Box::pin(flush(self.stream, &mut self.out, stall)).await;
                             }
-                            // Without half-closes and with no body to read, the service
-                            // never reads the connection, so the engine watches it: a client
-                            // that leaves cancels the work.
-                            if !self.worker.half_close && matches!(body_kind, BodyKind::Empty) {
+                            // Without half-closes, the engine watches the connection while
+                            // the service works: a client that leaves cancels the work. Body
+                            // bytes still unread are not a close, so the watch sees the end
+                            // once the service has read the body (or at once without one).
+                            if !self.worker.half_close {
                                 let watched = unless_peer_closes(self.stream, future.as_mut());
                                 match Box::pin(watched).await {
                                     Some(result) => result,

@@ -336,11 +336,11 @@ impl Server {
 
     /// Whether a client may close its sending side and still get its answers (RFC 9112 §9.6;
     /// default: on). Off, the end of a client's stream while a service works on a request
-    /// with no body means the client has gone: the service's future is dropped unfinished, as
-    /// hyper and uvicorn do by default, so long-running work for a departed client stops
-    /// (work already on the blocking pool runs to its end). With a body, the service reads
-    /// the stream itself and sees its end. A streamed response waiting for its next chunk is
-    /// dropped the same way.
+    /// means the client has gone: the service's future is dropped unfinished, as hyper and
+    /// uvicorn do by default, so long-running work for a departed client stops (work already
+    /// on the blocking pool runs to its end). Body bytes the service has not read yet are not
+    /// a close: the end is seen once the body has been read, or at once for a request without
+    /// one. A streamed response waiting for its next chunk is dropped the same way.
     pub fn half_close(mut self, on: bool) -> Self {
         self.half_close = on;
         self

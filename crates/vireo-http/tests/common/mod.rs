@@ -26,8 +26,8 @@ pub fn run<F: std::future::Future<Output = ()>>(test: F) {
 /// Routes: `/echo` echoes the body, `/reflect` answers what it parsed (see [`reflect`]),
 /// `/stream?n` streams n chunks, `/panic` panics, `/slow?ms` waits ms milliseconds (300 by
 /// default), `/blocking` sleeps 300 ms on the blocking pool, `/count` reads the body chunk by
-/// chunk and answers its length, `/bye` asks to close the connection, `/until-dropped` never
-/// answers and `/dropped` says how many of those were dropped, `/stream-until-dropped` streams
+/// chunk and answers its length, `/bye` asks to close the connection, `/until-dropped` reads its
+/// body and never answers and `/dropped` says how many of those were dropped, `/stream-until-dropped` streams
 /// one chunk and then waits and `/streams-dropped` says how many of those bodies were dropped;
 /// `/early-hints` wrongly answers with the interim 103, `/wrong-length` says 10 bytes and sends
 /// 3; anything else answers its method and
@@ -85,8 +85,10 @@ impl Service for TestService {
                 Response::text("slow done")
             }
             "/until-dropped" => {
-                // Never answers; counts itself in `DROPPED` when the engine drops it.
+                // Reads its body, then never answers; counts itself in `DROPPED` when the
+                // engine drops it.
                 let _guard = CountDrop;
+                let _ = req.body().to_bytes().await;
                 std::future::pending::<()>().await;
                 Response::text("unreachable")
             }
