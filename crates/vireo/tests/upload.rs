@@ -39,6 +39,19 @@ fn app() -> App {
     )
     .with(body_limit(64 << 20));
     app.post(
+        "/names",
+        streaming_body(|mut req: Request| async move {
+            // Reads no part's content: each is skipped when the next is asked for.
+            let mut form = Multipart::from_request(&mut req)?;
+            let mut names = Vec::new();
+            while let Some(part) = form.next_part().await? {
+                names.push(part.name().unwrap_or("").to_owned());
+            }
+            Ok::<_, vireo::Error>(names.join(","))
+        }),
+    )
+    .with(body_limit(64 << 20));
+    app.post(
         "/chunks",
         streaming_body(|mut req: Request| async move {
             let mut body = req.body_stream();
@@ -146,6 +159,49 @@ fn multipart_failures_get_precise_answers() {
         garbage,
     );
     assert_eq!(status, 400, "malformed");
+}
+
+#[test]
+fn skipped_parts_of_any_size_do_not_count_as_part_heads() {
+    let server = vireo::serve_ephemeral(app()).unwrap();
+    let file = vec![3u8; 5_000_000];
+    let body = multipart(&[("photo", Some("a.bin"), &file), ("title", None, b"x")]);
+    let (status, answer) = send(
+        server.addr(),
+        head("/names", "multipart/form-data; boundary=XyZ", body.len()),
+        body,
+    );
+    assert_eq!((status, answer.as_str()), (200, "photo,title"));
+}
+
+#[test]
+fn a_preamble_or_part_head_over_its_limit_is_refused_not_buffered() {
+    let server = vireo::serve_ephemeral(app()).unwrap();
+    let addr = server.addr();
+    // A preamble that never reaches a boundary, within a body limit that allows it.
+    let mut preamble = vec![b'p'; 4 << 20];
+    preamble.extend_from_slice(&multipart(&[("title", None, b"x")]));
+    // A part whose header lines never end.
+    let mut endless = b"--XyZ\r\ncontent-disposition: form-data; name=\"a\"\r\n".to_vec();
+    endless.extend(std::iter::repeat_n(b"x-filler: yes\r\n", 100_000).flatten());
+    for (what, body) in [("preamble", preamble), ("part head", endless)] {
+        let (status, answer) = send(
+            addr,
+            head("/parts", "multipart/form-data; boundary=XyZ", body.len()),
+            body,
+        );
+        assert_eq!(status, 413, "{what}: {answer}");
+        assert!(answer.contains("65536 bytes"), "{what}: {answer}");
+    }
+    // A preamble within the limit is skipped, as RFC 2046 says.
+    let mut short = b"a preamble\r\n".to_vec();
+    short.extend_from_slice(&multipart(&[("title", None, b"x")]));
+    let (status, answer) = send(
+        addr,
+        head("/names", "multipart/form-data; boundary=XyZ", short.len()),
+        short,
+    );
+    assert_eq!((status, answer.as_str()), (200, "title"));
 }
 
 #[test]
