@@ -2,15 +2,15 @@
 //! prior knowledge on a plain TCP port, told apart from HTTP/1.1 by the connection preface.
 //!
 //! Each stream is served by the same [`Service`] as an HTTP/1.1 request: its head is rebuilt as
-//! an HTTP/1.1 head and parsed with the same limits, its body is read through the same
+//! an HTTP/1.1 head and parsed with the same limits (`h2_head`), its body is read through the same
 //! [`RequestBody`] over an adapter on h2's receive stream, and the response is sent with h2's
 //! flow control.
 
 use super::conn::{interim_refused, panic_response, serve_connection, CatchUnwind, MAX_DRAIN};
 use super::date;
+use super::h2_head;
 use super::worker::{OpenConnection, Worker};
 use crate::body::{give_read_state, take_read_state, BodyProgress, Continue, RequestBody};
-use crate::head::Head;
 use crate::limits::{H2_MAX_LOCAL_ERROR_RESET_STREAMS, H2_MAX_PENDING_ACCEPT_RESET_STREAMS};
 use crate::proto::{may_trail, status_allows_body};
 use crate::request::{Peer, Request};
@@ -244,8 +244,9 @@ async fn serve_stream<S: Service>(
     let limits = &worker.limits;
     let (parts, recv) = request.into_parts();
     let is_head = parts.method == Method::HEAD;
-    let mut head = match Head::parse(&encode_head(&parts), limits) {
-        Ok((head, _)) => head,
+    let (parsed, expects_continue) = h2_head::parse(&parts, limits);
+    let mut head = match parsed {
+        Ok(head) => head,
         Err(error) => {
             tracing::debug!(remote = ?peer.addr, %error, "refused an HTTP/2 request");
             let response = Response::new(error.status(), error.to_string());
@@ -258,7 +259,7 @@ async fn serve_stream<S: Service>(
     let end_of_request = recv.is_end_stream();
     // The client waits for a `100` before sending DATA (RFC 9110 §10.1.1): it goes out when
     // the service first reads the body, as on HTTP/1.1.
-    let expect_continue = !end_of_request && expects_continue(&parts.headers);
+    let expect_continue = !end_of_request && expects_continue;
     let respond = Rc::new(RefCell::new(respond));
     let body = H2Body {
         recv: RefCell::new(recv),
@@ -342,57 +343,6 @@ async fn drain_request(mut recv: RecvStream, unread: usize, timeout: Duration) {
     let _ = tokio::time::timeout(timeout, rest).await;
 }
 
-/// Whether the request carries `Expect: 100-continue` (any other expectation was refused with
-/// `417` when the head was parsed).
-fn expects_continue(headers: &http::HeaderMap) -> bool {
-    headers
-        .get(header::EXPECT)
-        .is_some_and(|value| value.as_bytes().eq_ignore_ascii_case(b"100-continue"))
-}
-
-/// The request's head in HTTP/1.1 form, for the engine's parser: `:authority` becomes `Host`,
-/// and `Cookie` fields, which HTTP/2 may split, are joined into one.
-fn encode_head(parts: &http::request::Parts) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(parts.method.as_str().as_bytes());
-    out.push(b' ');
-    let target = match parts.uri.path_and_query() {
-        Some(path) => path.as_str(),
-        None => parts.uri.authority().map_or("/", |a| a.as_str()),
-    };
-    out.extend_from_slice(target.as_bytes());
-    out.extend_from_slice(b" HTTP/1.1\r\n");
-    if let Some(authority) = parts.uri.authority() {
-        if !parts.headers.contains_key(header::HOST) {
-            push_field(&mut out, b"host", authority.as_str().as_bytes());
-        }
-    }
-    let mut cookies = parts.headers.get_all(header::COOKIE).iter();
-    if let Some(first) = cookies.next() {
-        out.extend_from_slice(b"cookie: ");
-        out.extend_from_slice(first.as_bytes());
-        for more in cookies {
-            out.extend_from_slice(b"; ");
-            out.extend_from_slice(more.as_bytes());
-        }
-        out.extend_from_slice(b"\r\n");
-    }
-    for (name, value) in &parts.headers {
-        if name != header::COOKIE {
-            push_field(&mut out, name.as_str().as_bytes(), value.as_bytes());
-        }
-    }
-    out.extend_from_slice(b"\r\n");
-    out
-}
-
-fn push_field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.extend_from_slice(name);
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value);
-    out.extend_from_slice(b"\r\n");
-}
-
 /// Header fields HTTP/2 forbids (RFC 9113 §8.2.2): dropped from responses.
 fn is_connection_specific(name: &HeaderName) -> bool {
     name == header::CONNECTION
@@ -422,28 +372,34 @@ async fn send_response(
     let mut head = http::Response::new(());
     *head.status_mut() = status;
     let headers = head.headers_mut();
+    // One pass over the service's fields: the length is set aside, to be decided below.
+    let (mut declared_length, mut has_date) = (None, false);
     for (name, value) in response.headers() {
-        if !is_connection_specific(name) {
-            headers.append(name.clone(), value.clone());
+        if name == header::CONTENT_LENGTH {
+            declared_length = Some(value);
+            continue;
         }
+        if name == header::DATE {
+            has_date = true;
+        } else if is_connection_specific(name) {
+            continue;
+        }
+        headers.append(name.clone(), value.clone());
     }
     let allows_body = status_allows_body(status);
     // The length is the body's own, as HTTP/1.1 frames it: a service's header that disagrees
     // would make the message malformed (RFC 9113 §8.1.1). A HEAD answer without a body keeps
-    // the length the service declared.
-    let declared = is_head && body.is_empty() && headers.contains_key(header::CONTENT_LENGTH);
+    // the length the service declared, as does a status without content.
+    let declared = is_head && body.is_empty() && declared_length.is_some();
     if allows_body && !declared {
-        match body.len() {
-            Some(len) => {
-                headers.insert(header::CONTENT_LENGTH, len.into());
-            }
-            None => {
-                headers.remove(header::CONTENT_LENGTH);
-            }
+        if let Some(len) = body.len() {
+            headers.append(header::CONTENT_LENGTH, len.into());
         }
+    } else if let Some(length) = declared_length {
+        headers.append(header::CONTENT_LENGTH, length.clone());
     }
-    if !headers.contains_key(header::DATE) {
-        headers.insert(header::DATE, date::header_value());
+    if !has_date {
+        headers.append(header::DATE, date::header_value());
     }
     let no_body = is_head || !allows_body || body.is_empty();
     let mut send = match respond.send_response(head, no_body) {

@@ -8,6 +8,8 @@ mod date;
 mod future_pool;
 #[cfg(feature = "http2")]
 mod h2;
+#[cfg(feature = "http2")]
+mod h2_head;
 mod idle;
 pub(crate) mod io;
 mod listener;
