@@ -190,11 +190,17 @@ impl std::fmt::Debug for Part {
     }
 }
 
+/// A part holds its field from `next_part` until a method that consumes it, or its drop.
+const HOLDS_FIELD: &str = "a part holds its field until consumed";
+
 impl Part {
     fn field(&self) -> &multer::Field<'static> {
-        self.inner
-            .as_ref()
-            .expect("a part holds its field until consumed")
+        self.inner.as_ref().expect(HOLDS_FIELD)
+    }
+
+    /// The field, taken for good: its drop then has nothing to give back.
+    fn into_field(mut self) -> multer::Field<'static> {
+        self.inner.take().expect(HOLDS_FIELD)
     }
 
     /// The form field's name.
@@ -214,29 +220,18 @@ impl Part {
 
     /// The next chunk of the part's content; `None` at its end.
     pub async fn chunk(&mut self) -> Result<Option<Bytes>, Error> {
-        let field = self
-            .inner
-            .as_mut()
-            .expect("a part holds its field until consumed");
+        let field = self.inner.as_mut().expect(HOLDS_FIELD);
         field.chunk().await.map_err(multipart_error)
     }
 
     /// The whole content, in memory.
-    pub async fn bytes(mut self) -> Result<Bytes, Error> {
-        let field = self
-            .inner
-            .take()
-            .expect("a part holds its field until consumed");
-        field.bytes().await.map_err(multipart_error)
+    pub async fn bytes(self) -> Result<Bytes, Error> {
+        self.into_field().bytes().await.map_err(multipart_error)
     }
 
     /// The whole content as text.
-    pub async fn text(mut self) -> Result<String, Error> {
-        let field = self
-            .inner
-            .take()
-            .expect("a part holds its field until consumed");
-        field.text().await.map_err(multipart_error)
+    pub async fn text(self) -> Result<String, Error> {
+        self.into_field().text().await.map_err(multipart_error)
     }
 }
 
