@@ -34,7 +34,8 @@ pub struct App {
     router: Router,
     state: http::Extensions,
     error_handler: Option<Arc<ErrorHandler>>,
-    limits: Limits,
+    /// Set by [`App::limits`]; without it the app is served with the server's limits.
+    limits: Option<Limits>,
 }
 
 impl std::fmt::Debug for App {
@@ -72,7 +73,7 @@ impl App {
             router: Router::new(),
             state: http::Extensions::new(),
             error_handler: None,
-            limits: Limits::default(),
+            limits: None,
         }
     }
 
@@ -115,16 +116,19 @@ impl App {
         self
     }
 
-    /// The engine limits to serve with (default [`Limits::default`]). Their `max_body_size` is
-    /// also the default body limit of every route.
+    /// The engine limits to serve with. Their `max_body_size` is also the default body limit
+    /// of every route. Without this, [`App::serve`] and [`App::spawn`] use the server's limits
+    /// ([`Server::limits`]), and [`App::into_service`] and the test client the defaults
+    /// ([`Limits::default`]). Set here, they replace the server's.
     pub fn limits(&mut self, limits: Limits) -> &mut Self {
-        self.limits = limits;
+        self.limits = Some(limits);
         self
     }
 
-    /// Compile the routes into a service the engine can run.
+    /// Compile the routes into a service the engine can run, with the limits set by
+    /// [`App::limits`], or the defaults.
     pub fn into_service(self) -> AppService {
-        let limits = self.limits;
+        let limits = self.limits.clone().unwrap_or_default();
         let default_body_limit = limits.max_body_size;
         let mut chains = Chains::default();
         let (layers, routes) = self.router.compile(&mut chains);
@@ -151,18 +155,26 @@ impl App {
     /// ```
     pub fn serve(mut self, server: Server) -> std::io::Result<()> {
         self.state(crate::health::Serving::of(&server));
-        let service = self.into_service();
-        let limits = service.0.limits.clone();
-        server.limits(limits).handle_signals(true).serve(service)
+        let (server, service) = self.settle_limits(server);
+        server.handle_signals(true).serve(service)
     }
 
     /// Serve on `server` in the background, on its own threads, until shut down through the
     /// returned [`RunningServer`] (signals are left alone: for tests and embedding).
     pub fn spawn(mut self, server: Server) -> std::io::Result<RunningServer> {
         self.state(crate::health::Serving::of(&server));
-        let service = self.into_service();
-        let limits = service.0.limits.clone();
-        server.limits(limits).spawn(service)
+        let (server, service) = self.settle_limits(server);
+        server.spawn(service)
+    }
+
+    /// One set of limits for the server and the app: the app's if it set any, else the
+    /// server's.
+    fn settle_limits(mut self, server: Server) -> (Server, AppService) {
+        let limits = self
+            .limits
+            .get_or_insert_with(|| server.configured_limits().clone())
+            .clone();
+        (server.limits(limits), self.into_service())
     }
 
     /// Bind `addr` and serve, as [`App::serve`].

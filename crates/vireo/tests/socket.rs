@@ -108,6 +108,42 @@ fn a_route_raises_the_body_limit_above_the_apps_and_others_keep_it() {
     }
 }
 
+/// Serve `app` on a one-worker server given `server_limits`, and the status code of a 20-byte
+/// POST.
+fn status_of_a_20_byte_body(app: App, server_limits: vireo::Limits) -> String {
+    let server = vireo::Server::bind("127.0.0.1:0")
+        .unwrap()
+        .workers(1)
+        .limits(server_limits);
+    let running = app.spawn(server).unwrap();
+    let mut stream = TcpStream::connect(running.addr()).unwrap();
+    let reply = exchange(
+        &mut stream,
+        b"POST /upload HTTP/1.1\r\nHost: t\r\nContent-Length: 20\r\n\r\nxxxxxxxxxxxxxxxxxxxx",
+    );
+    reply.split(' ').nth(1).unwrap_or_default().to_owned()
+}
+
+#[test]
+fn an_app_without_limits_of_its_own_is_served_with_the_servers() {
+    let small = vireo::Limits {
+        max_body_size: 8,
+        ..vireo::Limits::default()
+    };
+    assert_eq!(
+        status_of_a_20_byte_body(app(), small.clone()),
+        "413",
+        "the server's body limit applies to an app that set none"
+    );
+    let mut app = app();
+    app.limits(vireo::Limits::default());
+    assert_eq!(
+        status_of_a_20_byte_body(app, small),
+        "200",
+        "limits set on the app replace the server's"
+    );
+}
+
 #[test]
 fn client_addr_reads_every_x_forwarded_for_line() {
     // The peer (127.0.0.1) is the trusted proxy; it appended its own line after the one the

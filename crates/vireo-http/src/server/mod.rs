@@ -288,6 +288,11 @@ impl Server {
         self
     }
 
+    /// The limits this server will enforce: those given to [`Server::limits`], or the defaults.
+    pub fn configured_limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// How long a graceful shutdown waits for requests in progress (default 30 s).
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.shutdown_timeout = timeout;
