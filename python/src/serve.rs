@@ -211,6 +211,10 @@ impl EngineOptions {
         if let Some(secs) = self.keep_alive_timeout {
             limits.keep_alive_timeout = seconds(secs)?;
         }
+        // Refused here, as a `ValueError`, rather than when the server starts.
+        limits
+            .check()
+            .map_err(|error| PyValueError::new_err(error.to_string()))?;
         let mut server = server.limits(limits);
         if let Some(secs) = self.shutdown_timeout {
             server = server.shutdown_timeout(seconds(secs)?);

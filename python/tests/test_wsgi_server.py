@@ -301,3 +301,11 @@ def test_serve_refuses_zero_threads():
 
     with pytest.raises(ValueError, match="threads must be at least 1, not 0"):
         vireo.serve(lambda environ, start_response: [], threads=0)
+
+
+def test_serve_refuses_a_keep_alive_timeout_of_zero():
+    import vireo
+
+    # Zero would also leave no time for a write that has to wait: refused before serving.
+    with pytest.raises(ValueError, match="keep_alive_timeout .* must be above zero"):
+        vireo.serve(lambda environ, start_response: [], port=0, timeout_keep_alive=0)

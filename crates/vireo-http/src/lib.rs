@@ -69,7 +69,7 @@ pub mod upgrade;
 
 pub use body::{BodyError, RequestBody};
 pub use head::Head;
-pub use limits::Limits;
+pub use limits::{InvalidLimits, Limits};
 pub use pool::on_worker_thread;
 pub use proto::{BodyKind, ProtoError, RequestHead};
 pub use request::Request;

@@ -110,6 +110,76 @@ pub struct Limits {
     pub h2_max_concurrent_streams: u32,
 }
 
+/// The longest timeout a server accepts: a year. A longer one is a mistake, and could put a
+/// deadline past what the clock can represent.
+const MAX_TIMEOUT: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+impl Limits {
+    /// Refuse limits a server cannot run with: a timeout of zero or over a year, or zero for a
+    /// count without which no connection is accepted or no request read. Zero stays allowed
+    /// where it means "none": no body, no chunk metadata, no output buffered.
+    /// [`crate::Server::serve`] and [`crate::Server::spawn`] check their limits with it.
+    ///
+    /// ```
+    /// let limits = vireo_http::Limits {
+    ///     keep_alive_timeout: std::time::Duration::ZERO,
+    ///     ..vireo_http::Limits::default()
+    /// };
+    /// let error = limits.check().unwrap_err();
+    /// assert!(error.to_string().starts_with("Limits::keep_alive_timeout"));
+    /// ```
+    pub fn check(&self) -> Result<(), InvalidLimits> {
+        let timeouts = [
+            ("head_timeout", self.head_timeout),
+            ("keep_alive_timeout", self.keep_alive_timeout),
+            ("tls_handshake_timeout", self.tls_handshake_timeout),
+        ];
+        for (field, timeout) in timeouts {
+            if timeout.is_zero() || timeout > MAX_TIMEOUT {
+                return Err(InvalidLimits(format!(
+                    "Limits::{field} is {timeout:?}: it must be above zero and at most a year"
+                )));
+            }
+        }
+        let counts = [
+            ("max_head_size", self.max_head_size),
+            ("max_headers", self.max_headers),
+            ("max_target_len", self.max_target_len),
+            (
+                "max_connections_per_worker",
+                self.max_connections_per_worker,
+            ),
+            ("max_pipeline_batch", self.max_pipeline_batch),
+            (
+                "max_tls_handshakes_per_worker",
+                self.max_tls_handshakes_per_worker,
+            ),
+        ];
+        match counts.iter().find(|(_, count)| *count == 0) {
+            Some((field, _)) => Err(InvalidLimits(format!("Limits::{field} must be at least 1"))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Why [`Limits::check`] refused a set of limits: which field, and what it must be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidLimits(String);
+
+impl std::fmt::Display for InvalidLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidLimits {}
+
+impl From<InvalidLimits> for std::io::Error {
+    fn from(error: InvalidLimits) -> Self {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, error)
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -127,5 +197,64 @@ impl Default for Limits {
             max_tls_handshakes_per_worker: DEFAULT_MAX_TLS_HANDSHAKES_PER_WORKER,
             h2_max_concurrent_streams: DEFAULT_H2_MAX_CONCURRENT_STREAMS,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(limits: Limits) -> String {
+        let error = std::io::Error::from(limits.check().expect_err("these limits are refused"));
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+        error.to_string()
+    }
+
+    #[test]
+    fn the_defaults_and_zero_meaning_none_pass() {
+        Limits::default().check().unwrap();
+        let none = Limits {
+            max_body_size: 0,
+            max_chunk_metadata: 0,
+            max_buffered_output: 0,
+            ..Limits::default()
+        };
+        none.check().unwrap();
+    }
+
+    #[test]
+    fn a_timeout_of_zero_or_over_a_year_is_refused_by_name() {
+        let zero = Limits {
+            keep_alive_timeout: Duration::ZERO,
+            ..Limits::default()
+        };
+        assert!(refusal(zero).contains("Limits::keep_alive_timeout"));
+        let endless = Limits {
+            head_timeout: Duration::MAX,
+            ..Limits::default()
+        };
+        assert!(refusal(endless).contains("Limits::head_timeout"));
+        let a_year = Limits {
+            tls_handshake_timeout: MAX_TIMEOUT,
+            ..Limits::default()
+        };
+        a_year.check().unwrap();
+    }
+
+    #[test]
+    fn a_count_that_would_stop_all_service_is_refused_by_name() {
+        let no_connections = Limits {
+            max_connections_per_worker: 0,
+            ..Limits::default()
+        };
+        assert_eq!(
+            refusal(no_connections),
+            "Limits::max_connections_per_worker must be at least 1"
+        );
+        let no_batch = Limits {
+            max_pipeline_batch: 0,
+            ..Limits::default()
+        };
+        assert!(refusal(no_batch).contains("max_pipeline_batch"));
     }
 }

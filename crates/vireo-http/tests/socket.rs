@@ -25,6 +25,24 @@ fn keep_alive_serves_many_requests_on_one_connection() {
 }
 
 #[test]
+fn limits_that_would_stop_all_service_are_refused_before_serving() {
+    let limits = Limits {
+        max_connections_per_worker: 0,
+        ..Limits::default()
+    };
+    let error = Server::bind("127.0.0.1:0")
+        .unwrap()
+        .limits(limits)
+        .spawn(common::TestService)
+        .expect_err("a worker that accepts nothing is refused");
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(
+        error.to_string().contains("max_connections_per_worker"),
+        "{error}"
+    );
+}
+
+#[test]
 fn pipelined_requests_are_answered_in_order() {
     let server = serve(Limits::default());
     let mut reader = Reader::new(connect(&server));

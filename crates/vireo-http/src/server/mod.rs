@@ -383,8 +383,11 @@ impl Server {
     ///
     /// Everything that can fail (signal handlers, each worker's runtime) is set up before any
     /// worker accepts a connection, so a failure is returned at once and a flood of
-    /// connections at start-up cannot starve the set-up of file descriptors.
+    /// connections at start-up cannot starve the set-up of file descriptors. Limits the server
+    /// cannot run with (a timeout of zero or over a year, no connection or request allowed)
+    /// are refused first, with [`std::io::ErrorKind::InvalidInput`].
     pub fn serve<S: Service>(mut self, service: S) -> std::io::Result<()> {
+        self.limits.check()?;
         self.listener.set_nonblocking()?;
         let addr = self.listener.local_addr()?;
         if let (Some(file), Some(mode)) = (&self.socket_file, self.unix_mode) {
@@ -496,8 +499,10 @@ impl Server {
     }
 
     /// Serve on background threads; for tests and for embedding. The returned value knows the
-    /// address and shuts the server down when asked.
+    /// address and shuts the server down when asked. Limits are checked first, as by
+    /// [`Server::serve`].
     pub fn spawn<S: Service>(self, service: S) -> std::io::Result<RunningServer> {
+        self.limits.check()?;
         let addr = self.listen_addr()?;
         let handle = self.shutdown_handle();
         let thread = std::thread::Builder::new()
