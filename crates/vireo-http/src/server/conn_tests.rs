@@ -376,7 +376,7 @@ fn a_head_sent_a_byte_at_a_time_is_not_parsed_again_for_every_byte() {
     // would cost work growing with the square of its length.
     let value = "v".repeat(8 * 1024);
     let head = format!("GET / HTTP/1.1\r\nHost: a\r\nX-Long: {value}\r\n\r\n");
-    let before = super::INCOMPLETE_PARSES.with(|count| count.get());
+    let (before, _) = super::INCOMPLETE_PARSES.with(|count| count.get());
     let answered = with_connection(Limits::default(), 64 * 1024, |mut peer| async move {
         for byte in head.as_bytes().chunks(1) {
             peer.send(byte).await;
@@ -386,9 +386,31 @@ fn a_head_sent_a_byte_at_a_time_is_not_parsed_again_for_every_byte() {
         peer.response().await
     });
     assert_eq!(answered, ok("hello"));
-    let parses = super::INCOMPLETE_PARSES.with(|count| count.get()) - before;
+    let parses = super::INCOMPLETE_PARSES.with(|count| count.get()).0 - before;
     // A parse per line ended and per doubling of the buffer: a few dozen, not thousands.
     assert!(parses < 64, "{parses} parses of an incomplete head");
+}
+
+#[test]
+fn empty_lines_before_a_request_are_not_scanned_again_by_every_parse() {
+    // Each line end is a parse; without dropping the lines already seen, each parse would go
+    // through all of them, and the bytes scanned would grow with the square of their number.
+    let lines = 2_000;
+    let (_, before) = super::INCOMPLETE_PARSES.with(|count| count.get());
+    let answered = with_connection(Limits::default(), 64 * 1024, |mut peer| async move {
+        for _ in 0..lines {
+            peer.send(b"\r\n").await;
+            tokio::task::yield_now().await;
+        }
+        peer.send(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").await;
+        peer.response().await
+    });
+    assert_eq!(answered, ok("hello"));
+    let scanned = super::INCOMPLETE_PARSES.with(|count| count.get()).1 - before;
+    assert!(
+        scanned < 8 * lines,
+        "{scanned} bytes scanned for {lines} empty lines"
+    );
 }
 
 #[test]
