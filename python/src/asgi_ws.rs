@@ -243,7 +243,7 @@ async fn session(
         }
     };
     // A send that cannot go out in this long means a peer that stopped reading.
-    let stall = config.idle_timeout + config.pong_timeout;
+    let stall = config.idle_timeout.saturating_add(config.pong_timeout);
     let writer = async {
         loop {
             let (batch, app_done, close_sent) = {

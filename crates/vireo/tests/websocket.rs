@@ -267,6 +267,37 @@ async fn a_silent_client_is_pinged_then_closed() {
 }
 
 #[tokio::test]
+async fn a_send_to_a_client_that_stopped_reading_fails_instead_of_waiting_forever() {
+    let config = WsConfig::default()
+        .idle_timeout(Duration::from_millis(100))
+        .pong_timeout(Duration::from_millis(100));
+    let (failed, mut told) = tokio::sync::mpsc::channel(1);
+    let mut app = App::new();
+    app.ws_with("/flood", config, move |mut ws: WebSocket, _req: Request| {
+        let failed = failed.clone();
+        async move {
+            let message = Message::binary(vec![0u8; 1 << 20]);
+            for _ in 0..1024 {
+                if let Err(error) = ws.send(message.clone()).await {
+                    let _ = failed.send(error.to_string()).await;
+                    return;
+                }
+            }
+        }
+    });
+    let server = serve_ephemeral(app).unwrap();
+    // A client that completes the handshake and then reads nothing.
+    let mut tcp = TcpStream::connect(server.addr()).await.unwrap();
+    tcp.write_all(b"GET /flood HTTP/1.1\r\nhost: x\r\nupgrade: websocket\r\nconnection: upgrade\r\nsec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n").await.unwrap();
+    let error = tokio::time::timeout(Duration::from_secs(10), told.recv())
+        .await
+        .expect("the send gave up on the stalled client")
+        .unwrap();
+    assert!(error.to_lowercase().contains("timed out"), "{error}");
+    drop(tcp);
+}
+
+#[tokio::test]
 async fn server_shutdown_closes_sockets_with_going_away() {
     let server = echo_server(WsConfig::default());
     let mut client = connect(server.addr(), "/echo").await;

@@ -52,9 +52,12 @@ fn too_long(size: u64, max_size: usize) -> Error {
 
 impl Reader {
     pub(super) fn new(max_frame: usize, max_message: usize) -> Self {
+        // No buffer can be larger, and below it a frame's length plus its header, or a
+        // message's so far plus its next frame, cannot overflow.
+        let largest = isize::MAX as usize;
         Reader {
-            max_frame,
-            max_message,
+            max_frame: max_frame.min(largest),
+            max_message: max_message.min(largest),
             #[cfg(feature = "ws-compression")]
             compression: None,
             partial: None,
@@ -400,6 +403,20 @@ mod tests {
         bytes.extend(client_frame(0x80 | CONTINUATION, &[0; 5]));
         assert!(matches!(
             decode_all(&mut reader, bytes),
+            Err(Error::Capacity(_))
+        ));
+    }
+
+    #[test]
+    fn the_largest_announced_length_is_refused_under_limits_set_to_the_maximum() {
+        let mut reader = Reader::new(usize::MAX, usize::MAX);
+        // A 64-bit length of all ones: no buffer could hold it, and added to the header's 14
+        // bytes it would wrap.
+        let mut header = vec![0x82, 0xFF];
+        header.extend_from_slice(&u64::MAX.to_be_bytes());
+        header.extend_from_slice(&MASK);
+        assert!(matches!(
+            reader.decode(&mut header),
             Err(Error::Capacity(_))
         ));
     }

@@ -115,7 +115,7 @@ impl WebSocket {
         let shutdown: Pin<Box<dyn Future<Output = ()>>> = Box::pin(io.shutdown_requested());
         let now = Instant::now();
         let reader = Reader::new(config.max_frame_size, config.max_message_size);
-        let timer = Box::pin(tokio::time::sleep_until(now + config.idle_timeout));
+        let timer = Box::pin(tokio::time::sleep_until(after(now, config.idle_timeout)));
         let shared = Rc::new(Shared {
             io: RefCell::new(io),
             timeouts: Timeouts {
@@ -273,14 +273,26 @@ impl Shared {
         out.extend_from_slice(payload);
     }
 
-    /// Write everything queued, one writer at a time.
+    /// Write everything queued, one writer at a time. A client that takes no bytes for an idle
+    /// and a pong timeout together has stopped reading: the write fails with `TimedOut`.
     async fn flush(&self) -> Result<(), Error> {
         if self.queued() == 0 {
             return Ok(());
         }
         let _turn = self.writing.take().await;
-        poll_fn(|cx| self.poll_write_unsent(cx)).await?;
-        Ok(())
+        // Most flushes finish at once: only one that has to wait arms a timer.
+        if let Poll::Ready(written) = poll_fn(|cx| Poll::Ready(self.poll_write_unsent(cx))).await {
+            return Ok(written?);
+        }
+        let stall = self.timeouts.idle.saturating_add(self.timeouts.pong);
+        loop {
+            let written_before = self.unsent_from.get();
+            match tokio::time::timeout(stall, poll_fn(|cx| self.poll_write_unsent(cx))).await {
+                Ok(written) => return Ok(written?),
+                Err(_) if self.unsent_from.get() != written_before => continue,
+                Err(_) => return Err(io::Error::from(io::ErrorKind::TimedOut).into()),
+            }
+        }
     }
 
     fn poll_write_unsent(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
@@ -323,6 +335,13 @@ fn close(code: CloseCode, reason: &'static str) -> Message {
         code,
         reason: reason.into(),
     }))
+}
+
+/// `wait` after `from`; a wait too long for the clock (a timeout configured as
+/// `Duration::MAX`) is a year, which to a connection is never.
+fn after(from: Instant, wait: Duration) -> Instant {
+    const NEVER: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+    from.checked_add(wait.min(NEVER)).unwrap_or(from)
 }
 
 /// What woke a receiver waiting for bytes.
@@ -456,7 +475,7 @@ impl WsReceiver {
         let timeouts = &self.shared.timeouts;
         let now = Instant::now();
         if let Some(since) = self.shared.closing_since.get() {
-            if now >= since + timeouts.close {
+            if now >= after(since, timeouts.close) {
                 self.finished = true;
             }
         } else if self.awaiting_pong {
@@ -464,10 +483,10 @@ impl WsReceiver {
         } else if std::mem::take(&mut self.seen_since_armed) {
             // Frames came: the idle spell starts again from here, so the ping goes out
             // between one and two idle timeouts after the last frame.
-            self.timer.as_mut().reset(now + timeouts.idle);
+            self.timer.as_mut().reset(after(now, timeouts.idle));
         } else {
             self.awaiting_pong = true;
-            self.timer.as_mut().reset(now + timeouts.pong);
+            self.timer.as_mut().reset(after(now, timeouts.pong));
             self.reply(Message::Ping(Default::default()));
         }
     }
@@ -476,7 +495,7 @@ impl WsReceiver {
     /// timer.
     async fn wait(&mut self, need: usize) -> Wake {
         if let Some(since) = self.shared.closing_since.get() {
-            let due = since + self.shared.timeouts.close;
+            let due = after(since, self.shared.timeouts.close);
             if self.timer.deadline() != due {
                 self.timer.as_mut().reset(due);
             }
