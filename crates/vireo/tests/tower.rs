@@ -157,6 +157,35 @@ fn tower_http_layers_run_as_middleware() {
     assert_eq!(responses.load(Ordering::SeqCst), 2);
 }
 
+#[test]
+fn a_layer_that_changes_the_uri_and_a_header_keeps_the_route_and_its_parameters() {
+    use tower::util::MapRequestLayer;
+    let mut app = App::new();
+    app.get("/files/*path", |req: Request| {
+        format!(
+            "{} {}",
+            req.param("path").unwrap_or_default(),
+            req.header("x-seen").unwrap_or("none")
+        )
+    })
+    .with(vireo::tower::layer(MapRequestLayer::new(
+        |mut req: http::Request<vireo::tower::LayerBody>| {
+            *req.uri_mut() = http::Uri::from_static("/");
+            req.headers_mut()
+                .insert("x-seen", http::HeaderValue::from_static("yes"));
+            req
+        },
+    )));
+    let client = TestClient::new(app);
+    let res = client.get("/files/a/b/").send();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(
+        res.text(),
+        "a/b/ yes",
+        "the header reaches the handler, the changed URI does not"
+    );
+}
+
 /// One GET on a kept-alive connection; the answer, read up to its `content-length`.
 fn exchange(stream: &mut std::net::TcpStream, path: &str) -> String {
     write!(stream, "GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();

@@ -38,17 +38,43 @@ pub(crate) fn head_of(
     read_body_len: Option<usize>,
     limits: &Limits,
 ) -> Result<Head, Response> {
-    let target = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+    let line = RequestLine {
+        method: &parts.method,
+        target: parts.uri.path_and_query().map_or("/", |pq| pq.as_str()),
+        authority: parts.uri.authority().map(|a| a.as_str()),
+    };
+    head_from(line, &parts.headers, read_body_len, limits)
+}
+
+/// What a head is rebuilt with besides its header fields.
+pub(crate) struct RequestLine<'a> {
+    pub(crate) method: &'a http::Method,
+    /// Origin-form: path and query.
+    pub(crate) target: &'a str,
+    /// The host when the header fields name none.
+    pub(crate) authority: Option<&'a str>,
+}
+
+/// [`head_of`] from its request line and header fields.
+pub(crate) fn head_from(
+    line: RequestLine<'_>,
+    headers: &http::HeaderMap,
+    read_body_len: Option<usize>,
+    limits: &Limits,
+) -> Result<Head, Response> {
     let mut raw = Vec::with_capacity(256);
-    raw.extend_from_slice(parts.method.as_str().as_bytes());
+    raw.extend_from_slice(line.method.as_str().as_bytes());
     raw.push(b' ');
-    raw.extend_from_slice(target.as_bytes());
+    raw.extend_from_slice(line.target.as_bytes());
     raw.extend_from_slice(b" HTTP/1.1\r\n");
-    if !parts.headers.contains_key(HOST) {
-        let host = parts.uri.authority().map_or("localhost", |a| a.as_str());
-        field(&mut raw, b"host", host.as_bytes());
+    if !headers.contains_key(HOST) {
+        field(
+            &mut raw,
+            b"host",
+            line.authority.unwrap_or("localhost").as_bytes(),
+        );
     }
-    for (name, value) in &parts.headers {
+    for (name, value) in headers {
         let framing = name == CONTENT_LENGTH || name == TRANSFER_ENCODING;
         if !(framing && read_body_len.is_some()) {
             field(&mut raw, name.as_str().as_bytes(), value.as_bytes());

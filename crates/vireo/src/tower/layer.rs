@@ -1,7 +1,9 @@
 //! A tower layer as Vireo middleware.
 
 use super::body::{LayerBody, ResponseBody};
-use super::convert::{error_response, from_http_response, head_of, to_http_response};
+use super::convert::{
+    error_response, from_http_response, head_from, to_http_response, RequestLine,
+};
 use crate::handler::Reply;
 use crate::middleware::{Middleware, Next};
 use crate::{IntoResponse, Request};
@@ -200,7 +202,14 @@ impl<B> Service<http::Request<B>> for NextService {
                 max_headers: parts.headers.len() + 1,
                 ..Limits::default()
             };
-            match head_of(&parts, None, &limits) {
+            // The route was found for the request's own method and target, and its parameters
+            // point into that target: only the header fields are taken from the layer.
+            let line = RequestLine {
+                method: request.method(),
+                target: request.uri(),
+                authority: None,
+            };
+            match head_from(line, &parts.headers, None, &limits) {
                 Ok(head) => changed_head = Some(head),
                 Err(refused) => return Box::pin(async { Ok(to_http_response(refused)) }),
             }
