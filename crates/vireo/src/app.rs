@@ -331,11 +331,14 @@ impl AppService {
                                 observe(&chunk);
                                 Ok(chunk)
                             }
-                            Ok(None) => break,
+                            Ok(None) => {
+                                let _ = chunks.send(None).await;
+                                break;
+                            }
                             Err(error) => Err(error),
                         };
                         let failed = item.is_err();
-                        if chunks.send(item).await.is_err() || failed {
+                        if chunks.send(Some(item)).await.is_err() || failed {
                             break;
                         }
                     },

@@ -32,8 +32,13 @@ pub(crate) enum BodyReply {
     /// Read whole, then sent at once.
     Whole(oneshot::Sender<Result<Bytes, BodyError>>),
     /// Sent chunk by chunk as it is read, each when the last has been taken.
-    Chunks(tokio::sync::mpsc::Sender<Result<Bytes, BodyError>>),
+    Chunks(tokio::sync::mpsc::Sender<BodyChunk>),
 }
+
+/// One message of a body sent chunk by chunk: a chunk, a failure, or `None` once the body has
+/// ended. The explicit end tells a whole body from one cut short when the connection stopped
+/// serving it (the handler answered first).
+pub(crate) type BodyChunk = Option<Result<Bytes, BodyError>>;
 
 /// A connection's TLS session, as the engine lends it (nothing without the `tls` feature).
 #[cfg(feature = "tls")]
@@ -213,7 +218,7 @@ pub struct BodyStream {
 enum StreamState {
     Done,
     One(Result<Bytes, Error>),
-    Chunks(tokio::sync::mpsc::Receiver<Result<Bytes, BodyError>>),
+    Chunks(tokio::sync::mpsc::Receiver<BodyChunk>),
 }
 
 impl std::fmt::Debug for BodyStream {
@@ -241,12 +246,20 @@ impl BodyStream {
                     self.state = StreamState::Chunks(receiver);
                     Poll::Pending
                 }
-                Poll::Ready(None) => Poll::Ready(None),
-                Poll::Ready(Some(Ok(chunk))) => {
+                Poll::Ready(Some(None)) => Poll::Ready(None),
+                Poll::Ready(Some(Some(Ok(chunk)))) => {
                     self.state = StreamState::Chunks(receiver);
                     Poll::Ready(Some(Ok(chunk)))
                 }
-                Poll::Ready(Some(Err(error))) => Poll::Ready(Some(Err(body_error(error)))),
+                Poll::Ready(Some(Some(Err(error)))) => Poll::Ready(Some(Err(body_error(error)))),
+                // The connection stopped serving the body before its end: never a clean end.
+                Poll::Ready(None) => Poll::Ready(Some(Err(Error::rejection(
+                    Rejection::BodyUnreadable,
+                    Some(
+                        "the request body was cut short: the response began before it was read"
+                            .into(),
+                    ),
+                )))),
             },
         }
     }
