@@ -172,10 +172,7 @@ impl LoopState {
         self.scheduled_seen
             .set(self.scheduled.bind(py).len().unwrap_or(0));
         match outcome {
-            Ok((timeout, events)) => (
-                timeout.map(|t| Duration::from_secs_f64(t.clamp(0.0, 86_400.0))),
-                events > 0,
-            ),
+            Ok((timeout, events)) => (timeout.map(crate::ready::timer_delay), events > 0),
             Err(error) => {
                 error.print(py);
                 (None, false)

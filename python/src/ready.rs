@@ -66,7 +66,16 @@ pub(crate) fn next_wait(
         .getattr(intern!(py, "_when"))?
         .extract()?;
     let now: f64 = event_loop.call_method0(intern!(py, "time"))?.extract()?;
-    Ok(Some(Duration::from_secs_f64(
-        (when - now).clamp(0.0, 86_400.0),
-    )))
+    Ok(Some(timer_delay(when - now)))
+}
+
+/// How long to sleep for a timer due in `seconds`: at most a day, and none for a timer already
+/// due or one whose time is not a number (`asyncio.sleep(float("nan"))`), which asyncio runs at
+/// once.
+pub(crate) fn timer_delay(seconds: f64) -> Duration {
+    // `clamp` keeps a NaN, and `from_secs_f64` would panic on it.
+    if seconds.is_nan() {
+        return Duration::ZERO;
+    }
+    Duration::from_secs_f64(seconds.clamp(0.0, 86_400.0))
 }

@@ -57,6 +57,12 @@ def test_suspended_handlers_overlap(server):
     assert elapsed < 1.5, f"20 sleeps of 0.3s took {elapsed:.2f}s: they did not overlap"
 
 
+def test_a_timer_of_nan_seconds_runs_at_once_and_the_loop_goes_on(server):
+    assert get(server, "/sleep-for?seconds=nan") == (200, b"slept nan")
+    assert get(server, "/sleep-for?seconds=0.01") == (200, b"slept 0.01")
+    assert get(server, "/sleep?ms=10") == (200, b"waited 10")
+
+
 def test_handler_doing_socket_io_on_the_loop(server):
     assert get(server, f"/fetch?port={server}") == (200, b"200 1048576")
     assert get(server, f"/fetch?port={server}&path=/sleep?ms=50") == (200, b"200 9")

@@ -19,6 +19,15 @@ async def sleep(ms: int = 0):
     return f"waited {ms}"
 
 
+@app.get("/sleep-for")
+async def sleep_for(seconds: float):
+    """Sleep `seconds` after one turn of the loop, so the timer is set from the loop's own
+    iteration; asyncio runs a timer of `nan` seconds at once."""
+    await asyncio.sleep(0)
+    await asyncio.sleep(seconds)
+    return f"slept {seconds}"
+
+
 @app.get("/big")
 def big(kib: int = 1024):
     return b"x" * (kib * 1024)
