@@ -25,14 +25,29 @@ pub(crate) enum Arg {
     Request,
 }
 
-fn parse_int(s: &str) -> Option<Arg> {
+/// The most digits an integer may have: Python's own default bound on converting text to `int`
+/// (`sys.get_int_max_str_digits`), which pydantic keeps too.
+const MAX_INT_DIGITS: usize = 4300;
+
+fn parse_int(s: &str) -> Result<Arg, (&'static str, &'static str)> {
     let t = s.trim();
     if let Ok(n) = t.parse::<i64>() {
-        return Some(Arg::Int(n));
+        return Ok(Arg::Int(n));
     }
     let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
-    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| Arg::BigInt(t.to_owned()))
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err((
+            "int_parsing",
+            "Input should be a valid integer, unable to parse string as an integer",
+        ));
+    }
+    if digits.len() > MAX_INT_DIGITS {
+        return Err((
+            "int_parsing_size",
+            "Unable to parse input string as an integer, exceeded maximum size",
+        ));
+    }
+    Ok(Arg::BigInt(t.to_owned()))
 }
 
 fn parse_bool(s: &str) -> Option<bool> {
@@ -52,10 +67,7 @@ fn parse_bool(s: &str) -> Option<bool> {
 fn scalar(kind: Kind, s: &str) -> Result<Arg, (&'static str, &'static str)> {
     match kind {
         Kind::Str => Ok(Arg::Str(s.to_owned())),
-        Kind::Int => parse_int(s).ok_or((
-            "int_parsing",
-            "Input should be a valid integer, unable to parse string as an integer",
-        )),
+        Kind::Int => parse_int(s),
         Kind::Float => s.trim().parse::<f64>().map(Arg::Float).map_err(|_| {
             (
                 "float_parsing",

@@ -155,6 +155,15 @@ def test_big_integer():
     assert client.get("/big/123456789012345678901234567890").text == "123456789012345678901234567891"
 
 
+def test_an_integer_longer_than_python_converts_is_a_422_not_a_500():
+    longest = "1" * 4300
+    assert client.get(f"/big/{longest}").text == str(int(longest) + 1)
+    res = client.get(f"/big/{longest}9")
+    assert res.status_code == 422
+    [error] = res.json()["detail"]
+    assert (error["type"], error["loc"]) == ("int_parsing_size", ["path", "n"])
+
+
 def test_percent_decoding():
     res = client.get("/decode/caf%C3%A9?q=a+b%26c")
     assert res.json() == {"word": "café", "q": "a b&c"}
