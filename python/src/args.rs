@@ -4,7 +4,7 @@
 
 use crate::app::AppInner;
 use crate::convert::{Arg, Converted};
-use crate::errors::{validation_body, CallError};
+use crate::errors::{error_items, validation_body, CallError};
 use crate::json;
 use crate::plan::{Param, Route, Source};
 use bytes::Bytes;
@@ -58,11 +58,12 @@ fn body_value<'py>(
         Err(e) if e.is_instance(py, app.refs.request_validation_error.bind(py)) => {
             let list = e.value(py).call_method0("errors")?;
             let encoded = json::encode(&list, app.refs.jsonable.bind(py))?;
-            if encoded.len() > 2 {
+            let items = error_items(&encoded);
+            if !items.is_empty() {
                 if !errors.is_empty() {
                     errors.push(b',');
                 }
-                errors.extend_from_slice(&encoded[1..encoded.len() - 1]);
+                errors.extend_from_slice(items);
             }
             Ok(py.None().into_bound(py))
         }

@@ -61,6 +61,15 @@ pub(crate) fn internal_error() -> Response {
 }
 
 /// The 422 body from every error found: `{"detail":[...]}`.
+/// The items of a JSON-encoded list of errors, to splice into another list; a value that is not
+/// a list (from an `errors()` overridden to return one) is one item.
+pub(crate) fn error_items(encoded: &[u8]) -> &[u8] {
+    match encoded {
+        [b'[', items @ .., b']'] => items,
+        other => other,
+    }
+}
+
 pub(crate) fn validation_body(rust: &[serde_json::Value], python: &[u8]) -> Vec<u8> {
     let mut out = b"{\"detail\":[".to_vec();
     for (i, error) in rust.iter().enumerate() {
@@ -114,8 +123,7 @@ pub(crate) fn handled_error(py: Python<'_>, err: &PyErr, app: &AppInner) -> Opti
     {
         let errors = value.call_method0("errors").and_then(|errors| {
             let encoded = json::encode(&errors, refs.jsonable.bind(py))?;
-            let inner = &encoded[1..encoded.len().saturating_sub(1).max(1)];
-            Ok(validation_body(&[], inner))
+            Ok(validation_body(&[], error_items(&encoded)))
         });
         return Some(match errors {
             Ok(body) => json_response(StatusCode::UNPROCESSABLE_ENTITY, body),

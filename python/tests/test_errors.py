@@ -10,7 +10,7 @@ from typing import Optional
 import msgspec
 import pydantic
 
-from vireo import App, HTTPException
+from vireo import App, HTTPException, RequestValidationError
 from vireo.testclient import TestClient
 
 app = App()
@@ -31,6 +31,18 @@ class Model(pydantic.BaseModel):
 class Struct(msgspec.Struct):
     name: str
     price: float
+
+
+class OneError(RequestValidationError):
+    """Reports its error as a single object rather than a list."""
+
+    def errors(self):
+        return {"type": "custom", "loc": ["query", "q"], "msg": "not this one"}
+
+
+@app.get("/one-error")
+def one_error():
+    raise OneError([])
 
 
 @app.get("/teapot")
@@ -166,3 +178,9 @@ def test_path_and_body_errors_together():
     assert [e["loc"] for e in res.json()["detail"]] == [
         ["path", "n"], ["body", "name"], ["body", "price"],
     ]
+
+
+def test_a_validation_error_that_reports_one_object_is_listed_as_one_error():
+    res = client.get("/one-error")
+    assert res.status_code == 422
+    assert res.json() == {"detail": [{"type": "custom", "loc": ["query", "q"], "msg": "not this one"}]}
