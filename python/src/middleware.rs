@@ -11,7 +11,7 @@ use crate::event_loop;
 use crate::handler_await::AwaitHandler;
 use crate::plan::CallKind;
 use crate::render::render;
-use crate::request::Request;
+use crate::request::{latin1, Request};
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, StatusCode};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
@@ -201,8 +201,8 @@ fn blocking_future(request: &Bound<'_, Request>) -> PyResult<Py<PyAny>> {
 #[pyclass(frozen, module = "vireo._vireo", name = "RenderedResponse")]
 pub(crate) struct Rendered {
     response: Mutex<Option<Response>>,
-    /// The header fields as a dict, made when first asked for; it replaces the response's
-    /// fields when the response is sent.
+    /// The header fields as a dict (the last value of a repeated name), made when first asked
+    /// for; what changed in it is applied when the response is sent.
     headers: PyOnceLock<Py<PyDict>>,
 }
 
@@ -221,21 +221,38 @@ impl Rendered {
         }
     }
 
-    /// The engine response, with the header fields the middleware set.
+    /// The engine response, with the header fields the middleware changed. A name whose value
+    /// the middleware left alone keeps every value it had (two `set-cookie` fields stay two);
+    /// one it set is replaced by the new value, and one it deleted goes, as Starlette's
+    /// `MutableHeaders` does.
     pub(crate) fn take(&self, py: Python<'_>) -> PyResult<Response> {
         let mut res = lock(&self.response)
             .take()
             .ok_or_else(|| PyRuntimeError::new_err("this response was already sent"))?;
         if let Some(headers) = self.headers.get(py) {
+            let headers = headers.bind(py);
             let fields = res.headers_mut();
-            fields.clear();
-            for (name, value) in headers.bind(py).iter() {
+            let names: Vec<HeaderName> = fields.keys().cloned().collect();
+            for name in names {
+                if !headers.contains(name.as_str())? {
+                    fields.remove(&name);
+                }
+            }
+            for (name, value) in headers.iter() {
                 let name: String = name.extract()?;
                 let value: String = value.str()?.extract()?;
-                fields.append(
-                    HeaderName::from_bytes(name.as_bytes()).map_err(crate::errors::value_error)?,
-                    HeaderValue::from_str(&value).map_err(crate::errors::value_error)?,
-                );
+                let name =
+                    HeaderName::from_bytes(name.as_bytes()).map_err(crate::errors::value_error)?;
+                let unchanged = fields
+                    .get_all(&name)
+                    .iter()
+                    .next_back()
+                    .is_some_and(|old| latin1(old.as_bytes()) == value);
+                if !unchanged {
+                    let value =
+                        HeaderValue::from_str(&value).map_err(crate::errors::value_error)?;
+                    fields.insert(name, value);
+                }
             }
         }
         Ok(res)
@@ -264,10 +281,7 @@ impl Rendered {
                 let pairs: Vec<(String, String)> = self.with(|r| {
                     r.headers()
                         .iter()
-                        .map(|(n, v)| {
-                            let v = v.as_bytes().iter().map(|&b| b as char).collect();
-                            (n.as_str().to_owned(), v)
-                        })
+                        .map(|(n, v)| (n.as_str().to_owned(), latin1(v.as_bytes())))
                         .collect()
                 })?;
                 for (n, v) in pairs {

@@ -5,6 +5,7 @@
 use crate::asgi_config::AppConfig;
 use crate::asgi_scope::{http_version, origin, percent_decode_bytes, Origin};
 use crate::asgi_service::server_error;
+use crate::request::latin1;
 use crate::thread_state;
 use crate::wsgi_input::{Input, WsgiInput};
 use crate::wsgi_stream::WsgiStream;
@@ -228,11 +229,6 @@ fn environ<'py>(
     env.set_item("wsgi.run_once", false)?;
     env.set_item("wsgi.input_terminated", true)?;
     Ok(env)
-}
-
-/// Bytes as a "bytes-as-str" (each byte one code point), as PEP 3333 wants.
-fn latin1(bytes: &[u8]) -> String {
-    bytes.iter().map(|&b| b as char).collect()
 }
 
 /// A "bytes-as-str" back to its bytes; `None` if a character does not fit in one.

@@ -58,6 +58,14 @@ def blocking(request: Request):
     return {"user": request.state.user}
 
 
+@app.get("/two-cookies")
+def two_cookies():
+    res = Response("set")
+    res.set_cookie("a", "1")
+    res.set_cookie("b", "2")
+    return res
+
+
 @app.get("/teapot-ish")
 def teapot_ish():
     return "changed by middleware"
@@ -217,3 +225,11 @@ def test_async_handlers_behind_middleware_end_every_way_before_and_after_suspend
             assert res.json() == {"how": "caught the cancellation"}
     # call_next itself never raised: each request got past it to the await.
     assert order_seen == ["called"] * 8
+
+
+def test_middleware_that_touches_headers_keeps_every_value_of_a_repeated_field():
+    # Both middlewares read and set `response.headers`; the handler's two cookies stay two.
+    res = client.get("/two-cookies")
+    cookies = [v.decode() for n, v in res.raw_headers if n == "set-cookie"]
+    assert [c.split(";")[0] for c in cookies] == ["a=1", "b=2"]
+    assert res.headers["x-outer"] == "1" and "x-time" in res.headers
