@@ -1,7 +1,8 @@
 //! # vireo-http
 //!
-//! Vireo's HTTP/1.1 server engine: bytes in, bytes out, transports and threads. It knows
-//! HTTP/1.1 (RFC 9112, RFC 9110) and nothing about routes; the `vireo` framework builds on it.
+//! Vireo's HTTP server engine: bytes in, bytes out, transports and threads. It knows HTTP/1.1
+//! (RFC 9112, RFC 9110) and, with the `http2` feature, HTTP/2, and nothing about routes; the
+//! `vireo` framework builds on it.
 //!
 //! - **Sans-I/O protocol core**: request heads are parsed and validated strictly; bodies are
 //!   framed by `Content-Length` or a strict chunked decoder; responses are encoded from

@@ -1,6 +1,6 @@
 //! # Vireo
 //!
-//! An Express-style web framework on the Vireo HTTP/1.1 engine ([`vireo_http`]).
+//! An Express-style web framework on the Vireo HTTP engine ([`vireo_http`]).
 //!
 //! ```
 //! use vireo::{App, Json, Next, Request};

@@ -36,7 +36,7 @@ pub(super) type Span = Range<u32>;
 pub struct RequestHead {
     raw: Vec<u8>,
     /// The request target within `raw`; every byte of it was checked to be visible ASCII, so
-    /// it is read as text without validating it again.
+    /// reading it as text never fails.
     target: Span,
     method: Method,
     version: Version,

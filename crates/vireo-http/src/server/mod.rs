@@ -53,7 +53,7 @@ const BLOCKING_THREAD_KEEP_ALIVE: Duration = Duration::from_secs(10);
 /// How long the runtime waits, after the shutdown bound, for blocking work that is still running.
 const BLOCKING_SHUTDOWN_GRACE: Duration = Duration::from_millis(100);
 
-/// An HTTP/1.1 server: a listening socket (TCP or Unix domain) and the settings to serve it with.
+/// An HTTP server (HTTP/1.1, and HTTP/2 with the `http2` feature): a listening socket (TCP or Unix domain) and the settings to serve it with.
 ///
 /// ```no_run
 /// use vireo_http::{service_fn, Response, Server};
