@@ -93,8 +93,8 @@ impl futures_core::Stream for Echo {
 }
 
 /// Send `head` and `body` on a fresh connection (the body from another thread, so a server
-/// that answers early cannot deadlock the test); the status and body of the answer.
-fn send(addr: std::net::SocketAddr, head: String, body: Vec<u8>) -> (u16, String) {
+/// that answers early cannot deadlock the test); every byte of the answer, until the close.
+fn exchange(addr: std::net::SocketAddr, head: String, body: Vec<u8>) -> Vec<u8> {
     let mut stream = TcpStream::connect(addr).unwrap();
     let mut writer = stream.try_clone().unwrap();
     let sending = std::thread::spawn(move || {
@@ -104,7 +104,12 @@ fn send(addr: std::net::SocketAddr, head: String, body: Vec<u8>) -> (u16, String
     let mut answer = Vec::new();
     let _ = stream.read_to_end(&mut answer);
     let _ = sending.join();
-    let answer = String::from_utf8_lossy(&answer).into_owned();
+    answer
+}
+
+/// [`exchange`]'s answer as its status and body.
+fn send(addr: std::net::SocketAddr, head: String, body: Vec<u8>) -> (u16, String) {
+    let answer = String::from_utf8_lossy(&exchange(addr, head, body)).into_owned();
     let status = answer[9..12].parse().unwrap();
     (status, answer.split_once("\r\n\r\n").unwrap().1.to_owned())
 }
@@ -278,18 +283,9 @@ fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
 #[test]
 fn a_request_body_cut_short_by_the_response_is_never_sent_as_a_complete_echo() {
     let server = vireo::serve_ephemeral(app()).unwrap();
-    let body = vec![b'e'; 1 << 20];
-    let mut stream = TcpStream::connect(server.addr()).unwrap();
-    let mut writer = stream.try_clone().unwrap();
-    let head = head("/echo-stream", "application/octet-stream", body.len());
-    let sent = body.len();
-    let sending = std::thread::spawn(move || {
-        let _ = writer.write_all(head.as_bytes());
-        let _ = writer.write_all(&body);
-    });
-    let mut answer = Vec::new();
-    let _ = stream.read_to_end(&mut answer);
-    let _ = sending.join();
+    let sent = 1 << 20;
+    let head = head("/echo-stream", "application/octet-stream", sent);
+    let answer = exchange(server.addr(), head, vec![b'e'; sent]);
     let text = String::from_utf8_lossy(&answer);
     let Some(split) = answer.windows(4).position(|w| w == b"\r\n\r\n") else {
         return; // no answer at all: the client sees a failure, not a short body
