@@ -311,11 +311,11 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
     if meta.get("timeit_compute") and with_targets:
         lines.append(
             "- **The handler's own time.** "
-            + ("Just before vireo-python's first `/compute` scenario of each run"
+            + ("Just before and just after each of vireo-python's `/compute` scenarios"
                if meta.get("order") == "scenario" else "Before each run of vireo-python")
-            + " the runner times its `/compute` handler with `timeit`, with the same Python on "
-            "the server core; the targets set it against what `/compute` costs beyond `/` "
-            "under load.")
+            + " the runner times its `/compute` handler with `timeit` (CPU time, the mean of "
+            "its repeats), with the same Python on the server core; the targets set it "
+            "against what `/compute` costs beyond `/` under load.")
     return lines
 
 

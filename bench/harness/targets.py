@@ -93,15 +93,16 @@ def _compute(by, meta, compute, hello) -> Row | None:
     h, paired = _own_root(by, compute, hello)
     if not timed or not c or not h:
         return None
-    best = statistics.median(t["best_us"] for t in timed)
-    value = (c - h) / best
+    # The mean of each timeit's repeats (a results file from before means were kept: the best).
+    own = statistics.median(t.get("mean_us", t["best_us"]) for t in timed)
+    value = (c - h) / own
     return Row("`/compute` CPU minus `/` CPU, against the handler's own time by `timeit`",
                paired or f"{compute} − {hello}",
-               f"({c:.2f} − {h:.2f}) / {best:.2f} µs{_user_split(by, compute, hello, best)}",
+               f"({c:.2f} − {h:.2f}) / {own:.2f} µs{_user_split(by, compute, hello, own)}",
                value, "0.90–1.10×", abs(value - 1) <= 0.10)
 
 
-def _user_split(by, compute, hello, best) -> str:
+def _user_split(by, compute, hello, own) -> str:
     """The same difference in user-space CPU alone, for the figures column: what is left
     of the total once the kernel's share (sending, waking the client) is taken out."""
     row = by.get((compute, PEER), {})
@@ -109,7 +110,7 @@ def _user_split(by, compute, hello, best) -> str:
     h = row.get("baseline_user_us_per_req") or by.get((hello, PEER), {}).get("user_us_per_req")
     if not c or not h:
         return ""
-    return f"; user-space CPU alone ({c:.2f} − {h:.2f}) / {best:.2f} = {(c - h) / best:.2f}×"
+    return f"; user-space CPU alone ({c:.2f} − {h:.2f}) / {own:.2f} = {(c - h) / own:.2f}×"
 
 
 def evaluate(rows: list, meta: dict) -> list:
@@ -317,9 +318,9 @@ def markdown(rows: list, meta: dict, scenario_order: list = ()) -> list:
     timeit_note = [
         f"The `timeit` figure is {(meta['timeit_compute'].get('what') or 'the handler')}, run by "
         f"the server's Python ({timed[0].get('python', '?')}) on the server core "
-        + ("just before the server's first `/compute` scenario of each run"
+        + ("just before and just after each of the server's `/compute` scenarios"
            if meta.get("order") == "scenario" else "before each run of the server")
-        + "; the median over the runs is used. Where the run has it, the figures also give "
+        + "; the median of those figures is used. Where the run has it, the figures also give "
         "the difference in user-space CPU alone (utime from `/proc/PID/stat`): the total "
         "carries the kernel's share too, and with a slow handler that includes waking the "
         "load generator once per response (see bench/README.md)."] if timed else []
