@@ -13,6 +13,7 @@ use crate::plan::{CallKind, Route};
 use crate::render::render;
 use crate::request::{Parts, Request};
 use crate::router::Lookup;
+use crate::stream::Pull;
 use crate::thread_state;
 use bytes::Bytes;
 use pyo3::prelude::*;
@@ -177,7 +178,7 @@ async fn answer(
                 Ok(context) => call(py, app, &route, parts, Some(&context)),
                 Err(e) => Err(e.into()),
             };
-            let res = respond(py, res, app, route.status);
+            let res = respond(py, res, app, route.status, Pull::Worker);
             state.kick(py);
             res
         }),
@@ -187,7 +188,7 @@ async fn answer(
                 let out = match call(py, app, &route, parts, Some(&context)) {
                     Ok(coro) => match coroutine::start(&coro, state, Some(&context)) {
                         Ok(Started::Done(value)) => {
-                            Step::Ready(respond(py, Ok(value), app, route.status))
+                            Step::Ready(respond(py, Ok(value), app, route.status, Pull::Worker))
                         }
                         Ok(Started::Pending(rx, completion)) => {
                             let (app, status) = (app.clone(), route.status);
@@ -195,13 +196,15 @@ async fn answer(
                             completion.get().when_orphaned(Box::new(move |py, outcome| {
                                 let _orphan = orphan;
                                 let outcome = outcome.map(|v| v.into_bound(py)).map_err(Into::into);
-                                drop(respond(py, outcome, &app, status));
+                                drop(respond(py, outcome, &app, status, Pull::Worker));
                             }));
                             Step::Wait(rx)
                         }
-                        Err(e) => Step::Ready(respond(py, Err(e.into()), app, route.status)),
+                        Err(e) => {
+                            Step::Ready(respond(py, Err(e.into()), app, route.status, Pull::Worker))
+                        }
                     },
-                    Err(e) => Step::Ready(respond(py, Err(e), app, route.status)),
+                    Err(e) => Step::Ready(respond(py, Err(e), app, route.status, Pull::Worker)),
                 };
                 state.kick(py);
                 Ok(out)
@@ -214,7 +217,7 @@ async fn answer(
                 // A blocking-pool thread starts each call with a fresh context of its own.
                 Python::attach(|py| {
                     let res = call(py, &app, &route, parts, None);
-                    respond(py, res, &app, route.status)
+                    respond(py, res, &app, route.status, Pull::Pool)
                 })
             })
             .await
@@ -241,6 +244,8 @@ async fn finish(step: PyResult<Step>, app: &Arc<AppInner>, status: http::StatusC
                     outcome.map(|v| v.into_bound(py)).map_err(Into::into),
                     app,
                     status,
+                    // Only an `async def` handler's first step waits.
+                    Pull::Worker,
                 )
             })
         }
@@ -252,7 +257,7 @@ async fn finish(step: PyResult<Step>, app: &Arc<AppInner>, status: http::StatusC
 fn final_response(py: Python<'_>, value: Bound<'_, PyAny>, app: &Arc<AppInner>) -> Response {
     let res = match value.cast::<Rendered>() {
         Ok(rendered) => rendered.get().take(py),
-        Err(_) => render(&value, http::StatusCode::OK, app),
+        Err(_) => render(&value, http::StatusCode::OK, Pull::Worker, app),
     };
     res.unwrap_or_else(|e| error_response(py, e, app))
 }
@@ -283,9 +288,12 @@ fn respond(
     outcome: Result<Bound<'_, PyAny>, CallError>,
     app: &Arc<AppInner>,
     status: http::StatusCode,
+    pull: Pull,
 ) -> Response {
     match outcome {
-        Ok(value) => render(&value, status, app).unwrap_or_else(|e| error_response(py, e, app)),
+        Ok(value) => {
+            render(&value, status, pull, app).unwrap_or_else(|e| error_response(py, e, app))
+        }
         Err(CallError::Invalid(body)) => Response::typed(
             http::StatusCode::UNPROCESSABLE_ENTITY,
             body,

@@ -7,6 +7,7 @@ use crate::errors::handled_error;
 use crate::middleware::Rendered;
 use crate::render::render;
 use crate::request::Request;
+use crate::stream::Pull;
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 use pyo3::types::iterator::PySendResult;
@@ -41,7 +42,9 @@ impl AwaitHandler {
         let request = self.request.get();
         let response = match sent {
             Ok(PySendResult::Next(yielded)) => return Ok(yielded.unbind()),
-            Ok(PySendResult::Return(value)) => render(&value, request.route.status, &request.app)?,
+            Ok(PySendResult::Return(value)) => {
+                render(&value, request.route.status, Pull::Worker, &request.app)?
+            }
             Err(error) if request.app.raise_http_errors => return Err(error),
             Err(error) => match handled_error(py, &error, &request.app) {
                 Some(response) => response,

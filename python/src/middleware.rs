@@ -12,6 +12,7 @@ use crate::handler_await::AwaitHandler;
 use crate::plan::CallKind;
 use crate::render::render;
 use crate::request::{latin1, Request};
+use crate::stream::Pull;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, StatusCode};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
@@ -40,7 +41,8 @@ fn outcome_response(
     status: StatusCode,
 ) -> PyResult<Response> {
     match outcome {
-        Ok(value) => render(&value, status, app),
+        // A handler of a kind that answers here (not `blocking=True`) made it on the worker.
+        Ok(value) => render(&value, status, Pull::Worker, app),
         Err(CallError::Invalid(body)) if app.raise_http_errors => Err(ValidationFailed::new_err((
             PyBytes::new(py, &body).unbind(),
         ))),
@@ -132,7 +134,13 @@ impl Next {
     /// The response for an awaited handler's value.
     fn render(&self, request: &Bound<'_, Request>, value: &Bound<'_, PyAny>) -> PyResult<Rendered> {
         let this = request.get();
-        Ok(Rendered::new(render(value, this.route.status, &this.app)?))
+        let pull = Pull::after(this.route.kind);
+        Ok(Rendered::new(render(
+            value,
+            this.route.status,
+            pull,
+            &this.app,
+        )?))
     }
 
     /// The response for an HTTP error an awaited handler raised; any other is raised again.

@@ -4,7 +4,7 @@
 use crate::app::AppInner;
 use crate::errors::value_error;
 use crate::json;
-use crate::stream::PyStream;
+use crate::stream::{Pull, PyStream};
 use bytes::Bytes;
 use http::{header, HeaderName, HeaderValue, StatusCode};
 use pyo3::prelude::*;
@@ -33,10 +33,12 @@ fn bytes_body(b: &Bound<'_, PyBytes>) -> Bytes {
     Bytes::from_owner(PyBackedBytes::from(b.clone()))
 }
 
-/// The engine response for `value`, with `status` unless `value` is a `Response`.
+/// The engine response for `value`, with `status` unless `value` is a `Response`; a
+/// `StreamingResponse`'s sync iterator is pulled where `pull` says.
 pub(crate) fn render(
     value: &Bound<'_, PyAny>,
     status: StatusCode,
+    pull: Pull,
     app: &Arc<AppInner>,
 ) -> PyResult<Response> {
     let py = value.py();
@@ -53,7 +55,7 @@ pub(crate) fn render(
     // A plain dict or list is JSON; only other types can be a `Response`.
     let plain = value.is_exact_instance_of::<PyDict>() || value.is_exact_instance_of::<PyList>();
     if !plain && value.is_instance(app.refs.response.bind(py))? {
-        return response_object(value, app);
+        return response_object(value, pull, app);
     }
     let body = json::encode_body(value, app.refs.jsonable.bind(py))?;
     Ok(Response::typed(status, body, ContentType::Json))
@@ -73,8 +75,8 @@ fn known_type(media_type: &str) -> Option<ContentType> {
 /// A `vireo.Response` (or subclass): `status_code`, `body` or `body_iterator`, `media_type`,
 /// `charset` and `headers` (a dict, or a list of pairs), and `raw_headers` if it has any
 /// (pairs sent as well, such as `set-cookie` fields).
-fn response_object(obj: &Bound<'_, PyAny>, app: &Arc<AppInner>) -> PyResult<Response> {
-    let res = response_fields(obj, app)?;
+fn response_object(obj: &Bound<'_, PyAny>, pull: Pull, app: &Arc<AppInner>) -> PyResult<Response> {
+    let res = response_fields(obj, pull, app)?;
     // Background tasks start once the response is made; they never delay it.
     let py = obj.py();
     let background = obj.getattr(pyo3::intern!(py, "background"))?;
@@ -84,12 +86,16 @@ fn response_object(obj: &Bound<'_, PyAny>, app: &Arc<AppInner>) -> PyResult<Resp
     Ok(res)
 }
 
-fn response_fields(obj: &Bound<'_, PyAny>, app: &Arc<AppInner>) -> PyResult<Response> {
+fn response_fields(obj: &Bound<'_, PyAny>, pull: Pull, app: &Arc<AppInner>) -> PyResult<Response> {
     let py = obj.py();
     let code: u16 = obj.getattr("status_code")?.extract()?;
     let status = StatusCode::from_u16(code).map_err(value_error)?;
     let body = if obj.is_instance(app.refs.streaming_response.bind(py))? {
-        let stream = Box::pin(PyStream::new(obj.getattr("body_iterator")?, app.clone())?);
+        let stream = Box::pin(PyStream::new(
+            obj.getattr("body_iterator")?,
+            app.clone(),
+            pull,
+        )?);
         // A stream of known length (a file) is sent with `content-length`, not chunked.
         let length = obj.getattr(pyo3::intern!(py, "content_length"))?;
         if length.is_none() {

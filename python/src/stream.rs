@@ -4,6 +4,8 @@ use crate::app::AppInner;
 use crate::coroutine::{self, Completion, Outcome, Started};
 use crate::errors;
 use crate::event_loop::{self, LoopState};
+use crate::plan::CallKind;
+use crate::thread_state;
 use bytes::Bytes;
 use futures_core::Stream;
 use pyo3::exceptions::asyncio::CancelledError as PyCancelledError;
@@ -15,23 +17,55 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
 use vireo_http::BoxError;
 
 type Chunk = Option<Result<Bytes, BoxError>>;
 
-/// Streams chunks from `body_iterator`: `next()` on the worker for a sync iterator;
-/// `__anext__()` started inline and continued on the loop for an async one.
+/// Where a sync iterator's `next()` runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Pull {
+    /// On the worker, between its other connections' work.
+    Worker,
+    /// On the blocking pool, one chunk at a time: a `blocking=True` route's stream, which may
+    /// block between chunks as its handler may.
+    Pool,
+}
+
+impl Pull {
+    /// Where the chunks of a stream a handler of this kind returned are made.
+    pub(crate) fn after(kind: CallKind) -> Pull {
+        match kind {
+            CallKind::Blocking => Pull::Pool,
+            CallKind::Sync | CallKind::Async => Pull::Worker,
+        }
+    }
+}
+
+/// What one `next()` on the pool gave: a chunk, the end, or the exception it raised.
+type Pulled = PyResult<Option<Bytes>>;
+
+/// Streams chunks from `body_iterator`: `next()` on the worker or the blocking pool (see
+/// [`Pull`]) for a sync iterator; `__anext__()` started inline and continued on the loop for
+/// an async one.
 pub(crate) struct PyStream {
-    iter: Py<PyAny>,
+    iter: Arc<Py<PyAny>>,
     is_async: bool,
+    pull: Pull,
     /// An `__anext__()` that suspended, and the completion of the task continuing it.
     pending: Option<(oneshot::Receiver<Outcome>, Py<Completion>)>,
+    /// A `next()` running on the blocking pool.
+    pulling: Option<JoinHandle<Pulled>>,
     done: bool,
     app: Arc<AppInner>,
 }
 
 impl PyStream {
-    pub(crate) fn new(body_iterator: Bound<'_, PyAny>, app: Arc<AppInner>) -> PyResult<Self> {
+    pub(crate) fn new(
+        body_iterator: Bound<'_, PyAny>,
+        app: Arc<AppInner>,
+        pull: Pull,
+    ) -> PyResult<Self> {
         let is_async = body_iterator.hasattr("__anext__")?;
         let iter = if is_async {
             body_iterator
@@ -39,11 +73,55 @@ impl PyStream {
             body_iterator.try_iter()?.into_any()
         };
         Ok(PyStream {
-            iter: iter.unbind(),
+            iter: Arc::new(iter.unbind()),
             is_async,
+            pull,
             pending: None,
+            pulling: None,
             done: false,
             app,
+        })
+    }
+
+    /// `next()` of a sync iterator, made into a chunk.
+    fn next_sync(py: Python<'_>, iter: &Py<PyAny>) -> Pulled {
+        let mut it = iter
+            .bind(py)
+            .clone()
+            .cast_into::<pyo3::types::PyIterator>()?;
+        match it.next() {
+            None => Ok(None),
+            Some(value) => Self::chunk(&value?).map(Some),
+        }
+    }
+
+    /// The next chunk of a sync iterator pulled on the blocking pool.
+    fn poll_pool(&mut self, cx: &mut Context<'_>) -> Poll<Chunk> {
+        let pulling = self.pulling.get_or_insert_with(|| {
+            let iter = self.iter.clone();
+            tokio::task::spawn_blocking(move || {
+                thread_state::keep_until_exit();
+                Python::attach(|py| Self::next_sync(py, &iter))
+            })
+        });
+        let pulled = match Pin::new(pulling).poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(pulled) => pulled,
+        };
+        self.pulling = None;
+        Poll::Ready(match pulled {
+            Ok(Ok(Some(bytes))) => Some(Ok(bytes)),
+            Ok(Ok(None)) => {
+                self.done = true;
+                None
+            }
+            Ok(Err(e)) => Python::attach(|py| self.fail(py, e)),
+            Err(e) => Python::attach(|py| {
+                self.fail(
+                    py,
+                    PyRuntimeError::new_err(format!("the stream's thread: {e}")),
+                )
+            }),
         })
     }
 
@@ -87,20 +165,17 @@ impl PyStream {
         &mut self,
         py: Python<'_>,
     ) -> Result<Chunk, (oneshot::Receiver<Outcome>, Py<Completion>)> {
-        let iter = self.iter.bind(py).clone();
         if !self.is_async {
-            let mut it = match iter.cast_into::<pyo3::types::PyIterator>() {
-                Ok(it) => it,
-                Err(e) => return Ok(self.fail(py, e.into())),
-            };
-            return Ok(match it.next() {
-                None => {
+            return Ok(match Self::next_sync(py, &self.iter) {
+                Ok(Some(bytes)) => Some(Ok(bytes)),
+                Ok(None) => {
                     self.done = true;
                     None
                 }
-                Some(outcome) => self.outcome(py, outcome),
+                Err(e) => self.fail(py, e),
             });
         }
+        let iter = self.iter.bind(py).clone();
         let Some(state) = event_loop::current() else {
             let err = PyRuntimeError::new_err("no event loop on this thread");
             return Ok(self.fail(py, err));
@@ -125,6 +200,9 @@ impl Stream for PyStream {
         let this = self.get_mut();
         if this.done {
             return Poll::Ready(None);
+        }
+        if !this.is_async && this.pull == Pull::Pool {
+            return this.poll_pool(cx);
         }
         if let Some((rx, _)) = this.pending.as_mut() {
             let outcome = match Pin::new(rx).poll(cx) {
@@ -158,17 +236,12 @@ impl Drop for PyStream {
         if self.done {
             return;
         }
+        if !self.is_async && self.pull == Pull::Pool {
+            return self.close_on_pool();
+        }
         Python::attach(|py| {
             if !self.is_async {
-                let iter = self.iter.bind(py);
-                let closed = match iter.hasattr("close") {
-                    Ok(true) => iter.call_method0("close").map(drop),
-                    Ok(false) => Ok(()),
-                    Err(e) => Err(e),
-                };
-                if let Err(e) = closed {
-                    errors::log(py, e, &self.app, "while stopping a streamed response");
-                }
+                close_sync(py, &self.iter, &self.app);
                 return;
             }
             let Some(state) = event_loop::current() else {
@@ -195,6 +268,42 @@ impl Drop for PyStream {
             }
             state.kick(py);
         });
+    }
+}
+
+impl PyStream {
+    /// Close a pool-pulled iterator on the pool, once no `next()` runs (its `finally` may
+    /// block as its chunks may).
+    fn close_on_pool(&mut self) {
+        let (iter, app, pulling) = (self.iter.clone(), self.app.clone(), self.pulling.take());
+        let close = move || {
+            thread_state::keep_until_exit();
+            Python::attach(|py| close_sync(py, &iter, &app));
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn(async move {
+                if let Some(pulling) = pulling {
+                    let _ = pulling.await;
+                }
+                let _ = tokio::task::spawn_blocking(close).await;
+            })),
+            // Dropped off any runtime: close now (a `next()` still running would make the
+            // close fail, and that is logged).
+            Err(_) => close(),
+        }
+    }
+}
+
+/// `iter.close()` of a sync iterator that has one (a generator), so its `finally` runs now.
+fn close_sync(py: Python<'_>, iter: &Py<PyAny>, app: &Arc<AppInner>) {
+    let iter = iter.bind(py);
+    let closed = match iter.hasattr("close") {
+        Ok(true) => iter.call_method0("close").map(drop),
+        Ok(false) => Ok(()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = closed {
+        errors::log(py, e, app, "while stopping a streamed response");
     }
 }
 

@@ -104,6 +104,29 @@ def test_a_client_leaving_an_event_stream_runs_its_finally(server, tmp_path, pau
     assert wait_for_file(marker), "the stream's finally never ran"
 
 
+def test_a_blocking_routes_stream_is_pulled_off_the_worker(server):
+    # Each chunk sleeps 0.4 s: pulled on the worker, the other requests would wait for them.
+    slow = {}
+    thread = threading.Thread(
+        target=lambda: slow.update(reply=get(server, "/blocking-events?pause_ms=400")))
+    thread.start()
+    time.sleep(0.2)
+    started = time.monotonic()
+    for _ in range(3):
+        assert get(server, "/sleep?ms=1", timeout=5) == (200, b"waited 1")
+    elapsed = time.monotonic() - started
+    thread.join(10)
+    assert slow["reply"] == (200, b"chunk 0\nchunk 1\nchunk 2\n")
+    assert elapsed < 0.3, f"other requests waited {elapsed:.2f}s behind a blocking stream"
+
+
+def test_a_client_leaving_a_blocking_routes_stream_runs_its_finally(server, tmp_path):
+    marker = tmp_path / "closed"
+    leave_after(server, f"/blocking-events?marker={marker}", until=b"chunk 2")
+    assert wait_for_file(marker), "the stream's finally never ran"
+    assert get(server, "/sleep?ms=1") == (200, b"waited 1")
+
+
 def test_a_handler_sees_its_client_leave(server, tmp_path):
     marker = tmp_path / "left"
     assert get(server, f"/until-disconnected?marker={marker}&ms=100") == (200, b"stayed")

@@ -7,6 +7,7 @@ import datetime
 import enum
 
 import msgspec
+import pytest
 import pydantic
 
 from vireo import (
@@ -262,3 +263,43 @@ def test_a_failing_stream_is_cut_short_and_the_app_goes_on():
     except ValueError as exc:
         assert "broken stream" in str(exc)
     assert client.get("/str").status_code == 200
+
+
+def _thread_stream_app(with_middleware: bool) -> App:
+    """Routes whose sync streams report the thread each chunk is made on."""
+    import threading
+
+    threads = App()
+    if with_middleware:
+        @threads.middleware("http")
+        async def passthrough(request, call_next):
+            return await call_next(request)
+
+    def idents():
+        for _ in range(2):
+            yield f"{threading.get_ident()}\n"
+
+    @threads.get("/worker")
+    def worker():
+        return str(threading.get_ident())
+
+    @threads.get("/sync-stream")
+    def sync_stream():
+        return StreamingResponse(idents())
+
+    @threads.get("/blocking-stream", blocking=True)
+    def blocking_stream():
+        return StreamingResponse(idents())
+
+    return threads
+
+
+@pytest.mark.parametrize("with_middleware", [False, True])
+def test_a_blocking_routes_sync_stream_is_pulled_on_the_pool(with_middleware):
+    # A `def` route's chunks are made on the worker; a `blocking=True` route's on the pool,
+    # where a chunk may block without holding up the worker.
+    with TestClient(_thread_stream_app(with_middleware)) as c:
+        worker = c.get("/worker").text
+        assert c.get("/sync-stream").text.split() == [worker, worker]
+        pulled = c.get("/blocking-stream").text.split()
+        assert len(pulled) == 2 and worker not in pulled

@@ -125,7 +125,8 @@ class RedirectResponse(Response):
 
 class StreamingResponse(Response):
     """A body sent chunk by chunk (chunked encoding) from a sync or async iterator of `bytes`
-    or `str`; each chunk is written when it is made."""
+    or `str`; each chunk is written when it is made. A sync iterator is pulled on the worker,
+    or on the blocking pool when the route is `blocking=True`."""
 
     # The body's length when known in advance (sent as `content-length`, not chunked).
     content_length: int | None = None

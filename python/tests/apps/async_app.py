@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
+import time
 import weakref
 
 from vireo import App, BackgroundTask, PlainTextResponse, Request, StreamingResponse
@@ -91,6 +92,25 @@ async def events(marker: str, pause: str = "await"):
             await asyncio.sleep(0)
             mark(marker)
     return StreamingResponse(stream(), media_type="text/event-stream")
+
+
+@app.get("/blocking-events", blocking=True)
+def blocking_events(marker: str = "", pause_ms: int = 0):
+    """A `blocking=True` route's sync stream that sleeps before each chunk, as a database
+    cursor blocks. `marker` (if given) is left by its `finally`, after a sleep of its own; a
+    16 MiB chunk the client never reads keeps it paused after the first."""
+    def stream():
+        try:
+            for i in range(3):
+                time.sleep(pause_ms / 1000)
+                yield f"chunk {i}\n"
+            if marker:
+                yield "x" * (16 << 20)
+        finally:
+            if marker:
+                time.sleep(0.05)
+                mark(marker)
+    return StreamingResponse(stream())
 
 
 @app.get("/until-disconnected")
