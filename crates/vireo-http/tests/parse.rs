@@ -114,6 +114,7 @@ table! {
     http2_version: b"GET / HTTP/2.0\r\nHost: a\r\n\r\n" => Refused(505);
     http3_version: b"GET / HTTP/3.0\r\nHost: a\r\n\r\n" => Refused(505);
     garbage_version: b"GET / HTXP/1.1\r\nHost: a\r\n\r\n" => Refused(400);
+    other_protocol: b"DESCRIBE rtsp://a/x RTSP/1.0\r\nCSeq: 1\r\n\r\n" => Refused(400);
     later_minor_version_served_as_11: b"GET /v HTTP/1.2\r\nHost: a\r\n\r\n" => Parsed(Method::GET, "/v", Empty, true);
     space_in_target: b"GET /a b HTTP/1.1\r\nHost: a\r\n\r\n" => Refused(400);
     missing_version: b"GET /\r\nHost: a\r\n\r\n" => Refused(400);
@@ -373,4 +374,27 @@ fn oversized_head_with_a_short_target_is_431() {
     bytes.resize(300, b'a');
     bytes.extend_from_slice(b"\r\n\r\n");
     assert_eq!(limits_test(&bytes, &limits), Err(431));
+}
+
+/// A line naming another protocol (h2spec's invalid HTTP/2 preface, RTSP) is not HTTP, which
+/// the connection closes on without an answer; a line missing its version, or with the name
+/// in lower case, is a bad request.
+#[test]
+fn a_line_naming_another_protocol_is_not_http() {
+    let parse = |bytes: &[u8]| parse_head(bytes, &Limits::default(), &mut RequestHead::default());
+    for line in [
+        &b"INVALID CONNECTION PREFACE\r\n\r\n"[..],
+        b"DESCRIBE rtsp://a/x RTSP/1.0\r\nCSeq: 1\r\n\r\n",
+    ] {
+        assert_eq!(parse(line).unwrap_err(), vireo_http::ProtoError::NotHttp);
+    }
+    for line in [
+        &b"GET /\r\nHost: a\r\n\r\n"[..],
+        b"GET / http/1.1\r\nHost: a\r\n\r\n",
+    ] {
+        assert!(matches!(
+            parse(line).unwrap_err(),
+            vireo_http::ProtoError::BadRequest(_)
+        ));
+    }
 }

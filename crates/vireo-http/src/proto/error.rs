@@ -21,13 +21,19 @@ pub enum ProtoError {
     VersionNotSupported,
     /// An `Expect` value other than `100-continue` (RFC 9110 §10.1.1): 417.
     ExpectationFailed,
+    /// A start line that names a protocol other than HTTP (`DESCRIBE x RTSP/1.0`, an invalid
+    /// HTTP/2 preface): the client is not speaking HTTP/1, so the server closes the connection
+    /// without an answer it could not read (RFC 9112 §2.2 asks for a 400 only for what appears
+    /// to be an HTTP request; RFC 9113 §3.4 ends a connection with an invalid preface). 400
+    /// where a status is needed.
+    NotHttp,
 }
 
 impl ProtoError {
     /// The status code that answers this error.
     pub fn status(&self) -> StatusCode {
         match self {
-            ProtoError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ProtoError::BadRequest(_) | ProtoError::NotHttp => StatusCode::BAD_REQUEST,
             ProtoError::HeadTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             ProtoError::UriTooLong => StatusCode::URI_TOO_LONG,
             ProtoError::UnsupportedTransferCoding | ProtoError::UnsupportedMethod => {
@@ -49,6 +55,7 @@ impl fmt::Display for ProtoError {
             ProtoError::UnsupportedMethod => f.write_str("unsupported method"),
             ProtoError::VersionNotSupported => f.write_str("HTTP version not supported"),
             ProtoError::ExpectationFailed => f.write_str("expectation not supported"),
+            ProtoError::NotHttp => f.write_str("not an HTTP request line"),
         }
     }
 }

@@ -259,6 +259,7 @@ pub fn parse_general(
                     parse_general(&patched, limits, head)
                 }
                 VersionToken::OtherMajor => Err(ProtoError::VersionNotSupported),
+                VersionToken::OtherProtocol => Err(ProtoError::NotHttp),
                 VersionToken::Malformed => Err(ProtoError::BadRequest("malformed request line")),
             };
         }
@@ -672,6 +673,9 @@ enum VersionToken {
     LaterMinor(usize),
     /// `HTTP/x.y` with x other than 1.
     OtherMajor,
+    /// A three-part line whose last part is not `HTTP/` anything, in any case: another
+    /// protocol.
+    OtherProtocol,
     /// Not a well-formed three-part request line ending in `HTTP/d.d`.
     Malformed,
 }
@@ -699,6 +703,13 @@ fn classify_version(buf: &[u8]) -> VersionToken {
             if major.is_ascii_digit() && minor.is_ascii_digit() =>
         {
             VersionToken::OtherMajor
+        }
+        // `http/1.1` is HTTP written wrong (the name is case-sensitive): a bad request.
+        _ if !version
+            .get(..5)
+            .is_some_and(|name| name.eq_ignore_ascii_case(b"HTTP/")) =>
+        {
+            VersionToken::OtherProtocol
         }
         _ => VersionToken::Malformed,
     }

@@ -801,13 +801,20 @@ async fn switch_protocols<S: Service>(
     }))
 }
 
-/// Answer a request the protocol layer refused, then close.
+/// Answer a request the protocol layer refused, then close; a client that is not speaking
+/// HTTP gets no answer, only the responses to its requests before.
 async fn refuse(
     stream: &dyn Transport,
     out: &mut Vec<u8>,
     error: ProtoError,
     stall: std::time::Duration,
 ) -> End {
+    if error == ProtoError::NotHttp {
+        return match flush(stream, out, stall).await {
+            Ok(()) => End::Linger,
+            Err(_) => End::Quietly,
+        };
+    }
     let status = error.status();
     let reason = status.canonical_reason().unwrap_or("Error").as_bytes();
     date::with_current(|date| {

@@ -524,6 +524,23 @@ fn each_protocol_error_gets_its_answer_and_a_close() {
 }
 
 #[test]
+fn a_client_not_speaking_http_gets_no_answer_only_a_close() {
+    // h2spec's invalid HTTP/2 preface, and another protocol's request line: the responses
+    // already due go out, then the connection closes with nothing more.
+    for line in [
+        &b"INVALID CONNECTION PREFACE\r\n\r\n"[..],
+        b"DESCRIBE rtsp://a/x RTSP/1.0\r\nCSeq: 1\r\n\r\n",
+    ] {
+        assert_eq!(exchange(Limits::default(), line), "");
+        let answered = exchange(Limits::default(), &[GET, line, GET].concat());
+        assert_eq!(answered, ok("hello"), "{}", String::from_utf8_lossy(line));
+    }
+    // A request line without a version is still HTTP gone wrong: 400.
+    let answered = exchange(Limits::default(), b"GET /\r\nHost: a\r\n\r\n");
+    assert_eq!(answered, refused(StatusCode::BAD_REQUEST));
+}
+
+#[test]
 fn a_panic_costs_one_500_and_the_connection() {
     let answered = exchange(
         Limits::default(),
