@@ -16,7 +16,8 @@ use vireo_http::Head;
 /// Where a request came from, as the app should see it.
 pub(crate) struct Origin {
     pub client: Option<(String, u16)>,
-    pub scheme: String,
+    /// `http` or `https`.
+    pub scheme: &'static str,
     /// The TLS session of the connection, when this server terminated TLS.
     pub tls: Option<Arc<TlsSession>>,
 }
@@ -30,7 +31,7 @@ pub(crate) fn origin(
 ) -> Origin {
     let mut origin = Origin {
         client: peer.map(|p| (ip_text(p.ip()), p.port())),
-        scheme: if tls.is_some() { "https" } else { "http" }.to_owned(),
+        scheme: if tls.is_some() { "https" } else { "http" },
         tls: tls.cloned(),
     };
     let Some(trusted) = &config.proxy else {
@@ -45,14 +46,11 @@ pub(crate) fn origin(
     // Each field's lines are read as one list: a proxy may add its own line after the client's.
     if let Some(proto) = joined_header(head, "x-forwarded-proto") {
         if let Ok(proto) = std::str::from_utf8(&proto) {
-            let proto = proto
-                .rsplit(',')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
-            if proto == "http" || proto == "https" {
-                origin.scheme = proto;
+            let proto = proto.rsplit(',').next().unwrap_or("").trim();
+            if proto.eq_ignore_ascii_case("http") {
+                origin.scheme = "http";
+            } else if proto.eq_ignore_ascii_case("https") {
+                origin.scheme = "https";
             }
         }
     }
@@ -148,11 +146,15 @@ pub(crate) fn http_version(head: &Head) -> &'static str {
 }
 
 /// The keys every `http` or `websocket` scope of an app has, with the values that never
-/// change filled in. Each request's scope starts as a copy, so its keys are neither hashed nor
-/// inserted into a growing table one by one.
+/// change filled in, and the commonest value of those that may (`GET`, HTTP/1.1). Each request's
+/// scope starts as a copy, so its keys are neither hashed nor inserted into a growing table one
+/// by one, and a common value is not set again.
 pub(crate) struct ScopeTemplates {
     http: Py<PyDict>,
     websocket: Py<PyDict>,
+    /// The `asgi` value of each kind of scope, copied for each request (an app may change it).
+    http_asgi: Py<PyDict>,
+    websocket_asgi: Py<PyDict>,
 }
 
 impl ScopeTemplates {
@@ -165,9 +167,8 @@ impl ScopeTemplates {
         let template = |kind: &str, scheme: &str, last: &[&str]| -> PyResult<Py<PyDict>> {
             let scope = PyDict::new(py);
             scope.set_item(intern!(py, "type"), PyString::intern(py, kind))?;
-            for key in ["asgi", "http_version"] {
-                scope.set_item(PyString::intern(py, key), py.None())?;
-            }
+            scope.set_item(intern!(py, "asgi"), py.None())?;
+            scope.set_item(intern!(py, "http_version"), intern!(py, "1.1"))?;
             scope.set_item(intern!(py, "scheme"), PyString::intern(py, scheme))?;
             for key in ["path", "raw_path", "query_string"] {
                 scope.set_item(PyString::intern(py, key), py.None())?;
@@ -184,9 +185,23 @@ impl ScopeTemplates {
             }
             Ok(scope.unbind())
         };
+        let asgi = |spec_version: &str| -> PyResult<Py<PyDict>> {
+            let asgi = PyDict::new(py);
+            asgi.set_item(intern!(py, "version"), intern!(py, "3.0"))?;
+            asgi.set_item(
+                intern!(py, "spec_version"),
+                PyString::intern(py, spec_version),
+            )?;
+            Ok(asgi.unbind())
+        };
+        let http = template("http", "http", &["method", "extensions"])?;
+        http.bind(py)
+            .set_item(intern!(py, "method"), intern!(py, "GET"))?;
         Ok(ScopeTemplates {
-            http: template("http", "http", &["method", "extensions"])?,
+            http,
             websocket: template("websocket", "ws", &["subprotocols", "extensions"])?,
+            http_asgi: asgi("2.3")?,
+            websocket_asgi: asgi("2.4")?,
         })
     }
 }
@@ -199,19 +214,19 @@ pub(crate) fn http_scope<'py>(
     config: &AppConfig,
 ) -> PyResult<Bound<'py, PyDict>> {
     let scope = config.scopes.http.bind(py).copy()?;
-    match origin.scheme.as_str() {
-        "http" => {}
-        "https" => scope.set_item(intern!(py, "scheme"), intern!(py, "https"))?,
-        other => scope.set_item(intern!(py, "scheme"), other)?,
+    if origin.scheme == "https" {
+        scope.set_item(intern!(py, "scheme"), intern!(py, "https"))?;
     }
-    fill_scope(py, &scope, intern!(py, "2.3"), head, origin, config)?;
+    fill_scope(py, &scope, &config.scopes.http_asgi, head, origin, config)?;
+    // The template's method is `GET`.
     let method = head.method();
-    let method = match *method {
-        Method::GET => intern!(py, "GET").clone(),
-        Method::POST => intern!(py, "POST").clone(),
-        _ => PyString::new(py, method.as_str()),
-    };
-    scope.set_item(intern!(py, "method"), method)?;
+    if *method != Method::GET {
+        let method = match *method {
+            Method::POST => intern!(py, "POST").clone(),
+            _ => PyString::new(py, method.as_str()),
+        };
+        scope.set_item(intern!(py, "method"), method)?;
+    }
     let extensions = PyDict::new(py);
     extensions.set_item(intern!(py, "http.response.pathsend"), PyDict::new(py))?;
     extensions.set_item(intern!(py, "http.response.trailers"), PyDict::new(py))?;
@@ -232,7 +247,14 @@ pub(crate) fn websocket_scope<'py>(
     if origin.scheme == "https" {
         scope.set_item(intern!(py, "scheme"), intern!(py, "wss"))?;
     }
-    fill_scope(py, &scope, intern!(py, "2.4"), head, origin, config)?;
+    fill_scope(
+        py,
+        &scope,
+        &config.scopes.websocket_asgi,
+        head,
+        origin,
+        config,
+    )?;
     let subprotocols = PyList::empty(py);
     for (name, value) in head.headers() {
         if name.eq_ignore_ascii_case("sec-websocket-protocol") {
@@ -286,25 +308,22 @@ fn add_tls_extension<'py>(
 }
 
 /// The values of the keys the `http` and `websocket` scopes share that change from request to
-/// request; `spec_version` is the version of the scope's type.
+/// request; `asgi` is the scope's `asgi` value, of which each scope gets a copy.
 fn fill_scope<'py>(
     py: Python<'py>,
     scope: &Bound<'py, PyDict>,
-    spec_version: &Bound<'py, PyString>,
+    asgi: &Py<PyDict>,
     head: &Head,
     origin: &Origin,
     config: &AppConfig,
 ) -> PyResult<()> {
-    let asgi = PyDict::new(py);
-    asgi.set_item(intern!(py, "version"), intern!(py, "3.0"))?;
-    asgi.set_item(intern!(py, "spec_version"), spec_version)?;
-    scope.set_item(intern!(py, "asgi"), asgi)?;
-    let version = match head.version() {
-        Version::HTTP_10 => intern!(py, "1.0"),
-        Version::HTTP_2 => intern!(py, "2"),
-        _ => intern!(py, "1.1"),
-    };
-    scope.set_item(intern!(py, "http_version"), version)?;
+    scope.set_item(intern!(py, "asgi"), asgi.bind(py).copy()?)?;
+    // The template's version is 1.1.
+    match head.version() {
+        Version::HTTP_10 => scope.set_item(intern!(py, "http_version"), intern!(py, "1.0"))?,
+        Version::HTTP_2 => scope.set_item(intern!(py, "http_version"), intern!(py, "2"))?,
+        _ => {}
+    }
     let raw_path = head.path();
     let root = config.root_path.as_str();
     let path = percent_decode(raw_path);

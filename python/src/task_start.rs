@@ -10,7 +10,7 @@ use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// `run_app(app, scope, receive, send, completion)`: the coroutine of an ASGI request's task.
 /// Its first step calls `app(scope, receive, send)` and awaits it; the outcome goes to
@@ -28,14 +28,17 @@ pub(crate) fn run_app(
     Ok(Resume::calling(app, args, completion))
 }
 
-/// `asgi-request-N`, written here: asyncio's own `Task-N` is formatted by a slow generic path.
+/// `asgi-request-N`, written here (on the stack): asyncio's own `Task-N` is formatted by a slow
+/// generic path.
 fn task_name(py: Python<'_>, n: u64) -> Bound<'_, PyString> {
+    const PREFIX: &str = "asgi-request-";
     let mut digits = itoa::Buffer::new();
     let digits = digits.format(n);
-    let mut name = String::with_capacity(13 + digits.len());
-    name.push_str("asgi-request-");
-    name.push_str(digits);
-    PyString::new(py, &name)
+    let mut name = [0u8; PREFIX.len() + 20];
+    let len = PREFIX.len() + digits.len();
+    name[..PREFIX.len()].copy_from_slice(PREFIX.as_bytes());
+    name[PREFIX.len()..len].copy_from_slice(digits.as_bytes());
+    PyString::new(py, std::str::from_utf8(&name[..len]).unwrap_or(PREFIX))
 }
 
 pub(crate) struct TaskStarter {
@@ -53,6 +56,21 @@ pub(crate) struct TaskStarter {
     /// How this Python starts a task's first step at once: `None` on 3.10, where only the
     /// fallback knows.
     first_step: Option<FirstStep>,
+    /// The keyword arguments of the `Task`s made here: the loop (and `eager_start`) set once,
+    /// the context and name replaced for each. `Task` only reads them.
+    task_kwargs: Py<PyDict>,
+    /// A call is using `task_kwargs`: one that comes meanwhile (from another thread, or from
+    /// Python code the `Task` runs) uses a copy, so no call's arguments change under it.
+    task_kwargs_in_use: AtomicBool,
+}
+
+/// Lends a starter's `task_kwargs` for one call.
+struct LentKwargs<'a>(&'a AtomicBool);
+
+impl Drop for LentKwargs<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -83,6 +101,13 @@ impl TaskStarter {
             .getattr("call_soon")?
             .cast_into::<CallSoon>()?
             .unbind();
+        let task_kwargs = PyDict::new(py);
+        task_kwargs.set_item(intern!(py, "loop"), &event_loop)?;
+        task_kwargs.set_item(intern!(py, "context"), py.None())?;
+        task_kwargs.set_item(intern!(py, "name"), py.None())?;
+        if let Some(FirstStep::Eager) = first_step {
+            task_kwargs.set_item(intern!(py, "eager_start"), true)?;
+        }
         Ok(TaskStarter {
             fallback,
             event_loop,
@@ -93,6 +118,8 @@ impl TaskStarter {
             started: AtomicU64::new(0),
             call_soon,
             first_step,
+            task_kwargs: task_kwargs.unbind(),
+            task_kwargs_in_use: AtomicBool::new(false),
         })
     }
 
@@ -122,20 +149,30 @@ impl TaskStarter {
         };
         let context = self.copy_context.bind(py).call0()?;
         let coro = Bound::new(py, Resume::calling(app, call_args.unbind(), completion))?;
-        let kwargs = PyDict::new(py);
-        kwargs.set_item(intern!(py, "loop"), event_loop)?;
+        let (kwargs, lent) = match self.task_kwargs_in_use.compare_exchange(
+            false,
+            true,
+            Ordering::Acquire,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => (
+                self.task_kwargs.bind(py).clone(),
+                Some(LentKwargs(&self.task_kwargs_in_use)),
+            ),
+            Err(_) => (self.task_kwargs.bind(py).copy()?, None),
+        };
         kwargs.set_item(intern!(py, "context"), context)?;
         let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
         kwargs.set_item(intern!(py, "name"), task_name(py, n))?;
         let task_type = self.task_type.bind(py);
         if let FirstStep::Eager = first_step {
-            kwargs.set_item(intern!(py, "eager_start"), true)?;
             return task_type.call((coro,), Some(&kwargs));
         }
         // The loop's `call_soon` keeps, rather than queues, the step `Task` schedules.
         let call_soon = self.call_soon.get();
         call_soon.keep_next();
         let task = task_type.call((coro,), Some(&kwargs));
+        drop(lent);
         let kept = call_soon.take_kept();
         let task = task?;
         let (step, step_context) =

@@ -223,7 +223,7 @@ fn environ<'py>(
         env.set_item(key, value)?;
     }
     env.set_item("wsgi.version", (1, 0))?;
-    env.set_item("wsgi.url_scheme", origin.scheme.as_str())?;
+    env.set_item("wsgi.url_scheme", origin.scheme)?;
     env.set_item("wsgi.multithread", config.multithread)?;
     env.set_item("wsgi.multiprocess", config.multiprocess)?;
     env.set_item("wsgi.run_once", false)?;

@@ -51,6 +51,27 @@ def test_http_scope_has_every_key(serve):
     assert served.stop() == 0
 
 
+def test_each_scope_has_its_own_method_version_and_asgi_values(serve):
+    # Scopes start from a shared template: what one request's scope holds, or what its app
+    # changes in it, is never seen by the next.
+    served = serve("asgi_raw:app")
+    for method in ["GET", "POST", "DELETE", "GET", "PATCH"]:
+        status, _, body = served.request(method, "/scope", body=b"" if method != "GET" else None)
+        assert status == 200, body
+        scope = json.loads(body)
+        assert (scope["method"], scope["http_version"]) == (method, "1.1")
+        assert scope["asgi"] == {"version": "3.0", "spec_version": "2.3"}
+    with socket.create_connection((served.host, served.port), timeout=10) as sock:
+        sock.sendall(b"GET /scope HTTP/1.0\r\n\r\n")
+        raw = b""
+        while chunk := sock.recv(65536):
+            raw += chunk
+    scope = json.loads(raw.split(b"\r\n\r\n", 1)[1])
+    assert (scope["method"], scope["http_version"]) == ("GET", "1.0")
+    assert scope_of(served, "/scope")["http_version"] == "1.1"
+    assert served.stop() == 0
+
+
 def test_anyio_worker_threads_outlive_the_request(serve):
     # anyio ties its worker threads to the loop's root task: one that lasts as long as the
     # server, not as long as the request that started the thread.

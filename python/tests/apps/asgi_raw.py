@@ -74,7 +74,12 @@ async def app(scope, receive, send):
         # Each request's state is a shallow copy: a key added here is not seen by the next.
         scope["state"]["added_by_request"] = True
         scope["state"]["shared"].append(1)
-        return await _json(send, _jsonable(dict(scope)))
+        seen = _jsonable(dict(scope))
+        # Changed after it is read: the next request's scope must not see any of this.
+        scope["asgi"]["spec_version"] = "changed"
+        scope["method"] = "CHANGED"
+        scope["http_version"] = "changed"
+        return await _json(send, seen)
     if path == "/to-thread":
         import anyio.to_thread
 
