@@ -2,6 +2,7 @@
 
 use crate::event_loop::LoopState;
 use crate::resume::Resume;
+use crate::task_start::task_name;
 use pyo3::exceptions::{PyBaseException, PyRuntimeError, PyStopIteration, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -9,7 +10,7 @@ use pyo3::types::iterator::PySendResult;
 use pyo3::types::PyIterator;
 use pyo3::types::{PyDict, PyTraceback, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use tokio::sync::oneshot;
 
@@ -180,6 +181,9 @@ pub(crate) fn start<'py>(
     }
 }
 
+/// Tasks [`spawn`] has made in this process, for their names.
+static SPAWNED: AtomicU64 = AtomicU64::new(0);
+
 /// The task that carries `coro` on from its first suspension (`yielded`), made as
 /// `vireo._loop.make_spawn`'s `spawn` makes it: natively when the loop has no task factory,
 /// by `spawn` itself otherwise (and on Python 3.10).
@@ -208,6 +212,8 @@ fn spawn<'py>(
     )?;
     let kwargs = PyDict::new(py);
     kwargs.set_item(intern!(py, "loop"), event_loop)?;
+    let n = SPAWNED.fetch_add(1, Ordering::Relaxed) + 1;
+    kwargs.set_item(intern!(py, "name"), task_name(py, "vireo-handler-", n))?;
     // As `context.run(loop.create_task, ...)` does: the task runs in a copy of the context.
     if let Some(context) = context {
         kwargs.set_item(

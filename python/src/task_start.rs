@@ -28,17 +28,18 @@ pub(crate) fn run_app(
     Ok(Resume::calling(app, args, completion))
 }
 
-/// `asgi-request-N`, written here (on the stack): asyncio's own `Task-N` is formatted by a slow
-/// generic path.
-fn task_name(py: Python<'_>, n: u64) -> Bound<'_, PyString> {
-    const PREFIX: &str = "asgi-request-";
+/// `{prefix}N`, written on the stack: asyncio's own `Task-N` is formatted by a slow generic path.
+pub(crate) fn task_name<'py>(py: Python<'py>, prefix: &str, n: u64) -> Bound<'py, PyString> {
     let mut digits = itoa::Buffer::new();
     let digits = digits.format(n);
-    let mut name = [0u8; PREFIX.len() + 20];
-    let len = PREFIX.len() + digits.len();
-    name[..PREFIX.len()].copy_from_slice(PREFIX.as_bytes());
-    name[PREFIX.len()..len].copy_from_slice(digits.as_bytes());
-    PyString::new(py, std::str::from_utf8(&name[..len]).unwrap_or(PREFIX))
+    let mut name = [0u8; 64];
+    let len = prefix.len() + digits.len();
+    let Some(name) = name.get_mut(..len) else {
+        return PyString::new(py, &format!("{prefix}{digits}"));
+    };
+    name[..prefix.len()].copy_from_slice(prefix.as_bytes());
+    name[prefix.len()..].copy_from_slice(digits.as_bytes());
+    PyString::new(py, std::str::from_utf8(name).unwrap_or(prefix))
 }
 
 pub(crate) struct TaskStarter {
@@ -163,7 +164,7 @@ impl TaskStarter {
         };
         kwargs.set_item(intern!(py, "context"), context)?;
         let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
-        kwargs.set_item(intern!(py, "name"), task_name(py, n))?;
+        kwargs.set_item(intern!(py, "name"), task_name(py, "asgi-request-", n))?;
         let task_type = self.task_type.bind(py);
         if let FirstStep::Eager = first_step {
             return task_type.call((coro,), Some(&kwargs));

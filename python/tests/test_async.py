@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import re
 import threading
 
 from vireo import App
@@ -109,7 +110,8 @@ async def cancel_own_task(catch: bool = True):
 async def task_introspection():
     await asyncio.sleep(0)
     task = asyncio.current_task()
-    return {"repr": repr(task), "stack": [f.f_code.co_name for f in task.get_stack()]}
+    return {"repr": repr(task), "stack": [f.f_code.co_name for f in task.get_stack()],
+            "name": task.get_name()}
 
 
 finished_task_coros: list = []
@@ -377,9 +379,13 @@ def test_a_suspended_handler_can_catch_its_own_tasks_cancellation():
 def test_a_suspended_handlers_task_shows_the_coroutine_it_carries_on():
     with TestClient(app) as client:
         seen = client.get("/task-introspection").json()
+        again = client.get("/task-introspection").json()["name"]
     # The Task's repr names the handler it carries on, and its stack is the handler's frame.
     assert "task_introspection" in seen["repr"]
     assert seen["stack"] == ["task_introspection"]
+    # Named natively, and numbered as handlers suspend.
+    first = int(re.fullmatch(r"vireo-handler-(\d+)", seen["name"])[1])
+    assert int(re.fullmatch(r"vireo-handler-(\d+)", again)[1]) > first
 
 
 def test_the_coroutine_a_finished_task_ran_takes_a_throw_as_a_coroutine_does():
