@@ -166,16 +166,27 @@ impl TaskStarter {
         let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
         kwargs.set_item(intern!(py, "name"), task_name(py, "asgi-request-", n))?;
         let task_type = self.task_type.bind(py);
+        // The shared dict lets go of the request's context once the task has it, so that what
+        // the app keeps in context variables goes with its task.
+        let release = |lent: Option<LentKwargs<'_>>| -> PyResult<()> {
+            if lent.is_some() {
+                kwargs.set_item(intern!(py, "context"), py.None())?;
+            }
+            Ok(())
+        };
         if let FirstStep::Eager = first_step {
-            return task_type.call((coro,), Some(&kwargs));
+            let task = task_type.call((coro,), Some(&kwargs));
+            release(lent)?;
+            return task;
         }
         // The loop's `call_soon` keeps, rather than queues, the step `Task` schedules.
         let call_soon = self.call_soon.get();
         call_soon.keep_next();
         let task = task_type.call((coro,), Some(&kwargs));
-        drop(lent);
+        let released = release(lent);
         let kept = call_soon.take_kept();
         let task = task?;
+        released?;
         let (step, step_context) =
             kept.ok_or_else(|| PyRuntimeError::new_err("the new task scheduled no first step"))?;
         self.context_run.bind(py).call1((step_context, step))?;

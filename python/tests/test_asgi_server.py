@@ -115,6 +115,15 @@ def test_each_request_is_a_task_of_its_own_in_a_copy_of_the_context(serve):
     assert served.stop() == 0
 
 
+def test_a_requests_context_is_let_go_when_it_is_done(serve):
+    # What a request keeps in a context variable goes with its task, not with the next request.
+    served = serve("asgi_raw:app")
+    scope_of(served, "/hold-in-context")
+    time.sleep(0.6)
+    assert scope_of(served, "/context-released") == {"freed": True}
+    assert served.stop() == 0
+
+
 def test_an_app_whose_call_returns_an_awaitable_that_is_not_a_coroutine(serve):
     served = serve("asgi_raw:awaitable_app", "--interface", "asgi")
     # Twice: each request is a task of its own, in a fresh copy of the context.

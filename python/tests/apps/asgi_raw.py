@@ -10,6 +10,8 @@ listener_saw = []
 events = {}
 _thread_seen = threading.local()
 request_var = contextvars.ContextVar("request_var", default="unset")
+# What `/hold-in-context` found once its request was done.
+context_release: dict = {}
 made_by_factory = []
 
 
@@ -105,6 +107,29 @@ async def app(scope, receive, send):
         return await _json(send, {"seen": seen, "is_task": isinstance(task, asyncio.Task),
                                   "by_factory": task in made_by_factory,
                                   "name": task.get_name()})
+    if path == "/hold-in-context":
+        # An object only this request's context holds: once the request is done, nothing
+        # should keep it. Checked a little later, on the loop, after the task has gone.
+        import gc
+        import weakref
+
+        class Held:
+            pass
+
+        held = Held()
+        request_var.set(held)
+        ref = weakref.ref(held)
+        del held
+
+        def check():
+            gc.collect()
+            context_release["freed"] = ref() is None
+
+        # In an empty context: by default the timer would keep a copy of this one.
+        asyncio.get_running_loop().call_later(0.2, check, context=contextvars.Context())
+        return await _json(send, {})
+    if path == "/context-released":
+        return await _json(send, context_release)
     if path == "/set-task-factory":
         asyncio.get_running_loop().set_task_factory(_task_factory)
         return await _json(send, {})
