@@ -24,6 +24,16 @@ class Row:
     met: bool
 
 
+def _p99_floor(by) -> str:
+    """The same p99 ratio for the C floor, which parses nothing, when it ran both scenarios:
+    what the load generator's own queueing gives a server that costs next to nothing."""
+    many, few = by.get(("ab-hello-500", "floor-c")), by.get(("ab-hello", "floor-c"))
+    if not (many and few and many.get("p99_ms") and few.get("p99_ms")):
+        return ""
+    return (f"; the C floor in the same run: p99 {many['p99_ms']:.2f} / {few['p99_ms']:.2f} ms, "
+            f"{many['p99_ms'] / few['p99_ms']:.2f}×")
+
+
 def _cpu(by, scenario, peer=PEER):
     return by.get((scenario, peer), {}).get("cpu_us_per_req")
 
@@ -142,7 +152,8 @@ def evaluate(rows: list, meta: dict) -> list:
                    if many.get("p50_ms") and few.get("p50_ms") else "")
         out.append(Row("500 connections: no errors, and p99 against p99 at 100 connections",
                        "ab-hello-500 / ab-hello",
-                       f"{errors} errors; p99 {many['p99_ms']:.2f} / {few['p99_ms']:.2f} ms{medians}",
+                       f"{errors} errors; p99 {many['p99_ms']:.2f} / {few['p99_ms']:.2f} ms{medians}"
+                       + _p99_floor(by),
                        value,
                        "0 errors, ≤ 3.00×", errors == 0 and value <= 3.0))
     soak = next((r for r in rows if r["peer"] == PEER and r.get("rss_growth") is not None), None)
@@ -313,7 +324,9 @@ def markdown(rows: list, meta: dict, scenario_order: list = ()) -> list:
         "ab keeps every connection busy, so when throughput is the same at 500 connections as "
         "at 100, each request waits behind five times as many (Little's law): the p50s show "
         "that wait, and a p99 under 3× the p99 at 100 connections is only seen when the "
-        "100-connection p99 itself had a long tail."] if any(
+        "100-connection p99 itself had a long tail. When the C floor ran both scenarios, its "
+        "ratio is given beside Vireo's: ab, not the server, is the bottleneck for both, and "
+        "the floor's ratio is what ab's own queueing gives."] if any(
             r["scenario"] == "ab-hello-500" and r["peer"] == PEER for r in rows) else []
     timeit_note = [
         f"The `timeit` figure is {(meta['timeit_compute'].get('what') or 'the handler')}, run by "
