@@ -12,11 +12,13 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString, PyTuple};
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::Waker;
 use tokio::sync::{oneshot, Notify};
 use vireo_http::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use vireo_http::Response;
 
 /// Bytes a streamed response may have queued before `send` waits for the client.
 pub(crate) const HIGH_WATER: usize = 64 * 1024;
@@ -488,12 +490,26 @@ pub(crate) fn message_type<'py>(message: &Bound<'py, PyDict>) -> PyResult<Bound<
         .cast_into::<PyString>()?)
 }
 
+thread_local! {
+    /// An empty header map that keeps its allocation, handed back by the last response made
+    /// on this thread, for the next response's fields.
+    static SPARE_MAP: Cell<Option<HeaderMap>> = const { Cell::new(None) };
+}
+
+/// Gives `fields` to the response and keeps the map it had (emptied) for the next one, so
+/// that a worker's responses take turns with the same few allocations.
+pub(crate) fn set_fields(res: &mut Response, mut fields: HeaderMap) {
+    std::mem::swap(res.headers_mut(), &mut fields);
+    fields.clear();
+    SPARE_MAP.with(|spare| spare.set(Some(fields)));
+}
+
 /// A message's `headers` (byte pairs) as a header map, and the `content-length` among them.
 pub(crate) fn parse_headers(
     message: &Bound<'_, PyDict>,
     kind: &str,
 ) -> PyResult<(HeaderMap, Option<u64>)> {
-    let mut headers = HeaderMap::new();
+    let mut headers = SPARE_MAP.with(Cell::take).unwrap_or_default();
     let mut content_length = None;
     let mut add = |pair: Bound<'_, PyAny>| -> PyResult<()> {
         let (name, value) = match pair.cast::<PyTuple>() {

@@ -109,6 +109,24 @@ fn ip_text(ip: IpAddr) -> String {
     })
 }
 
+/// A header name as ASGI gives it, in lower case; a name that is already (the usual case) is
+/// not copied first.
+fn lowercase_bytes<'py>(py: Python<'py>, name: &[u8]) -> Bound<'py, PyBytes> {
+    if !name.iter().any(u8::is_ascii_uppercase) {
+        return PyBytes::new(py, name);
+    }
+    let mut buf = [0u8; 64];
+    match buf.get_mut(..name.len()) {
+        Some(lower) => {
+            for (to, from) in lower.iter_mut().zip(name) {
+                *to = from.to_ascii_lowercase();
+            }
+            PyBytes::new(py, lower)
+        }
+        None => PyBytes::new(py, &name.to_ascii_lowercase()),
+    }
+}
+
 /// `%XX` sequences decoded; invalid UTF-8 replaced, as Python's `unquote` does.
 pub(crate) fn percent_decode(raw: &str) -> Cow<'_, str> {
     if !raw.contains('%') {
@@ -343,13 +361,13 @@ fn fill_scope<'py>(
         PyBytes::new(py, head.query().unwrap_or("").as_bytes()),
     )?;
     let headers = PyList::empty(py);
-    let mut lower = Vec::new();
     for (name, value) in head.headers() {
-        lower.clear();
-        lower.extend(name.bytes().map(|b| b.to_ascii_lowercase()));
         headers.append(PyTuple::new(
             py,
-            [PyBytes::new(py, &lower), PyBytes::new(py, value)],
+            [
+                lowercase_bytes(py, name.as_bytes()),
+                PyBytes::new(py, value),
+            ],
         )?)?;
     }
     scope.set_item(intern!(py, "headers"), headers)?;

@@ -4,7 +4,7 @@
 //! head alone when the loop runs out of work before the body comes.
 
 use crate::asgi_body::AsgiBody;
-use crate::asgi_channel::{Exchange, Inner, Phase, Receive, Send};
+use crate::asgi_channel::{set_fields, Exchange, Inner, Phase, Receive, Send};
 use crate::asgi_config::AppConfig;
 use crate::asgi_file::FileStream;
 use crate::asgi_scope::{http_scope, origin};
@@ -368,7 +368,7 @@ fn respond(ex: &Arc<Exchange>, is_head: bool, guard: Guard) -> Response {
             status,
             Body::StreamWithTrailers(Box::new(TrailedStream { stream, trailers })),
         );
-        *res.headers_mut() = headers;
+        set_fields(&mut res, headers);
         return res;
     }
     if complete && inner.out.is_empty() {
@@ -379,7 +379,7 @@ fn respond(ex: &Arc<Exchange>, is_head: bool, guard: Guard) -> Response {
                 status,
                 Body::SizedStream(len, Box::pin(FileStream::new(file))),
             );
-            *res.headers_mut() = headers;
+            set_fields(&mut res, headers);
             return res;
         }
     }
@@ -415,7 +415,7 @@ fn respond(ex: &Arc<Exchange>, is_head: bool, guard: Guard) -> Response {
         }
     };
     let mut res = Response::new(status, body);
-    *res.headers_mut() = headers;
+    set_fields(&mut res, headers);
     res
 }
 

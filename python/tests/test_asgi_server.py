@@ -26,7 +26,7 @@ def test_http_scope_has_every_key(serve):
     served = serve("asgi_raw:app")
     scope = scope_of(
         served, "/scope/caf%C3%A9%20x?a=1&a=2&b=%20c",
-        headers={"X-Custom": "One", "x-custom": "two", "Cookie": "k=v"},
+        headers={"X-Custom": "One", "x-custom": "two", "Cookie": "k=v", LONG_NAME: "long"},
     )
     assert scope["type"] == "http"
     assert scope["asgi"] == {"version": "3.0", "spec_version": "2.3"}
@@ -41,6 +41,7 @@ def test_http_scope_has_every_key(serve):
     assert (b"x-custom", b"One") in headers and (b"x-custom", b"two") in headers
     assert headers.index((b"x-custom", b"One")) < headers.index((b"x-custom", b"two"))
     assert all(n == n.lower() for n, _ in headers)
+    assert (LONG_NAME.lower().encode(), b"long") in headers
     assert scope["client"][0] == "127.0.0.1" and scope["client"][1] > 0
     assert scope["server"] == ["127.0.0.1", served.port]
     # The lifespan's state, as a shallow copy per request.
@@ -48,6 +49,24 @@ def test_http_scope_has_every_key(serve):
     assert "added_by_request" in scope["state"]
     again = scope_of(served, "/scope")
     assert again["state"]["shared"] == [1, 1], "the copy is shallow: the list is shared"
+    assert served.stop() == 0
+
+
+# Longer than the stack buffer a header name is lower-cased in.
+LONG_NAME = "X-A-Header-Name-" + "Long" * 16
+
+
+def test_each_response_has_only_the_fields_its_app_sent(serve):
+    # Responses on one worker take turns with the same header maps: none may keep another's
+    # fields.
+    served = serve("asgi_raw:app")
+    status, first, _ = served.get("/fields?x-one=1&x-two=2")
+    assert status == 200
+    assert [(n, v) for n, v in first if n.startswith("x-")] == [("x-one", "1"), ("x-two", "2")]
+    for _ in range(3):
+        status, fields, body = served.get("/fields?x-three=3")
+        assert (status, body) == (200, b"ok")
+        assert [(n, v) for n, v in fields if n.startswith("x-")] == [("x-three", "3")]
     assert served.stop() == 0
 
 

@@ -170,6 +170,12 @@ async def app(scope, receive, send):
             if not message.get("more_body", False):
                 break
         return await _json(send, {"body": body.decode(), "timed_out": timeouts > 0})
+    if path == "/fields":
+        # A response field for each `name=value` of the query string.
+        pairs = [p.split(b"=", 1) for p in scope["query_string"].split(b"&") if b"=" in p]
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(n, v) for n, v in pairs] + [(b"content-length", b"2")]})
+        return await send({"type": "http.response.body", "body": b"ok"})
     if path == "/echo":
         chunks = await _read_all(receive)
         body = b"".join(chunks)
