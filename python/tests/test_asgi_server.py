@@ -22,6 +22,10 @@ def b(value):
     return bytes(value["bytes"])
 
 
+# Longer than the stack buffer a header name is lower-cased in.
+LONG_NAME = "X-A-Header-Name-" + "Long" * 16
+
+
 def test_http_scope_has_every_key(serve):
     served = serve("asgi_raw:app")
     scope = scope_of(
@@ -50,10 +54,6 @@ def test_http_scope_has_every_key(serve):
     again = scope_of(served, "/scope")
     assert again["state"]["shared"] == [1, 1], "the copy is shallow: the list is shared"
     assert served.stop() == 0
-
-
-# Longer than the stack buffer a header name is lower-cased in.
-LONG_NAME = "X-A-Header-Name-" + "Long" * 16
 
 
 def test_each_response_has_only_the_fields_its_app_sent(serve):
