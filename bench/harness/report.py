@@ -256,7 +256,9 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
         f"- **One core each.** Each server runs on core {meta['server_core']} (`taskset`), "
         f"the load generators on core {meta['client_core']}; "
         + ("one server is under load at a time, while the others of the same protocol wait "
-           "idle."
+           "idle. After each run the next waits until the server just measured is idle again "
+           "(under 5 % of a core for 0.2 s), and one still busy 15 s after its load stopped is "
+           "restarted, so it cannot take the shared core from the servers measured after it."
            if meta.get("order") == "scenario" else "one server runs at a time."),
         _runs_line(meta) + f" wrk runs last {wrk_s} s"
         + (f"; the fixed-rate scenario is {fixed}" if fixed else "") + ".",

@@ -20,6 +20,7 @@ from .peers import CERT, Peer
 
 SERVER_CORE = "1"   # servers run here; load generators on core 0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+SETTLE_LIMIT_S = 15.0   # how long a server may stay busy after its run before it is restarted
 
 _running: set = set()   # every Server started and not yet stopped
 
@@ -180,6 +181,25 @@ class Server:
             if abs(precise_s - ticks_s) <= slack_s:
                 return precise_s, "schedstat", user_s
         return ticks_s, "ticks", user_s
+
+    def settle(self, window: float = 0.2, busy: float = 0.05,
+               limit: float = SETTLE_LIMIT_S):
+        """Wait until the server is idle: a `window` of seconds in which it used under `busy`
+        of a core. Servers share one core, so one still working after its run (closing
+        connections, draining a queue) would take CPU from the next server measured. Returns
+        the seconds waited, or None if it was still busy after `limit`."""
+        began = time.monotonic()
+        while time.monotonic() - began < limit:
+            if not self.alive():
+                return time.monotonic() - began
+            before = self.cpu_reading()
+            time.sleep(window)
+            if not self.alive():
+                return time.monotonic() - began
+            used, _, _ = self.cpu_since(before)
+            if used < busy * window:
+                return time.monotonic() - began
+        return None
 
     def rss_kib(self) -> int:
         total = 0
