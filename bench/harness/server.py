@@ -20,7 +20,11 @@ from .peers import CERT, Peer
 
 SERVER_CORE = "1"   # servers run here; load generators on core 0
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-SETTLE_LIMIT_S = 15.0   # how long a server may stay busy after its run before it is restarted
+# After its run a server counts as idle once it uses under SETTLE_BUSY of a core for
+# SETTLE_WINDOW_S; one still busy after SETTLE_LIMIT_S is restarted.
+SETTLE_WINDOW_S = 0.2
+SETTLE_BUSY = 0.05
+SETTLE_LIMIT_S = 15.0
 
 _running: set = set()   # every Server started and not yet stopped
 
@@ -182,7 +186,7 @@ class Server:
                 return precise_s, "schedstat", user_s
         return ticks_s, "ticks", user_s
 
-    def settle(self, window: float = 0.2, busy: float = 0.05,
+    def settle(self, window: float = SETTLE_WINDOW_S, busy: float = SETTLE_BUSY,
                limit: float = SETTLE_LIMIT_S):
         """Wait until the server is idle: a `window` of seconds in which it used under `busy`
         of a core. Servers share one core, so one still working after its run (closing
