@@ -258,9 +258,9 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
         f"the load generators on core {meta['client_core']}; "
         + ("one server is under load at a time, while the others of the same protocol wait "
            "idle. After each run the next waits until the server just measured is idle again "
-           f"(under {SETTLE_BUSY * 100:.0f} % of a core for {SETTLE_WINDOW_S} s), and one still busy "
-           f"{SETTLE_LIMIT_S:.0f} s after its load stopped is restarted, so it cannot take the "
-           "shared core from the servers measured after it."
+           f"(under {SETTLE_BUSY * 100:.0f} % of a core for {SETTLE_WINDOW_S} s), and one "
+           f"still busy {SETTLE_LIMIT_S:.0f} s after its load stopped is restarted, so it cannot "
+           "take the shared core from the servers measured after it."
            if meta.get("order") == "scenario" else "one server runs at a time."),
         _runs_line(meta) + f" wrk runs last {wrk_s} s"
         + (f"; the fixed-rate scenario is {fixed}" if fixed else "") + ".",

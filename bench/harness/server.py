@@ -187,23 +187,20 @@ class Server:
         return ticks_s, "ticks", user_s
 
     def settle(self, window: float = SETTLE_WINDOW_S, busy: float = SETTLE_BUSY,
-               limit: float = SETTLE_LIMIT_S):
+               limit: float = SETTLE_LIMIT_S) -> bool:
         """Wait until the server is idle: a `window` of seconds in which it used under `busy`
         of a core. Servers share one core, so one still working after its run (closing
-        connections, draining a queue) would take CPU from the next server measured. Returns
-        the seconds waited, or None if it was still busy after `limit`."""
-        began = time.monotonic()
-        while time.monotonic() - began < limit:
+        connections, draining a queue) would take CPU from the next server measured. False if
+        it was still busy after `limit` seconds."""
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
             if not self.alive():
-                return time.monotonic() - began
+                return True
             before = self.cpu_reading()
             time.sleep(window)
-            if not self.alive():
-                return time.monotonic() - began
-            used, _, _ = self.cpu_since(before)
-            if used < busy * window:
-                return time.monotonic() - began
-        return None
+            if not self.alive() or self.cpu_since(before)[0] < busy * window:
+                return True
+        return False
 
     def rss_kib(self) -> int:
         total = 0
