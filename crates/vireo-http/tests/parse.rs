@@ -252,6 +252,7 @@ fn target_path_and_query_in_every_form() {
             .unwrap_or_else(|| panic!("{target}: incomplete"));
         assert_eq!(head.target(), target);
         assert_eq!(head.path(), path, "{target}: path");
+        assert_eq!(head.path_bytes(), path.as_bytes(), "{target}: path bytes");
         assert_eq!(
             head.path_and_query(),
             path_and_query,

@@ -371,7 +371,7 @@ impl Request {
             .head
             .as_ref()
             .expect("a request holds its head until dropped");
-        tree.find(head.path(), &mut parts.captures)
+        tree.find(head.path_bytes(), &mut parts.captures)
     }
 
     /// The header map, moved out (built first if it has not been): a tower layer gets it.
@@ -462,7 +462,7 @@ impl Request {
 
     /// A route parameter (`:id` in `/users/:id`), percent-decoded.
     pub fn param(&self, name: &str) -> Option<Cow<'_, str>> {
-        let path = self.head_ref().path();
+        let path = self.head_ref().path_bytes();
         self.p()
             .captures
             .iter()
@@ -499,7 +499,7 @@ impl Request {
 
     /// Every route parameter, in path order, percent-decoded.
     pub fn params(&self) -> impl Iterator<Item = (&str, Cow<'_, str>)> + '_ {
-        let path = self.head_ref().path();
+        let path = self.head_ref().path_bytes();
         self.p()
             .captures
             .iter()
@@ -830,11 +830,12 @@ impl Request {
 }
 
 /// A route parameter's text, percent-decoded; borrowed from the path when it has no escape.
-fn decode_param(raw: &str) -> Cow<'_, str> {
-    if raw.as_bytes().contains(&b'%') {
-        percent_encoding::percent_decode_str(raw).decode_utf8_lossy()
+fn decode_param(raw: &[u8]) -> Cow<'_, str> {
+    if raw.contains(&b'%') {
+        percent_encoding::percent_decode(raw).decode_utf8_lossy()
     } else {
-        Cow::Borrowed(raw)
+        // The path is visible ASCII, so this borrows: only the parameter is checked as text.
+        std::str::from_utf8(raw).map_or_else(|_| String::from_utf8_lossy(raw), Cow::Borrowed)
     }
 }
 

@@ -104,8 +104,7 @@ impl<T> Node<T> {
         &mut self.statics[at].1
     }
 
-    fn find_static(&self, segment: &str) -> Option<&Node<T>> {
-        let wanted = segment.as_bytes();
+    fn find_static(&self, wanted: &[u8]) -> Option<&Node<T>> {
         let first = *wanted.first()?;
         self.statics
             .iter()
@@ -217,10 +216,11 @@ impl<T> Tree<T> {
         Ok(node.value.get_or_insert_with(make))
     }
 
-    /// Match a request path (without its query). Parameters are byte ranges of `path`.
+    /// Match a request path (without its query), as bytes: a request's path is matched
+    /// without first being checked as text. Parameters are byte ranges of `path`.
     /// The value of the route `path` matches, with its parameters written into `captures`
     /// (which is cleared first: it is reused from request to request, never copied).
-    pub(crate) fn find(&self, path: &str, captures: &mut Captures) -> Option<&T> {
+    pub(crate) fn find(&self, path: &[u8], captures: &mut Captures) -> Option<&T> {
         captures.clear();
         if !captures
             .names
@@ -229,7 +229,7 @@ impl<T> Tree<T> {
         {
             captures.names = Some(self.names.clone());
         }
-        let rest = path.strip_prefix('/')?;
+        let rest = path.strip_prefix(b"/")?;
         find_in(&self.root, path, path.len() - rest.len(), captures)
     }
 }
@@ -256,7 +256,7 @@ fn check_same_name(names: &Names, existing: u16, name: u16) -> Result<(), Patter
 
 fn find_in<'t, T>(
     node: &'t Node<T>,
-    path: &str,
+    path: &[u8],
     at: usize,
     captures: &mut Captures,
 ) -> Option<&'t T> {
@@ -290,7 +290,7 @@ fn find_in<'t, T>(
 
 fn wildcard<'t, T>(
     node: &'t Node<T>,
-    path: &str,
+    path: &[u8],
     at: usize,
     captures: &mut Captures,
 ) -> Option<&'t T> {
@@ -299,9 +299,9 @@ fn wildcard<'t, T>(
     Some(value)
 }
 
-fn segment_end(path: &str, from: usize) -> usize {
+fn segment_end(path: &[u8], from: usize) -> usize {
     // Segments are short: a plain byte scan beats a searcher's set-up.
-    path.as_bytes()[from..]
+    path[from..]
         .iter()
         .position(|&b| b == b'/')
         .map_or(path.len(), |i| from + i)
@@ -321,7 +321,7 @@ mod tests {
 
     fn find(tree: &Tree<String>, path: &str) -> Option<(String, Vec<(String, String)>)> {
         let mut caps = Captures::default();
-        tree.find(path, &mut caps).map(|v| {
+        tree.find(path.as_bytes(), &mut caps).map(|v| {
             (
                 v.clone(),
                 caps.iter()
@@ -404,7 +404,7 @@ mod tests {
         let second = tree(&["/users/:id", "/files/*rest"]);
         let name_at = |t: &Tree<String>, path: &str| {
             let mut caps = Captures::default();
-            t.find(path, &mut caps).unwrap();
+            t.find(path.as_bytes(), &mut caps).unwrap();
             let (name, _, _) = caps.iter().next().unwrap();
             assert!(name == "id" || name == "rest");
             name.as_ptr() as usize
@@ -419,7 +419,7 @@ mod tests {
         let t = tree(&["/users/:a_name_no_other_tree_has"]);
         let names = Arc::downgrade(&t.names);
         let mut caps = Captures::default();
-        t.find("/users/7", &mut caps).unwrap();
+        t.find(b"/users/7", &mut caps).unwrap();
         drop(t);
         // Captures a request still holds can still name what they captured.
         assert_eq!(caps.iter().next().unwrap().0, "a_name_no_other_tree_has");
@@ -437,7 +437,7 @@ mod tests {
         for i in 0..200 {
             let t = tree(&[&format!("/a/:first_{i}/b/:second_{i}")]);
             names.push(Arc::downgrade(&t.names));
-            t.find("/a/1/b/2", &mut caps).unwrap();
+            t.find(b"/a/1/b/2", &mut caps).unwrap();
             let got: Vec<&str> = caps.iter().map(|(name, _, _)| name).collect();
             assert_eq!(got, [format!("first_{i}"), format!("second_{i}")]);
         }

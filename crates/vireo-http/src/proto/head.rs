@@ -100,6 +100,15 @@ impl RequestHead {
         }
     }
 
+    /// The path as [`RequestHead::path`] gives it, as bytes: for matching it against routes
+    /// without checking it as text first. Every byte is visible ASCII.
+    pub fn path_bytes(&self) -> &[u8] {
+        match &self.raw[self.path.start as usize..self.path_end as usize] {
+            b"" => b"/",
+            path => path,
+        }
+    }
+
     /// The query string after `?`, if there is one.
     pub fn query(&self) -> Option<&str> {
         (self.path_end < self.path.end).then(|| self.text(self.path_end + 1, self.path.end))
