@@ -313,12 +313,7 @@ impl Rendered {
     /// The body as bytes; `None` for a streamed body.
     #[getter]
     fn body<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
-        self.with(|r| match r.body() {
-            Body::Empty => Some(PyBytes::new(py, b"")),
-            Body::Static(b) => Some(PyBytes::new(py, b)),
-            Body::Bytes(b) => Some(PyBytes::new(py, b)),
-            Body::Stream(_) | Body::SizedStream(..) | Body::StreamWithTrailers(_) => None,
-        })
+        self.with(|r| r.body().in_memory().map(|b| PyBytes::new(py, b)))
     }
 
     /// Replace the body.

@@ -45,6 +45,7 @@ async fn collect(mut res: Response) -> Reply {
         Body::Empty => Vec::new(),
         Body::Static(b) => b.to_vec(),
         Body::Bytes(b) => b.to_vec(),
+        Body::Vec(v) => v,
         Body::Stream(s) | Body::SizedStream(_, s) => chunks(s).await?,
         Body::StreamWithTrailers(trailed) => chunks(trailed.stream).await?,
     };

@@ -28,6 +28,9 @@ pub enum Body {
     Static(&'static [u8]),
     /// Bytes held in memory.
     Bytes(Bytes),
+    /// Bytes held in a vector, as a `String` or `Vec<u8>` body is kept: taken as it is, where
+    /// making it [`Body::Bytes`] would allocate when the vector has spare capacity.
+    Vec(Vec<u8>),
     /// Chunks produced over time; each is written when it is produced, and the next is not
     /// asked for until the client has taken the last, so a slow reader holds back the producer.
     /// Sent with chunked encoding (close-delimited to HTTP/1.0 clients).
@@ -66,8 +69,21 @@ impl Body {
             Body::Empty => Some(0),
             Body::Static(b) => Some(b.len() as u64),
             Body::Bytes(b) => Some(b.len() as u64),
+            Body::Vec(v) => Some(v.len() as u64),
             Body::Stream(_) | Body::StreamWithTrailers(_) => None,
             Body::SizedStream(len, _) => Some(*len),
+        }
+    }
+
+    /// The bytes of a body held in memory ([`Body::Static`], [`Body::Bytes`], [`Body::Vec`],
+    /// or none for [`Body::Empty`]); `None` for a streamed one.
+    pub fn in_memory(&self) -> Option<&[u8]> {
+        match self {
+            Body::Empty => Some(&[]),
+            Body::Static(b) => Some(b),
+            Body::Bytes(b) => Some(b),
+            Body::Vec(v) => Some(v),
+            Body::Stream(_) | Body::SizedStream(..) | Body::StreamWithTrailers(_) => None,
         }
     }
 
@@ -134,6 +150,7 @@ impl fmt::Debug for Body {
             Body::Empty => f.write_str("Body::Empty"),
             Body::Static(b) => write!(f, "Body::Static({} bytes)", b.len()),
             Body::Bytes(b) => write!(f, "Body::Bytes({} bytes)", b.len()),
+            Body::Vec(v) => write!(f, "Body::Vec({} bytes)", v.len()),
             Body::Stream(_) => f.write_str("Body::Stream"),
             Body::StreamWithTrailers(_) => f.write_str("Body::StreamWithTrailers"),
             Body::SizedStream(len, _) => write!(f, "Body::SizedStream({len} bytes)"),
@@ -155,13 +172,13 @@ impl From<&'static [u8]> for Body {
 
 impl From<String> for Body {
     fn from(s: String) -> Self {
-        Body::Bytes(Bytes::from(s))
+        Body::Vec(s.into_bytes())
     }
 }
 
 impl From<Vec<u8>> for Body {
     fn from(v: Vec<u8>) -> Self {
-        Body::Bytes(Bytes::from(v))
+        Body::Vec(v)
     }
 }
 
@@ -425,6 +442,25 @@ mod tests {
 
     fn pooled(pool: usize) -> usize {
         RESPONSES.with(|pools| pools.borrow()[pool].len())
+    }
+
+    #[test]
+    fn in_memory_bodies_give_their_bytes_and_streams_none() {
+        let mut text = String::with_capacity(64);
+        text.push_str("spare capacity");
+        let body = Body::from(text);
+        assert!(matches!(body, Body::Vec(_)), "taken as it is: {body:?}");
+        assert_eq!(body.in_memory(), Some(&b"spare capacity"[..]));
+        assert_eq!(body.len(), Some(14));
+        assert_eq!(Body::from(vec![1u8, 2]).in_memory(), Some(&[1u8, 2][..]));
+        assert_eq!(Body::from("s").in_memory(), Some(&b"s"[..]));
+        assert_eq!(
+            Body::from(Bytes::from_static(b"b")).in_memory(),
+            Some(&b"b"[..])
+        );
+        assert_eq!(Body::Empty.in_memory(), Some(&[][..]));
+        let stream = Body::stream(futures_util::stream::empty::<Result<Bytes, BoxError>>());
+        assert_eq!(stream.in_memory(), None);
     }
 
     #[test]

@@ -205,6 +205,7 @@ impl TestRequest<'_> {
             Body::Empty => Bytes::new(),
             Body::Static(bytes) => Bytes::from_static(bytes),
             Body::Bytes(bytes) => bytes,
+            Body::Vec(vec) => Bytes::from(vec),
             Body::Stream(stream) | Body::SizedStream(_, stream) => collect(stream).await,
             Body::StreamWithTrailers(trailed) => {
                 let body = collect(trailed.stream).await;

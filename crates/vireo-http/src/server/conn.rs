@@ -543,21 +543,15 @@ fn encode_response(
     }
     // A small body is copied from where it lies; only one sent later is moved out of the
     // response.
-    match response.body() {
-        Body::Empty => return (close, None),
-        Body::Static(bytes) if bytes.len() <= COPY_BODY_MAX => {
+    if let Some(bytes) = response.body().in_memory() {
+        if bytes.len() <= COPY_BODY_MAX {
             out.extend_from_slice(bytes);
             return (close, None);
         }
-        Body::Bytes(bytes) if bytes.len() <= COPY_BODY_MAX => {
-            out.extend_from_slice(bytes);
-            return (close, None);
-        }
-        _ => {}
     }
     let rest = match response.take_body() {
         Body::Empty => return (close, None),
-        large @ (Body::Static(_) | Body::Bytes(_)) => Rest::Later(large),
+        large @ (Body::Static(_) | Body::Bytes(_) | Body::Vec(_)) => Rest::Later(large),
         Body::Stream(stream) => Rest::Stream(stream, framing),
         Body::SizedStream(len, stream) => Rest::Sized(len, stream),
         trailed @ Body::StreamWithTrailers(_) if framing == Framing::Chunked => {
@@ -602,11 +596,7 @@ async fn write_rest(
         }
         Rest::Later(body) => {
             flush(stream, out, stall).await.map_err(drop)?;
-            let bytes: &[u8] = match &body {
-                Body::Static(bytes) => bytes,
-                Body::Bytes(bytes) => bytes,
-                _ => &[],
-            };
+            let bytes = body.in_memory().unwrap_or_default();
             write_all(stream, bytes, stall).await.map_err(drop)
         }
         Rest::Stream(body, framing) => {

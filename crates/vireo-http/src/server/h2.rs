@@ -416,6 +416,7 @@ async fn send_response(
         Body::Empty => Ok(()),
         Body::Static(bytes) => send_all(&mut send, Bytes::from_static(bytes), true, stall).await,
         Body::Bytes(bytes) => send_all(&mut send, bytes, true, stall).await,
+        Body::Vec(vec) => send_all(&mut send, Bytes::from(vec), true, stall).await,
         Body::Stream(stream) => send_stream(&mut send, stream, None, stall).await,
         Body::SizedStream(len, stream) => send_stream(&mut send, stream, Some(len), stall).await,
         Body::StreamWithTrailers(trailed) => {

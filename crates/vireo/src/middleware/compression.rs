@@ -3,10 +3,9 @@
 use super::{Middleware, Next};
 use crate::handler::Reply;
 use crate::Request;
-use bytes::Bytes;
 use http::{header, HeaderValue};
 use std::io::Write;
-use vireo_http::{Body, Response};
+use vireo_http::Response;
 
 /// Bodies smaller than this are sent as they are: compressing them saves less than the
 /// headers and the CPU cost.
@@ -151,15 +150,13 @@ impl Middleware for Compression {
             response
                 .headers_mut()
                 .append(header::VARY, HeaderValue::from_static("accept-encoding"));
-            let data: Bytes = match response.body() {
-                Body::Static(b) if b.len() >= threshold => Bytes::from_static(b),
-                Body::Bytes(b) if b.len() >= threshold => b.clone(),
+            let compressed = match response.body().in_memory() {
+                Some(data) if data.len() >= threshold && compressible(&response) => {
+                    compress(coding, data)
+                }
                 _ => return response,
             };
-            if !compressible(&response) {
-                return response;
-            }
-            match compress(coding, &data) {
+            match compressed {
                 Ok(compressed) => {
                     response.set_body(compressed);
                     let name = match coding {

@@ -79,6 +79,7 @@ impl HttpBody for ResponseBody {
             Body::Empty => return Poll::Ready(None),
             Body::Static(bytes) => Bytes::from_static(bytes),
             Body::Bytes(bytes) => bytes,
+            Body::Vec(vec) => Bytes::from(vec),
             Body::Stream(mut stream) => {
                 let next = stream.as_mut().poll_next(cx);
                 if let Poll::Ready(None) = next {
