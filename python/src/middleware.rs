@@ -21,7 +21,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::iterator::PySendResult;
 use pyo3::types::{PyBytes, PyDict};
 use std::sync::{Arc, Mutex};
-use vireo_http::{Body, ContentType, Response};
+use vireo_http::{ContentType, Response};
 
 /// The innermost `call_next(request)`: an awaitable of the route's [`Rendered`] response.
 /// HTTP errors (`HTTPException`, validation) become responses; any other exception is raised
