@@ -75,8 +75,8 @@ impl Body {
         }
     }
 
-    /// The bytes of a body held in memory ([`Body::Static`], [`Body::Bytes`], [`Body::Vec`],
-    /// or none for [`Body::Empty`]); `None` for a streamed one.
+    /// The bytes of a body held in memory ([`Body::Static`], [`Body::Bytes`], [`Body::Vec`]),
+    /// an empty slice for [`Body::Empty`], and `None` for a streamed one.
     pub fn in_memory(&self) -> Option<&[u8]> {
         match self {
             Body::Empty => Some(&[]),
