@@ -254,38 +254,56 @@ fn check_same_name(names: &Names, existing: u16, name: u16) -> Result<(), Patter
     Err(PatternError::ParamNameConflict(text(existing), text(name)))
 }
 
+/// Match `path` from byte `at` below `node`. A branch with nothing to fall back on (no
+/// parameter or wildcard after it) is followed in this frame rather than a new one; a call
+/// that finds nothing leaves `captures` as it found them.
 fn find_in<'t, T>(
-    node: &'t Node<T>,
+    mut node: &'t Node<T>,
     path: &[u8],
-    at: usize,
+    mut at: usize,
     captures: &mut Captures,
 ) -> Option<&'t T> {
-    if at >= path.len() {
-        // A trailing slash matches the same route as without it.
-        return node
-            .value
-            .as_ref()
-            .or_else(|| wildcard(node, path, path.len(), captures));
-    }
-    let end = segment_end(path, at);
-    let segment = &path[at..end];
-    let next = end + 1;
-    if let Some(child) = node.find_static(segment) {
-        if let Some(found) = find_in(child, path, next, captures) {
-            return Some(found);
+    let base = captures.len;
+    let found = loop {
+        if at >= path.len() {
+            // A trailing slash matches the same route as without it.
+            break node
+                .value
+                .as_ref()
+                .or_else(|| wildcard(node, path, path.len(), captures));
         }
-    }
-    if let Some((name, child)) = &node.param {
-        if !segment.is_empty() {
-            let saved = captures.len;
-            captures.push(*name, at, end);
+        let end = segment_end(path, at);
+        let segment = &path[at..end];
+        let next = end + 1;
+        let param = node.param.as_ref().filter(|_| !segment.is_empty());
+        if let Some(child) = node.find_static(segment) {
+            if param.is_none() && node.wildcard.is_none() {
+                node = child;
+                at = next;
+                continue;
+            }
             if let Some(found) = find_in(child, path, next, captures) {
                 return Some(found);
             }
-            captures.len = saved;
         }
+        if let Some((name, child)) = param {
+            captures.push(*name, at, end);
+            if node.wildcard.is_none() {
+                node = child;
+                at = next;
+                continue;
+            }
+            if let Some(found) = find_in(child, path, next, captures) {
+                return Some(found);
+            }
+            captures.len -= 1;
+        }
+        break wildcard(node, path, at, captures);
+    };
+    if found.is_none() {
+        captures.len = base;
     }
-    wildcard(node, path, at, captures)
+    found
 }
 
 fn wildcard<'t, T>(
@@ -394,6 +412,29 @@ mod tests {
             ("/a/:x/d".into(), vec![("x".into(), "b".into())])
         );
         assert_eq!(find(&t, "/a/b/c").unwrap().1, vec![]);
+    }
+
+    /// A parameter captured on a branch that dead-ends is not left behind when matching
+    /// backtracks to another parameter or to a wildcard.
+    #[test]
+    fn captures_of_a_dead_end_are_dropped() {
+        let t = tree(&["/a/:x/b", "/:y/:z/c", "/w/:p/q", "/w/*rest"]);
+        assert_eq!(
+            find(&t, "/a/1/c").unwrap(),
+            (
+                "/:y/:z/c".into(),
+                vec![("y".into(), "a".into()), ("z".into(), "1".into())]
+            )
+        );
+        assert_eq!(
+            find(&t, "/w/1/z").unwrap(),
+            ("/w/*rest".into(), vec![("rest".into(), "1/z".into())])
+        );
+        assert_eq!(
+            find(&t, "/w/1/q").unwrap(),
+            ("/w/:p/q".into(), vec![("p".into(), "1".into())])
+        );
+        assert_eq!(find(&t, "/a/1/d"), None);
     }
 
     /// Parameter names belong to their tree: another tree with the same names keeps its own
