@@ -304,13 +304,15 @@ fn sigterm_finishes_requests_in_flight_then_exits_zero() {
     idle.send(b"GET / HTTP/1.1\r\nHost: t\r\n\r\n");
     idle.reply(false).unwrap();
     let mut busy = app.connect();
-    busy.send(b"GET /sleep?ms=400 HTTP/1.1\r\nHost: t\r\n\r\n");
+    // Long enough that the signal lands while the handler sleeps, even on a loaded machine
+    // where starting `kill` and delivering the signal can take a few hundred milliseconds.
+    busy.send(b"GET /sleep?ms=1500 HTTP/1.1\r\nHost: t\r\n\r\n");
     std::thread::sleep(Duration::from_millis(100));
     app.terminate();
     let reply = busy.reply(false).unwrap();
     assert_eq!(
         (reply.text(), reply.header("connection")),
-        ("slept 400", Some("close"))
+        ("slept 1500", Some("close"))
     );
     assert!(idle.reply(false).is_none(), "the idle connection is closed");
     let status = app.child.wait().unwrap();
