@@ -1,8 +1,8 @@
 //! The route tree: path patterns matched against a request path in one pass over its segments.
 //!
 //! Each node has static children, at most one `:param` child and at most one `*wildcard`.
-//! Static segments win over a parameter, which wins over a wildcard; when a static branch
-//! dead-ends, matching backtracks to the parameter. Nothing is allocated while matching:
+//! Static segments win over a parameter, which wins over a wildcard; when a branch dead-ends,
+//! matching backtracks to the next of these. Nothing is allocated while matching:
 //! parameters are recorded as byte ranges of the path and indices into the tree's own table of
 //! parameter names, which lives and dies with the tree.
 
@@ -255,8 +255,8 @@ fn check_same_name(names: &Names, existing: u16, name: u16) -> Result<(), Patter
 }
 
 /// Match `path` from byte `at` below `node`. A branch with nothing to fall back on (no
-/// parameter or wildcard after it) is followed in this frame rather than a new one; a call
-/// that finds nothing leaves `captures` as it found them.
+/// parameter or wildcard beside it at its node) is followed in this frame rather than a new
+/// one; a call that finds nothing leaves `captures` as it found them.
 fn find_in<'t, T>(
     mut node: &'t Node<T>,
     path: &[u8],
@@ -296,6 +296,7 @@ fn find_in<'t, T>(
             if let Some(found) = find_in(child, path, next, captures) {
                 return Some(found);
             }
+            // The failed call left the captures as they were after this push.
             captures.len -= 1;
         }
         break wildcard(node, path, at, captures);
