@@ -5,6 +5,7 @@ use crate::asgi_scope::ScopeTemplates;
 use crate::event_loop::LoopRefs;
 use crate::running::RunningCalls;
 use crate::task_start::TaskStarter;
+use crate::wsgi_environ::EnvironTemplate;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -45,14 +46,8 @@ pub(crate) struct AppConfig {
     /// `Some` with `--proxy-headers`.
     pub proxy: Option<Trusted>,
     pub limit_concurrency: Option<usize>,
-    /// More than one worker process serves the app (WSGI's `wsgi.multiprocess`).
-    pub multiprocess: bool,
-    /// Requests may run the app at once in one process (WSGI's `wsgi.multithread`).
-    pub multithread: bool,
     /// The app calls running, for `limit_concurrency` and a graceful shutdown.
     pub running: Arc<RunningCalls>,
-    /// The listening address for the scope's `server`; `None` on a Unix socket.
-    pub server: Option<(String, u16)>,
     /// Each scope's keys, and the values that never change.
     pub scopes: ScopeTemplates,
     /// The limits of WebSocket sessions; `None` when WebSockets are off (`--ws none`), and an
@@ -68,6 +63,8 @@ pub(crate) struct AppConfig {
     pub access_log: Option<Py<PyAny>>,
     /// `call_wsgi(app, environ_parts...)`, see `vireo/_wsgi.py`.
     pub wsgi_call: Py<PyAny>,
+    /// Each WSGI environ's keys, and the values that never change.
+    pub environ: EnvironTemplate,
     pub bind_loop: Py<PyAny>,
     pub spawn: Py<PyAny>,
     pub context_run: Py<PyAny>,
@@ -151,6 +148,8 @@ impl AsgiApp {
             .transpose()?
             .map(|ws| ws.compression(ws_per_message_deflate));
         let scopes = ScopeTemplates::new(py, &root_path, server.as_ref(), state.is_some())?;
+        let environ =
+            EnvironTemplate::new(py, &root_path, server.as_ref(), multithread, multiprocess)?;
         Ok(AsgiApp {
             config: Arc::new(AppConfig {
                 app,
@@ -159,10 +158,7 @@ impl AsgiApp {
                 root_path,
                 proxy,
                 limit_concurrency: limit_concurrency.filter(|n| *n > 0),
-                multiprocess,
-                multithread,
                 running: Arc::default(),
-                server,
                 state,
                 ws,
                 starter: TaskStarter::new(
@@ -174,6 +170,7 @@ impl AsgiApp {
                 log_error: get("log_error")?,
                 access_log,
                 wsgi_call: get("call_wsgi")?,
+                environ,
                 bind_loop: get("bind_loop")?,
                 spawn: get("spawn")?,
                 context_run: get("context_run")?,

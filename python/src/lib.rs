@@ -43,6 +43,7 @@ mod testclient;
 mod thread_state;
 mod tls_files;
 mod urlencoded;
+mod wsgi_environ;
 mod wsgi_input;
 mod wsgi_service;
 mod wsgi_stream;

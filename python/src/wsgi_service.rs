@@ -3,27 +3,27 @@
 //! sends it, and a streamed result is pulled there chunk by chunk.
 
 use crate::asgi_config::AppConfig;
-use crate::asgi_scope::{http_version, origin, percent_decode_bytes, Origin};
+use crate::asgi_scope::origin;
 use crate::asgi_service::server_error;
-use crate::request::latin1;
 use crate::thread_state;
 use crate::wsgi_input::{Input, WsgiInput};
 use crate::wsgi_stream::WsgiStream;
 use bytes::{Bytes, BytesMut};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyList, PyString};
 use std::pin::pin;
 use std::sync::Arc;
 use vireo_http::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use vireo_http::{Body, BodyKind, ContentType, Head, Response};
+use vireo_http::{Body, BodyKind, ContentType, Response};
 
-/// What `call_wsgi` returns: `(status, headers, chunks, rest, result)`; `rest` is `None` when
-/// the whole body is in `chunks` (and the result already closed).
-type Called = (
-    String,
-    Vec<(String, String)>,
-    Vec<Vec<u8>>,
+/// What `call_wsgi` returns: `(status, headers, chunks, rest, result)`, the headers a list of
+/// `(name, value)` pairs of `str` and the chunks a list of `bytes`; `rest` is `None` when the
+/// whole body is in `chunks` (and the result already closed).
+type Called<'py> = (
+    Bound<'py, PyString>,
+    Bound<'py, PyList>,
+    Bound<'py, PyList>,
     Option<Py<PyAny>>,
     Py<PyAny>,
 );
@@ -42,15 +42,18 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
         thread_state::keep_until_exit();
         let config = app_config;
         Python::attach(|py| -> Result<Response, Response> {
-            let environ = environ(py, &head, &origin, &config)
+            let environ = config
+                .environ
+                .environ(py, &head, &origin)
                 .map_err(|e| log_500(py, &config, "building the WSGI environ", e))?;
             drop(head);
             let input = Py::new(py, WsgiInput(app_input))
                 .map_err(|e| log_500(py, &config, "building the WSGI environ", e))?;
-            let called: Called = config
+            let called: Called<'_> = config
                 .wsgi_call
-                .call1(py, (config.app.clone_ref(py), environ, input))
-                .and_then(|r| r.extract(py))
+                .bind(py)
+                .call1((config.app.clone_ref(py), environ, input))
+                .and_then(|r| r.extract())
                 .map_err(|e| log_500(py, &config, "Exception in WSGI application", e))?;
             // A result still open (streamed) is closed if its status or headers are refused.
             let open = called.3.as_ref().map(|_| called.4.clone_ref(py));
@@ -117,9 +120,10 @@ fn log_500(py: Python<'_>, config: &AppConfig, message: &str, err: PyErr) -> Res
 
 fn response(
     config: &Arc<AppConfig>,
-    (status, headers, chunks, rest, result): Called,
+    (status, headers, chunks, rest, result): Called<'_>,
     is_head: bool,
 ) -> PyResult<Response> {
+    let status = status.to_str()?;
     let code = status
         .split_ascii_whitespace()
         .next()
@@ -127,17 +131,16 @@ fn response(
         .and_then(|c| StatusCode::from_u16(c).ok())
         .filter(|s| *s >= StatusCode::OK)
         .ok_or_else(|| PyValueError::new_err(format!("invalid WSGI status {status:?}")))?;
-    let mut map = HeaderMap::new();
+    let mut map = HeaderMap::with_capacity(headers.len());
     let mut length = None;
-    for (name, value) in headers {
+    for pair in headers.iter() {
+        let (name, value): (Bound<'_, PyString>, Bound<'_, PyString>) = pair.extract()?;
+        let (name, value) = (name.to_str()?, value.to_str()?);
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| PyValueError::new_err(format!("invalid header name {name:?}")))?;
-        // Header values are latin-1 strings (PEP 3333), each character one byte.
-        let value = latin1_bytes(&value)
-            .and_then(|bytes| HeaderValue::from_bytes(&bytes).ok())
-            .ok_or_else(|| {
-                PyValueError::new_err(format!("invalid value for header {name}: {value:?}"))
-            })?;
+        let value = header_value(value).ok_or_else(|| {
+            PyValueError::new_err(format!("invalid value for header {name}: {value:?}"))
+        })?;
         if name == header::CONTENT_LENGTH {
             length = value
                 .to_str()
@@ -146,11 +149,12 @@ fn response(
         }
         map.append(name, value);
     }
+    let chunks: Vec<Bound<'_, PyBytes>> = chunks.extract()?;
     let body = match rest {
         None => {
-            let mut all = BytesMut::new();
+            let mut all = BytesMut::with_capacity(chunks.iter().map(|c| c.as_bytes().len()).sum());
             for chunk in &chunks {
-                all.extend_from_slice(chunk);
+                all.extend_from_slice(chunk.as_bytes());
             }
             match length {
                 Some(len) if is_head && all.is_empty() => {
@@ -160,7 +164,10 @@ fn response(
             }
         }
         Some(rest) => {
-            let first: Vec<Bytes> = chunks.into_iter().map(Bytes::from).collect();
+            let first = chunks
+                .iter()
+                .map(|c| Bytes::copy_from_slice(c.as_bytes()))
+                .collect();
             let stream = Box::pin(WsgiStream::new(first, rest, result, config.clone()));
             match length {
                 Some(len) => Body::SizedStream(len, stream),
@@ -173,62 +180,13 @@ fn response(
     Ok(res)
 }
 
-/// PEP 3333's environ, but for `wsgi.input`, `wsgi.errors` and `wsgi.file_wrapper`, which
-/// `call_wsgi` adds.
-fn environ<'py>(
-    py: Python<'py>,
-    head: &Head,
-    origin: &Origin,
-    config: &AppConfig,
-) -> PyResult<Bound<'py, PyDict>> {
-    let env = PyDict::new(py);
-    env.set_item("REQUEST_METHOD", head.method().as_str())?;
-    env.set_item("SCRIPT_NAME", config.root_path.as_str())?;
-    env.set_item("PATH_INFO", latin1(&percent_decode_bytes(head.path())))?;
-    env.set_item("QUERY_STRING", head.query().unwrap_or(""))?;
-    env.set_item("SERVER_PROTOCOL", format!("HTTP/{}", http_version(head)))?;
-    let (name, port) = match &config.server {
-        Some((host, port)) => (host.clone(), port.to_string()),
-        None => ("localhost".to_owned(), "80".to_owned()),
-    };
-    env.set_item("SERVER_NAME", name)?;
-    env.set_item("SERVER_PORT", port)?;
-    if let Some((host, port)) = &origin.client {
-        env.set_item("REMOTE_ADDR", host)?;
-        env.set_item("REMOTE_PORT", port.to_string())?;
+/// A header value given as a "bytes-as-str" (PEP 3333), each character one byte; `None` if a
+/// character does not fit in one or the bytes are not a valid value.
+fn header_value(text: &str) -> Option<HeaderValue> {
+    if text.is_ascii() {
+        return HeaderValue::from_str(text).ok();
     }
-    let mut joined: Vec<(String, String)> = Vec::new();
-    for (name, value) in head.headers() {
-        // `X_Forwarded_For` would become the same key as `X-Forwarded-For` and pass for it:
-        // names with underscores are dropped, as gunicorn and nginx drop them.
-        if name.contains('_') {
-            continue;
-        }
-        let key = match name.to_ascii_lowercase().as_str() {
-            "content-type" => "CONTENT_TYPE".to_owned(),
-            "content-length" => "CONTENT_LENGTH".to_owned(),
-            _ => format!("HTTP_{}", name.to_ascii_uppercase().replace('-', "_")),
-        };
-        let value = latin1(value);
-        match joined.iter_mut().find(|(k, _)| *k == key) {
-            // Repeated fields are joined as one, with commas (a cookie with "; ").
-            Some((_, v)) => {
-                v.push_str(if key == "HTTP_COOKIE" { "; " } else { "," });
-                v.push_str(&value);
-            }
-            None => joined.push((key, value)),
-        }
-    }
-    for (key, value) in joined {
-        env.set_item(key, value)?;
-    }
-    env.set_item("wsgi.version", (1, 0))?;
-    env.set_item("wsgi.url_scheme", origin.scheme)?;
-    env.set_item("wsgi.multithread", config.multithread)?;
-    env.set_item("wsgi.multiprocess", config.multiprocess)?;
-    env.set_item("wsgi.run_once", false)?;
-    env.set_item("wsgi.input_terminated", true)?;
-    Ok(env)
+    latin1_bytes(text).and_then(|bytes| HeaderValue::from_bytes(&bytes).ok())
 }
 
 /// A "bytes-as-str" back to its bytes; `None` if a character does not fit in one.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
 import time
 from pathlib import Path
@@ -44,6 +45,41 @@ def test_environ_has_every_required_key(serve):
     assert env["wsgi.run_once"] is False
     assert env["input_type"] == "WsgiInput"
     assert env["errors_is_stderr"] is True
+
+
+def test_each_request_gets_an_environ_of_its_own(serve):
+    served = serve("wsgi_raw:app")
+    assert served.get("/scribble")[0] == 204
+    env = json.loads(served.get("/environ")[2])
+    assert env["REQUEST_METHOD"] == "GET"
+    assert env["SERVER_PROTOCOL"] == "HTTP/1.1"
+    assert env["wsgi.url_scheme"] == "http"
+    assert "HTTP_X_LEFT" not in env
+    assert env["QUERY_STRING"] == ""
+
+
+def test_repeated_fields_are_joined_and_values_are_latin1(serve):
+    served = serve("wsgi_raw:app")
+    raw = served.raw_get("/environ", "X-Many: one\r\nCookie: a=1\r\nX-Many: two\r\n"
+                         "Cookie: b=2\r\nX-Name: caf\xe9\r\n")
+    env = json.loads(raw.partition(b"\r\n\r\n")[2])
+    assert env["HTTP_X_MANY"] == "one,two"
+    assert env["HTTP_COOKIE"] == "a=1; b=2"
+    # raw_get sends UTF-8: each of its bytes is one character (PEP 3333).
+    assert env["HTTP_X_NAME"] == "caf\xc3\xa9"
+
+
+def test_http_1_0_is_the_server_protocol(serve):
+    served = serve("wsgi_raw:app")
+    with socket.create_connection((served.host, served.port), timeout=10) as sock:
+        sock.sendall(b"DELETE /environ HTTP/1.0\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    env = json.loads(data.partition(b"\r\n\r\n")[2])
+    assert env["SERVER_PROTOCOL"] == "HTTP/1.0"
+    assert env["REQUEST_METHOD"] == "DELETE"
+    assert "HTTP_HOST" not in env
 
 
 def test_path_info_is_latin1_bytes(serve):

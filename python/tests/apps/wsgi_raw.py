@@ -39,6 +39,12 @@ def app(environ, start_response):
                              "errors_is_stderr": environ["wsgi.errors"] is sys.stderr}).encode()
         start_response("200 OK", [("Content-Type", "application/json")])
         return [body]
+    if path == "/scribble":
+        # An app may change its environ: the next request's must not show it.
+        environ.update({"REQUEST_METHOD": "SCRIBBLED", "SERVER_PROTOCOL": "HTTP/9",
+                        "wsgi.url_scheme": "gopher", "HTTP_X_LEFT": "behind"})
+        start_response("204 No Content", [])
+        return []
     if path == "/thread-local":
         # A pool thread keeps its thread state, and so its thread-local values, between requests.
         first = not getattr(_thread_seen, "seen", False)
