@@ -114,10 +114,14 @@ def _granian(interface: str, target: str, ws: bool = False) -> list:
     # Granian serves at most `--backpressure` connections at once (default 1,024) and leaves
     # the rest unanswered: lifted so the idle scenarios can open theirs; no load scenario
     # comes near it.
+    # A WSGI app runs on as many Python threads as `vireo serve` gives it (its `--threads`
+    # default): left unset, Granian derives them from `--backpressure`, and thousands of threads
+    # stall it at 400 connections.
+    threads = ["--blocking-threads", "8"] if interface == "wsgi" else []
     return [VENV_BIN / "granian", "--interface", interface, "--host", "127.0.0.1",
             "--port", "{port}", "--workers", "1", "--runtime-threads", "1", "--runtime-mode", "st",
             "--loop", "uvloop", "--http", "1", "--ws" if ws else "--no-ws",
-            "--backpressure", "32768",
+            "--backpressure", "32768", *threads,
             "--log-level", "warning", "--working-dir", PY_DIR, target]
 
 
