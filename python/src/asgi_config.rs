@@ -61,8 +61,9 @@ pub(crate) struct AppConfig {
     pub log_error: Py<PyAny>,
     /// `access(client, method, path, version, status)`, when access logging is on.
     pub access_log: Option<Py<PyAny>>,
-    /// `call_wsgi(app, environ_parts...)`, see `vireo/_wsgi.py`.
-    pub wsgi_call: Py<PyAny>,
+    /// `with_written(rest, written)`: a streamed WSGI result with what `write()` is given while
+    /// it runs, see `vireo/_wsgi.py`.
+    pub wsgi_with_written: Py<PyAny>,
     /// Each WSGI environ's keys, and the values that never change.
     pub environ: EnvironTemplate,
     pub bind_loop: Py<PyAny>,
@@ -148,8 +149,13 @@ impl AsgiApp {
             .transpose()?
             .map(|ws| ws.compression(ws_per_message_deflate));
         let scopes = ScopeTemplates::new(py, &root_path, server.as_ref(), state.is_some())?;
-        let environ =
-            EnvironTemplate::new(py, &root_path, server.as_ref(), multithread, multiprocess)?;
+        let environ = EnvironTemplate::new(
+            py,
+            &root_path,
+            server.as_ref(),
+            (multithread, multiprocess),
+            get("wsgi_file_wrapper")?.bind(py),
+        )?;
         Ok(AsgiApp {
             config: Arc::new(AppConfig {
                 app,
@@ -169,7 +175,7 @@ impl AsgiApp {
                 )?,
                 log_error: get("log_error")?,
                 access_log,
-                wsgi_call: get("call_wsgi")?,
+                wsgi_with_written: get("wsgi_with_written")?,
                 environ,
                 bind_loop: get("bind_loop")?,
                 spawn: get("spawn")?,

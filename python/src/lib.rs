@@ -43,6 +43,7 @@ mod testclient;
 mod thread_state;
 mod tls_files;
 mod urlencoded;
+mod wsgi_call;
 mod wsgi_environ;
 mod wsgi_input;
 mod wsgi_service;
@@ -75,6 +76,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<asgi_ws_channel::WsReceive>()?;
     m.add_class::<asgi_ws_channel::WsSend>()?;
     m.add_class::<wsgi_input::WsgiInput>()?;
+    m.add_class::<wsgi_call::StartResponse>()?;
     m.add_class::<handshake_params::HandshakeParams>()?;
     m.add_class::<testclient::LocalClient>()?;
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;

@@ -1,10 +1,10 @@
-//! PEP 3333's environ for each request, but for `wsgi.input`, `wsgi.errors` and
-//! `wsgi.file_wrapper`, which `call_wsgi` adds. Each environ starts as a copy of a per-app
-//! template that holds every key, with the values that never change and the commonest of those
-//! that do; a request sets only what is its own.
+//! PEP 3333's environ for each request. Each environ starts as a copy of a per-app template
+//! that holds every key, with the values that never change and the commonest of those that do;
+//! a request sets only what is its own.
 
 use crate::asgi_scope::{http_version, percent_decode_bytes, Origin};
 use crate::request::latin1;
+use crate::wsgi_input::WsgiInput;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -13,6 +13,8 @@ use vireo_http::Head;
 
 pub(crate) struct EnvironTemplate {
     template: Py<PyDict>,
+    /// Where `wsgi.errors` is looked up for each request: `sys.stderr` when the request came.
+    sys: Py<PyModule>,
 }
 
 impl EnvironTemplate {
@@ -20,8 +22,8 @@ impl EnvironTemplate {
         py: Python<'_>,
         root_path: &str,
         server: Option<&(String, u16)>,
-        multithread: bool,
-        multiprocess: bool,
+        (multithread, multiprocess): (bool, bool),
+        file_wrapper: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let env = PyDict::new(py);
         env.set_item(intern!(py, "REQUEST_METHOD"), intern!(py, "GET"))?;
@@ -41,8 +43,10 @@ impl EnvironTemplate {
         env.set_item(intern!(py, "wsgi.multiprocess"), multiprocess)?;
         env.set_item(intern!(py, "wsgi.run_once"), false)?;
         env.set_item(intern!(py, "wsgi.input_terminated"), true)?;
+        env.set_item(intern!(py, "wsgi.file_wrapper"), file_wrapper)?;
         Ok(EnvironTemplate {
             template: env.unbind(),
+            sys: py.import(intern!(py, "sys"))?.unbind(),
         })
     }
 
@@ -51,8 +55,12 @@ impl EnvironTemplate {
         py: Python<'py>,
         head: &Head,
         origin: &Origin,
+        input: Bound<'py, WsgiInput>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let env = self.template.bind(py).copy()?;
+        env.set_item(intern!(py, "wsgi.input"), input)?;
+        let errors = self.sys.bind(py).getattr(intern!(py, "stderr"))?;
+        env.set_item(intern!(py, "wsgi.errors"), errors)?;
         if head.method() != Method::GET {
             env.set_item(intern!(py, "REQUEST_METHOD"), head.method().as_str())?;
         }

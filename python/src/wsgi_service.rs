@@ -6,27 +6,17 @@ use crate::asgi_config::AppConfig;
 use crate::asgi_scope::origin;
 use crate::asgi_service::server_error;
 use crate::thread_state;
+use crate::wsgi_call::{call_wsgi, Called};
 use crate::wsgi_input::{Input, WsgiInput};
 use crate::wsgi_stream::WsgiStream;
 use bytes::{Bytes, BytesMut};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::PyString;
 use std::pin::pin;
 use std::sync::Arc;
 use vireo_http::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use vireo_http::{Body, BodyKind, ContentType, Response};
-
-/// What `call_wsgi` returns: `(status, headers, chunks, rest, result)`, the headers a list of
-/// `(name, value)` pairs of `str` and the chunks a list of `bytes`; `rest` is `None` when the
-/// whole body is in `chunks` (and the result already closed).
-type Called<'py> = (
-    Bound<'py, PyString>,
-    Bound<'py, PyList>,
-    Bound<'py, PyList>,
-    Option<Py<PyAny>>,
-    Py<PyAny>,
-);
 
 pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>) -> Response {
     let peer = req.remote_addr().copied();
@@ -42,24 +32,21 @@ pub(crate) async fn serve(config: &Arc<AppConfig>, req: vireo_http::Request<'_>)
         thread_state::keep_until_exit();
         let config = app_config;
         Python::attach(|py| -> Result<Response, Response> {
-            let environ = config
-                .environ
-                .environ(py, &head, &origin)
+            let environ = Bound::new(py, WsgiInput(app_input))
+                .and_then(|input| config.environ.environ(py, &head, &origin, input))
                 .map_err(|e| log_500(py, &config, "building the WSGI environ", e))?;
             drop(head);
-            let input = Py::new(py, WsgiInput(app_input))
-                .map_err(|e| log_500(py, &config, "building the WSGI environ", e))?;
-            let called: Called<'_> = config
-                .wsgi_call
-                .bind(py)
-                .call1((config.app.clone_ref(py), environ, input))
-                .and_then(|r| r.extract())
-                .map_err(|e| log_500(py, &config, "Exception in WSGI application", e))?;
+            let called = call_wsgi(
+                config.app.bind(py),
+                &environ,
+                config.wsgi_with_written.bind(py),
+            )
+            .map_err(|e| log_500(py, &config, "Exception in WSGI application", e))?;
             // A result still open (streamed) is closed if its status or headers are refused.
-            let open = called.3.as_ref().map(|_| called.4.clone_ref(py));
+            let open = called.rest.as_ref().map(|_| called.result.clone());
             response(&config, called, is_head).map_err(|e| {
                 if let Some(result) = open {
-                    close_result(py, &config, result.bind(py));
+                    close_result(py, &config, &result);
                 }
                 log_500(py, &config, "Invalid WSGI response", e)
             })
@@ -118,11 +105,14 @@ fn log_500(py: Python<'_>, config: &AppConfig, message: &str, err: PyErr) -> Res
     server_error()
 }
 
-fn response(
-    config: &Arc<AppConfig>,
-    (status, headers, chunks, rest, result): Called<'_>,
-    is_head: bool,
-) -> PyResult<Response> {
+fn response(config: &Arc<AppConfig>, called: Called<'_>, is_head: bool) -> PyResult<Response> {
+    let Called {
+        status,
+        headers,
+        chunks,
+        rest,
+        result,
+    } = called;
     let status = status.to_str()?;
     let code = status
         .split_ascii_whitespace()
@@ -149,7 +139,6 @@ fn response(
         }
         map.append(name, value);
     }
-    let chunks: Vec<Bound<'_, PyBytes>> = chunks.extract()?;
     let body = match rest {
         None => {
             let mut all = BytesMut::with_capacity(chunks.iter().map(|c| c.as_bytes().len()).sum());
@@ -168,7 +157,12 @@ fn response(
                 .iter()
                 .map(|c| Bytes::copy_from_slice(c.as_bytes()))
                 .collect();
-            let stream = Box::pin(WsgiStream::new(first, rest, result, config.clone()));
+            let stream = Box::pin(WsgiStream::new(
+                first,
+                rest.unbind(),
+                result.unbind(),
+                config.clone(),
+            ));
             match length {
                 Some(len) => Body::SizedStream(len, stream),
                 None => Body::Stream(stream),

@@ -218,6 +218,27 @@ def test_a_chunk_that_is_not_bytes_is_an_error_not_nul_bytes(serve):
     assert "not int" in served.log()
 
 
+def test_start_response_takes_any_pair_and_the_body_any_bytes_like_chunk(serve):
+    served = serve("wsgi_raw:app")
+    status, headers, body = served.get("/list-pair-bytearray")
+    assert (status, body) == (200, b"from buffers")
+    assert ("x-pair", "list") in [(name.lower(), value) for name, value in headers]
+
+
+def test_what_start_response_and_the_result_refuse_is_a_500_with_the_reason_logged(serve):
+    served = serve("wsgi_raw:app")
+    for path in ("/three-item-header", "/bytes-status", "/no-start", "/str-in-list"):
+        assert served.get(path)[0::2] == (500, b"Internal Server Error"), path
+    # A result the app returned without starting the response is still closed.
+    assert json.loads(served.get("/closed")[2]) == ["no-start"]
+    served.stop()
+    log = served.log()
+    assert "a WSGI header is a (name, value) pair, not ('Content-Type', 'text/plain', 'extra')" in log
+    assert "the WSGI status must be a str, not bytes" in log
+    assert "yielded before calling start_response()" in log
+    assert "a WSGI response body is made of bytes, not str" in log
+
+
 def test_header_values_go_out_as_latin1(serve):
     served = serve("wsgi_raw:app")
     raw = served.raw_get("/latin1-header")

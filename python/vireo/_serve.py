@@ -21,7 +21,7 @@ from typing import Any, Callable
 from . import _loop, _vireo, server
 from ._lifespan import Lifespan
 from .app import App
-from ._wsgi import call_wsgi
+from ._wsgi import FileWrapper, with_written
 
 logger = logging.getLogger("vireo.error")
 access_logger = logging.getLogger("vireo.access")
@@ -156,7 +156,8 @@ def _helpers(loop: Any) -> dict[str, Any]:
         "spawn": _loop.make_spawn(loop),
         "bind_loop": lambda: _loop.bind(loop),
         "log_error": _log_error,
-        "call_wsgi": call_wsgi,
+        "wsgi_file_wrapper": FileWrapper,
+        "wsgi_with_written": with_written,
         "start_app": functools.partial(_loop.make_task_starter(loop), _vireo.run_app),
         "event_loop": loop,
     }

@@ -173,6 +173,21 @@ def app(environ, start_response):
             _overlap["active"] -= 1
         start_response("200 OK", [("Content-Type", "text/plain")])
         return [str(peak).encode()]
+    if path == "/list-pair-bytearray":
+        # A header pair may be any two-item sequence; a body chunk any bytes-like object.
+        start_response("200 OK", [["Content-Type", "text/plain"], ("X-Pair", "list")])
+        return [bytearray(b"from "), memoryview(b"buffers")]
+    if path == "/three-item-header":
+        start_response("200 OK", [("Content-Type", "text/plain", "extra")])
+        return [b"never"]
+    if path == "/bytes-status":
+        start_response(b"200 OK", [])
+        return [b"never"]
+    if path == "/no-start":
+        return Tracked([b"never"], "no-start")
+    if path == "/str-in-list":
+        start_response("200 OK", [])
+        return ["not bytes"]
     if path == "/slow":
         time.sleep(1.0)
         start_response("200 OK", [])
