@@ -150,7 +150,7 @@ pub(crate) fn call_wsgi<'py>(
     };
     match reading.read(with_written) {
         Ok(rest) => {
-            let (status, headers) = reading.started()?;
+            let (status, headers) = reading.started(RETURNED_UNSTARTED)?;
             Ok(Called {
                 status,
                 headers,
@@ -165,6 +165,8 @@ pub(crate) fn call_wsgi<'py>(
         }
     }
 }
+
+const RETURNED_UNSTARTED: &str = "returned without calling start_response()";
 
 /// The reading of one result.
 struct Reading<'a, 'py> {
@@ -184,19 +186,18 @@ impl<'py> Reading<'_, 'py> {
                 self.chunks.push(body_bytes(&chunk?)?);
             }
             self.close()?;
-            self.started_or("returned without calling start_response()")?;
+            self.started(RETURNED_UNSTARTED)?;
             return Ok(None);
         }
         let rest = self.result.try_iter()?;
         if !self.next_until_non_empty(&rest, false)? {
             self.close()?;
-            self.started_or("returned without calling start_response()")?;
+            self.started(RETURNED_UNSTARTED)?;
             return Ok(None);
         }
-        self.started_or("yielded before calling start_response()")?;
+        let (_, headers) = self.started("yielded before calling start_response()")?;
         // From here on, as if the head had gone out.
         self.start.borrow_mut().sent = true;
-        let (_, headers) = self.started()?;
         let have: usize = self.chunks.iter().map(|c| c.as_bytes().len()).sum();
         if declared_length(&headers)? == Some(have) {
             // The whole declared body is here (Flask's and Django's usual case): end the
@@ -256,26 +257,19 @@ impl<'py> Reading<'_, 'py> {
         written.del_slice(0, usize::MAX)
     }
 
-    fn started(&self) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyList>)> {
+    /// The status and headers the app started the response with; an error saying the app
+    /// `what` when it has not.
+    fn started(&self, what: &str) -> PyResult<(Bound<'py, PyString>, Bound<'py, PyList>)> {
         let py = self.result.py();
         let start = self.start.borrow();
         match (&start.status, &start.headers) {
             (Some(status), Some(headers)) => {
                 Ok((status.bind(py).clone(), headers.bind(py).clone()))
             }
-            _ => Err(PyRuntimeError::new_err(
-                "the WSGI application returned without calling start_response()",
-            )),
-        }
-    }
-
-    fn started_or(&self, what: &str) -> PyResult<()> {
-        if self.start.borrow().status.is_none() {
-            return Err(PyRuntimeError::new_err(format!(
+            _ => Err(PyRuntimeError::new_err(format!(
                 "the WSGI application {what}"
-            )));
+            ))),
         }
-        Ok(())
     }
 
     /// Call the result's `close()`, if it has one, once.
