@@ -7,7 +7,8 @@
 # ARGS after `--` (the reference app as the benchmarks run it: `-- --no-metrics`); build it with
 # `cargo build --profile profiling ...` for function names in the annotation. PATH defaults to
 # `/`. The load is wrk with 16 connections pipelining 16 requests each, after a warm-up.
-# KEEP_DUMP=FILE keeps the callgrind dump, for `callgrind_annotate FILE`.
+# KEEP_DUMP=FILE keeps the callgrind dump, for `bench/tools/instructions_by_function.py FILE N`
+# (N the request count printed here).
 set -euo pipefail
 binary=$1
 path=/
