@@ -19,8 +19,8 @@ import re
 import sys
 
 NAME_REF = re.compile(r"\((\d+)\)(?:\s+(.*))?")
-FILE_KEYS = {"fl", "fi", "fe", "cfi", "cfl"}
-FUNCTION_KEYS = {"fn", "cfn"}
+CALLED_FILE_KEYS = {"cfi", "cfl"}
+CALLED_FUNCTION_KEYS = {"cfn"}
 OBJECT_KEYS = {"ob", "cob"}
 
 
@@ -51,11 +51,6 @@ def read_dump(path):
                 continue
             first = text[0]
             if first.isdigit() or first in "+-*":
-                if skip_call_cost:
-                    # The line after `calls=` is the callee's inclusive cost, not this
-                    # function's own.
-                    skip_call_cost = False
-                    continue
                 fields = text.split()
                 position = fields[0]
                 if position == "*":
@@ -64,6 +59,11 @@ def read_dump(path):
                     line += int(position)
                 else:
                     line = int(position)
+                if skip_call_cost:
+                    # The line after `calls=` is the callee's inclusive cost, not this
+                    # function's own; its position still counts for the next lines'.
+                    skip_call_cost = False
+                    continue
                 cost = int(fields[1]) if len(fields) > 1 else 0
                 by_function[function] += cost
                 by_line[(function, source, line)] += cost
@@ -79,14 +79,13 @@ def read_dump(path):
                 source = resolve("file", value)
             elif key == "calls":
                 skip_call_cost = True
-            elif key in FILE_KEYS:
+            elif key in CALLED_FILE_KEYS:
                 resolve("file", value)
-            elif key in FUNCTION_KEYS:
+            elif key in CALLED_FUNCTION_KEYS:
                 resolve("function", value)
             elif key in OBJECT_KEYS:
                 resolve("object", value)
     return by_function, by_line
-
 
 
 def main():
