@@ -15,7 +15,7 @@ from pathlib import Path
 
 from . import targets
 from .peers import BY_NAME as PEERS_BY_NAME, PEERS
-from .scenarios import BY_ID, SATURATION_NOTE, for_mode
+from .scenarios import BY_ID, SATURATION_NOTE, for_mode, slice_pattern
 from .server import SETTLE_BUSY, SETTLE_LIMIT_S, SETTLE_WINDOW_S
 
 OURS = ("vireo", "vireo-python")   # shown in bold
@@ -98,6 +98,9 @@ def summarize(runs: list) -> list:
         if any("keepalive" in m for m in ms):
             row["keepalive"] = min(m["keepalive"] for m in ms)
             row["ab_requests"] = min(m["requests"] + m["errors"] for m in ms)
+        if any("interleaved_with" in m for m in ms):
+            row["interleaved_with"] = sorted(set().union(*(m.get("interleaved_with", [])
+                                                           for m in ms)))
         rows.append(row)
     # Ratios against the reference peer, in the same scenario.
     ref_peer = reference(r["peer"] for r in rows)
@@ -248,11 +251,13 @@ def _runs_line(meta: dict) -> str:
 
 
 def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
-            with_targets: bool = True) -> list:
+            with_targets: bool = True, interleaved: dict | None = None) -> list:
     """The method section; `paired` maps each peer that ran scenarios in slices alternating
-    with `/` to those scenarios."""
+    with `/` to those scenarios, `interleaved` each group of peers loaded in interleaved
+    slices to those scenarios."""
     wrk_s = meta.get("seconds")
     fixed = next((r["params"] for r in records if r["tool"] == "fixedrate"), None)
+    rounds = meta.get("slice_rounds", 1)
     lines = [
         f"- **One core each.** Each server runs on core {meta['server_core']} (`taskset`), "
         f"the load generators on core {meta['client_core']}; "
@@ -308,10 +313,20 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
                           for peer, scs in sorted(paired.items()))
         lines.append(
             "- **Routes against `/` on the same server.** Some routes are set against the "
-            f"same server's `/`. Those scenarios ({which}) run in four slices on one server: "
-            "the route, `/`, `/`, the route; the route's figures are its two slices, set "
-            "against the two of `/` between them, so drift in the machine's load over a run "
-            "weighs on both alike.")
+            f"same server's `/`. Those scenarios ({which}) run in {4 * rounds} slices on one "
+            f"server: {slice_pattern('the route', '`/`', rounds=rounds)}; the route's figures are "
+            "its slices together, set against those of `/` between them, so drift in the "
+            "machine's load over a run weighs on both alike.")
+    if interleaved:
+        which = "; ".join(f"{', '.join(group)} in {', '.join(f'`{sc}`' for sc in scs)}"
+                          for group, scs in sorted(interleaved.items()))
+        lines.append(
+            "- **Peers compared by a target, interleaved.** Servers whose figures Vireo's "
+            "targets set against each other are loaded in turn within one run, in "
+            f"{2 * rounds} slices each of 1/{2 * rounds} of the run's length (for ab, each slice "
+            f"a whole ab run), in the order {slice_pattern('A', 'B', 'C', rounds=rounds)}, so each "
+            "has slices early and late and drift in the machine's load weighs on all alike; a "
+            "server's figures are its slices together. Interleaved here: " + which + ".")
     if meta.get("timeit_compute") and with_targets:
         lines.append(
             "- **The handler's own time.** "
@@ -503,7 +518,13 @@ def markdown(meta: dict, scenarios: list, rows: list, skipped: list,
     for r in rows:
         if r.get("baseline_cpu_us_per_req"):
             paired[r["peer"]].append(r["scenario"])
-    out += _method(meta, scenarios, ref, peers, dict(paired), with_targets)
+    interleaved = defaultdict(list)   # a group of peers -> the scenarios it ran interleaved
+    for r in rows:
+        if r.get("interleaved_with"):
+            group = tuple(sorted({r["peer"], *r["interleaved_with"]}))
+            if r["scenario"] not in interleaved[group]:
+                interleaved[group].append(r["scenario"])
+    out += _method(meta, scenarios, ref, peers, dict(paired), with_targets, dict(interleaved))
     out += ["", "### Caveats", ""] + CAVEATS
 
     out += ["", "## Peers", ""]

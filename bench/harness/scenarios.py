@@ -5,6 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 
+# A run measured in slices (a route against `/`, or peers interleaved) takes each side's slices
+# in the order A B B A, this many times over: more rounds follow the machine's drift closer.
+SLICE_ROUNDS = 2
+
+
+def slice_pattern(*sides: str, rounds: int = SLICE_ROUNDS) -> str:
+    """The slice order in words: `A, B, B, A, twice`."""
+    once = ", ".join(list(sides) + list(sides[::-1]))
+    return once + ("" if rounds == 1 else ", twice" if rounds == 2 else f", {rounds} times")
+
+
 @dataclass
 class Scenario:
     id: str
@@ -32,16 +43,17 @@ class Scenario:
         return max(duration, self.min_seconds)
 
     def slice_seconds(self, duration: int) -> int:
-        """The length of each of the four slices of a run paired with a baseline route."""
-        return max(1, self.seconds(duration) // 2)
+        """The length of each slice of a run paired with a baseline route."""
+        return max(1, self.seconds(duration) // (2 * SLICE_ROUNDS))
 
     def params(self, duration: int) -> str:
         seconds = self.seconds(duration)
         if self.tool == "wrk":
             p = f"wrk -t1 -c{self.conns} -d{seconds}s" + (" over TLS" if self.protocol == "https" else "")
             if self.baseline:
-                p += (f"; for {', '.join(sorted(self.baseline_peers))} in four slices of "
-                      f"{self.slice_seconds(duration)}s alternating with `/` (route, `/`, `/`, route)")
+                p += (f"; for {', '.join(sorted(self.baseline_peers))} in {4 * SLICE_ROUNDS} slices "
+                      f"of {self.slice_seconds(duration)}s alternating with `/` "
+                      f"({slice_pattern('route', '`/`')})")
             return p + f", {self.pipeline} requests pipelined per write" if self.pipeline else p
         if self.tool == "h2load":
             how = "over TLS (ALPN h2)" if self.protocol == "h2" else "cleartext, prior knowledge (h2c)"
