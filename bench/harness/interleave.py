@@ -36,8 +36,8 @@ def groups() -> list:
 
 def together(sc, peers: list) -> list:
     """The sets of `peers` (in their order) to measure interleaved in scenario `sc`: for each
-    group, its members among `peers`, when two or more. `peers` are those that run `sc` and
-    measure it in a single run (not in slices against their own `/`)."""
+    group, its members among `peers` (those that run `sc`), when two or more. A member that
+    sets the scenario against its own `/` has slices of both routes in the interleaving."""
     if sc.tool not in SLICED_TOOLS:
         return []
     out = []

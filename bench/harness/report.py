@@ -314,9 +314,10 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
         lines.append(
             "- **Routes against `/` on the same server.** Some routes are set against the "
             f"same server's `/`. Those scenarios ({which}) run in {4 * rounds} slices on one "
-            f"server: {slice_pattern('the route', '`/`', rounds=rounds)}; the route's figures are "
-            "its slices together, set against those of `/` between them, so drift in the "
-            "machine's load over a run weighs on both alike.")
+            f"server: {slice_pattern('the route', '`/`', rounds=rounds)} (with the slices of the "
+            "servers it is interleaved with, below, in between); the route's figures are its "
+            "slices together, set against those of `/` between them, so drift in the machine's "
+            "load over a run weighs on both alike.")
     if interleaved:
         which = "; ".join(f"{', '.join(group)} in {', '.join(f'`{sc}`' for sc in scs)}"
                           for group, scs in sorted(interleaved.items()))
