@@ -22,7 +22,8 @@ SLICED_TOOLS = frozenset({"wrk", "ab", "fixedrate", "h2load", "wsecho"})
 def groups() -> list:
     """The groups, each a tuple of peer names, no peer in two: the peers each group's
     targets compare."""
-    protocol_peers = sorted(set().union(*(peers for peers, _ in targets.PROTOCOL_TARGETS.values())))
+    protocol_peers = sorted(set().union(*(peers for peers, _ in targets.PROTOCOL_TARGETS.values()),
+                                        targets.HTTPS_CIPHER_PEERS))
     serve: dict = {}
     for ours, theirs, *_ in targets.SERVE_TARGETS:
         serve.setdefault(ours, [ours]).append(theirs)
