@@ -1,6 +1,6 @@
 """The pure-Python cost of Vireo for Python's `/compute` handler: `timeit` on the reference app's
 own `compute` function, run by the venv's Python (the one that serves it) on the server core,
-just before and just after that handler is loaded.
+just before, between the slices of, and just after the scenarios that load that handler.
 The report sets it against the CPU `/compute` costs beyond `/` under load: like that figure,
 it is CPU time (not wall time) and a mean (not the best of the repeats), so a machine whose
 speed wanders from one second to the next weighs on both alike."""
@@ -15,7 +15,8 @@ from .util import REPO, VENV_PY
 
 PEER = "vireo-python"   # whose handler is timed
 WHAT = ("`compute()` of python/examples/reference.py, by `timeit` in process CPU time "
-        "(the mean of 5 repeats, taken before and after each `/compute` scenario)")
+        "(the mean of 5 repeats, taken before, between the slices of, and after each "
+        "`/compute` scenario)")
 
 _SCRIPT = """
 import json, platform, statistics, sys, time, timeit

@@ -314,10 +314,11 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
         lines.append(
             "- **Routes against `/` on the same server.** Some routes are set against the "
             f"same server's `/`. Those scenarios ({which}) run in {4 * rounds} slices on one "
-            f"server: {slice_pattern('the route', '`/`', rounds=rounds)} (with the slices of the "
-            "servers it is interleaved with, below, in between); the route's figures are its "
-            "slices together, set against those of `/` between them, so drift in the machine's "
-            "load over a run weighs on both alike.")
+            f"server: {slice_pattern('the route', '`/`', rounds=rounds)}"
+            + (" (with the slices of the servers it is interleaved with, below, in between)"
+               if interleaved else "")
+            + "; the route's figures are its slices together, set against those of `/` between "
+            "them, so drift in the machine's load over a run weighs on both alike.")
     if interleaved:
         which = "; ".join(f"{', '.join(group)} in {', '.join(f'`{sc}`' for sc in scs)}"
                           for group, scs in sorted(interleaved.items()))
@@ -331,7 +332,9 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
     if meta.get("timeit_compute") and with_targets:
         lines.append(
             "- **The handler's own time.** "
-            + ("Just before and just after each of vireo-python's `/compute` scenarios"
+            + ("Just before, between the slices of, and just after each of vireo-python's "
+               "`/compute` scenarios" if meta["timeit_compute"].get("between_slices")
+               else "Just before and just after each of vireo-python's `/compute` scenarios"
                if meta.get("order") == "scenario" else "Before each run of vireo-python")
             + " the runner times its `/compute` handler with `timeit` (CPU time, the mean of "
             "its repeats), with the same Python on the server core; the targets set it "

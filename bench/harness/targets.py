@@ -105,8 +105,9 @@ def _compute(by, meta, compute, hello) -> Row | None:
     h, paired = _own_root(by, compute, hello)
     if not timed or not c or not h:
         return None
-    # The mean of each timeit's repeats (a results file from before means were kept: the best).
-    own = statistics.median(t.get("mean_us", t["best_us"]) for t in timed)
+    # The mean of each timeit's repeats (a results file from before means were kept: the best),
+    # averaged over the timeits as the CPU figures average over their slices.
+    own = statistics.mean(t.get("mean_us", t["best_us"]) for t in timed)
     value = (c - h) / own
     return Row("`/compute` CPU minus `/` CPU, against the handler's own time by `timeit`",
                paired or f"{compute} − {hello}",
@@ -333,9 +334,11 @@ def markdown(rows: list, meta: dict, scenario_order: list = ()) -> list:
     timeit_note = [
         f"The `timeit` figure is {(meta['timeit_compute'].get('what') or 'the handler')}, run by "
         f"the server's Python ({timed[0].get('python', '?')}) on the server core "
-        + ("just before and just after each of the server's `/compute` scenarios"
+        + ("just before, between the slices of, and just after each of the server's "
+           "`/compute` scenarios" if meta["timeit_compute"].get("between_slices")
+           else "just before and just after each of the server's `/compute` scenarios"
            if meta.get("order") == "scenario" else "before each run of the server")
-        + "; the median of those figures is used. Where the run has it, the figures also give "
+        + "; the mean of those figures is used. Where the run has it, the figures also give "
         "the difference in user-space CPU alone (utime from `/proc/PID/stat`): the total "
         "carries the kernel's share too, and with a slow handler that includes waking the "
         "load generator once per response (see bench/README.md)."] if timed else []
