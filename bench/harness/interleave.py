@@ -1,8 +1,8 @@
 """Peers that targets set against each other, measured in interleaved slices.
 
 A target compares two servers' CPU per request. Measured one after the other, minutes apart,
-their ratio also carries whatever the shared machine did in between; on a virtual machine that
-moves by a fifth from one minute to the next. So in each scenario the peers of one group that
+their ratio also carries whatever the shared machine did in between (see bench/README.md,
+Interleaved peers). So in each scenario the peers of one group that
 run it are loaded in turn, in slices ordered A B C C B A, twice over (`SLICE_ROUNDS`): each
 gets slices early and late, and the slices of each lie between slices of the others. A peer's
 figures are its slices' together, with the same load in all: each slice 1/SHARE of a run's
