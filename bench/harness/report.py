@@ -330,12 +330,9 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
             "has slices early and late and drift in the machine's load weighs on all alike; a "
             "server's figures are its slices together. Interleaved here: " + which + ".")
     if meta.get("timeit_compute") and with_targets:
+        when = targets.timeit_when(meta, "vireo-python")
         lines.append(
-            "- **The handler's own time.** "
-            + ("Just before, between the slices of, and just after each of vireo-python's "
-               "`/compute` scenarios" if meta["timeit_compute"].get("between_slices")
-               else "Just before and just after each of vireo-python's `/compute` scenarios"
-               if meta.get("order") == "scenario" else "Before each run of vireo-python")
+            "- **The handler's own time.** " + when[:1].upper() + when[1:]
             + " the runner times its `/compute` handler with `timeit` (CPU time, the mean of "
             "its repeats), with the same Python on the server core; the targets set it "
             "against what `/compute` costs beyond `/` under load.")

@@ -115,6 +115,16 @@ def _compute(by, meta, compute, hello) -> Row | None:
                value, "0.90–1.10×", abs(value - 1) <= 0.10)
 
 
+def timeit_when(meta: dict, whose: str) -> str:
+    """When the runner took the `/compute` handler's `timeit` figures, for the results page:
+    `whose` names the server ("vireo-python", "the server")."""
+    if meta.get("order") != "scenario":
+        return f"before each run of {whose}"
+    between = (", between the slices of, and" if meta["timeit_compute"].get("between_slices")
+               else " and")
+    return f"just before{between} just after each of {whose}'s `/compute` scenarios"
+
+
 def _user_split(by, compute, hello, own) -> str:
     """The same difference in user-space CPU alone, for the figures column: what is left
     of the total once the kernel's share (sending, waking the client) is taken out."""
@@ -334,10 +344,7 @@ def markdown(rows: list, meta: dict, scenario_order: list = ()) -> list:
     timeit_note = [
         f"The `timeit` figure is {(meta['timeit_compute'].get('what') or 'the handler')}, run by "
         f"the server's Python ({timed[0].get('python', '?')}) on the server core "
-        + ("just before, between the slices of, and just after each of the server's "
-           "`/compute` scenarios" if meta["timeit_compute"].get("between_slices")
-           else "just before and just after each of the server's `/compute` scenarios"
-           if meta.get("order") == "scenario" else "before each run of the server")
+        + timeit_when(meta, "the server")
         + "; the mean of those figures is used. Where the run has it, the figures also give "
         "the difference in user-space CPU alone (utime from `/proc/PID/stat`): the total "
         "carries the kernel's share too, and with a slow handler that includes waking the "
