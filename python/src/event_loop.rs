@@ -66,8 +66,8 @@ pub(crate) fn uninstall() {
 /// What `bind_loop()` returns: `(step, ready, scheduled, selector_fd, loop)`.
 type Driven = (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>);
 
-/// Bind the app's loop to this thread and start driving it, once per thread. Must run inside
-/// a `LocalSet` of a runtime with I/O and timers.
+/// Bind the app's loop to this thread and start driving it, once per thread. Must run where
+/// `spawn_local` works (a local runtime, as a worker's, or a `LocalSet`) with I/O and timers.
 pub(crate) fn install(refs: &PyRefs) -> PyResult<Rc<LoopState>> {
     Python::attach(|py| {
         install_with(LoopRefs {

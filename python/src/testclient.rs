@@ -65,7 +65,7 @@ fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
     thread_state::keep();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()
+        .build_local(Default::default())
     {
         Ok(rt) => rt,
         Err(e) => {
@@ -73,8 +73,7 @@ fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
             return;
         }
     };
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, async {
+    runtime.block_on(async {
         // The app's loop is driven from the start, so that what the client runs on it from
         // Python (a WebSocket session) runs before any request has been made.
         if let Err(e) = event_loop::install(&app.refs) {

@@ -13,6 +13,7 @@ mod h2_head;
 mod idle;
 pub(crate) mod io;
 mod listener;
+mod runtime;
 mod shutdown;
 mod stats;
 mod thread_policy;
@@ -402,31 +403,21 @@ impl Server {
         if self.tune_allocator {
             allocator::limit_malloc_arenas(self.workers);
         }
-        let blocking_per_worker = self.max_blocking_threads.div_ceil(self.workers);
-        let mut prepared = Vec::with_capacity(self.workers);
+        let runtime_settings = runtime::Settings {
+            blocking_threads: self.max_blocking_threads.div_ceil(self.workers),
+            batch_blocking_threads: self.batch_blocking_threads,
+        };
+        let mut listeners = Vec::with_capacity(self.workers);
         for _ in 0..self.workers {
-            let mut builder = tokio::runtime::Builder::new_current_thread();
-            builder
-                .enable_all()
-                .max_blocking_threads(blocking_per_worker)
-                .thread_keep_alive(BLOCKING_THREAD_KEEP_ALIVE);
-            if self.batch_blocking_threads {
-                // A current-thread runtime starts no thread but its blocking pool's.
-                builder.on_thread_start(|| {
-                    if let Err(error) = thread_policy::yield_on_wake() {
-                        tracing::debug!(%error, "blocking thread keeps the default policy");
-                    }
-                });
-            }
-            let runtime = builder.build();
-            match runtime.and_then(|rt| Ok((rt, self.listener.try_clone()?))) {
-                Ok(parts) => prepared.push(parts),
+            match self.listener.try_clone() {
+                Ok(listener) => listeners.push(listener),
                 Err(error) => {
-                    self.handle.shutdown();
-                    if let Some(signals) = signals {
-                        let _ = signals.join();
-                    }
-                    return Err(error);
+                    return Err(stop_before_serving(
+                        &self.handle,
+                        signals,
+                        Vec::new(),
+                        error,
+                    ))
                 }
             }
         }
@@ -435,8 +426,9 @@ impl Server {
         let (balancer, mailboxes) = balance::Balancer::new(self.workers);
         self.stats.attach(balancer.clone());
         let mut threads = Vec::with_capacity(self.workers);
-        for (id, ((runtime, listener), mailbox)) in prepared.into_iter().zip(mailboxes).enumerate()
-        {
+        let mut starting = Vec::with_capacity(self.workers);
+        for (id, (listener, mailbox)) in listeners.into_iter().zip(mailboxes).enumerate() {
+            let (start, gate) = runtime::start_gate();
             let balancer = balancer.clone();
             let service = service.clone();
             let limits = self.limits.clone();
@@ -449,6 +441,9 @@ impl Server {
             let spawned = std::thread::Builder::new()
                 .name(format!("vireo-worker-{id}"))
                 .spawn(move || {
+                    let Some(runtime) = gate.build_then_wait(runtime_settings) else {
+                        return Ok(());
+                    };
                     let settings = WorkerSettings {
                         limits,
                         shutdown_timeout,
@@ -467,15 +462,23 @@ impl Server {
                     )
                 });
             match spawned {
-                Ok(thread) => threads.push(thread),
+                Ok(thread) => {
+                    threads.push(thread);
+                    starting.push(start);
+                }
                 Err(error) => {
-                    self.handle.shutdown();
-                    for thread in threads {
-                        let _ = thread.join();
-                    }
-                    return Err(error);
+                    drop(starting);
+                    return Err(stop_before_serving(&self.handle, signals, threads, error));
                 }
             }
+        }
+        // No worker accepts until every one has its runtime.
+        if let Err(error) = starting.iter().try_for_each(runtime::Start::built) {
+            drop(starting);
+            return Err(stop_before_serving(&self.handle, signals, threads, error));
+        }
+        for start in starting {
+            start.go();
         }
         if let Some(ready) = self.on_ready.take() {
             ready(addr);
@@ -573,6 +576,24 @@ impl Drop for RunningServer {
     }
 }
 
+/// Undo a start that failed before any worker served: workers already started are let go
+/// without serving, and the signal listener ends.
+fn stop_before_serving(
+    handle: &ShutdownHandle,
+    signals: Option<JoinHandle<()>>,
+    workers: Vec<JoinHandle<std::io::Result<()>>>,
+    error: std::io::Error,
+) -> std::io::Error {
+    handle.shutdown();
+    for worker in workers {
+        let _ = worker.join();
+    }
+    if let Some(signals) = signals {
+        let _ = signals.join();
+    }
+    error
+}
+
 /// What a worker is told of the server's settings.
 struct WorkerSettings {
     limits: Limits,
@@ -584,7 +605,7 @@ struct WorkerSettings {
 }
 
 fn run_worker<S: Service>(
-    runtime: tokio::runtime::Runtime,
+    runtime: tokio::runtime::LocalRuntime,
     listener: StdListener,
     (balancer, id, mailbox): (Arc<balance::Balancer>, usize, balance::Mailbox),
     service: Arc<S>,
@@ -600,8 +621,7 @@ fn run_worker<S: Service>(
         tls,
     } = settings;
     crate::pool::mark_worker_thread();
-    let local = tokio::task::LocalSet::new();
-    let result = local.block_on(&runtime, async {
+    let result = runtime.block_on(async {
         let listener = listener.into_tokio()?;
         #[allow(unused_mut)]
         let mut worker = Worker::new(service, limits, balancer, id, tune_allocator);
@@ -620,26 +640,12 @@ fn run_worker<S: Service>(
             let worker = worker.clone();
             async move { worker.receive_handoffs(mailbox).await }
         });
-        // A task of its own, not the future this block runs: the LocalSet polls that future
-        // on every wake-up of any task, and a join handle is cheaper to poll than the accept
-        // loop's listener and shutdown notification.
-        let accepting = tokio::task::spawn_local({
-            let worker = worker.clone();
-            let stop = stop.clone();
-            async move { worker.accept_loop(listener, &stop).await }
-        });
-        if let Err(error) = accepting.await {
-            if error.is_panic() {
-                // As when the loop ran here: a panic in it ends the worker.
-                std::panic::resume_unwind(error.into_panic());
-            }
-        }
+        worker.accept_loop(listener, stop).await;
         worker.drain(shutdown_timeout).await;
         ticker.abort();
         handoffs.abort();
         Ok(())
     });
-    drop(local);
     runtime.shutdown_timeout(BLOCKING_SHUTDOWN_GRACE);
     result
 }
