@@ -5,8 +5,10 @@
 #
 # BINARY takes `--addr HOST:PORT --workers 1` (the reference app, engine_hello) and any SERVER
 # ARGS after `--` (the reference app as the benchmarks run it: `-- --no-metrics`); build it with
-# `cargo build --profile profiling ...` for function names in the annotation. PATH defaults to
-# `/`. The load is wrk with 16 connections pipelining 16 requests each, after a warm-up.
+# `cargo build --profile profiling ...` for function names in the annotation. A peer that takes
+# its address otherwise gets `{port}` in its SERVER ARGS, filled in, and no `--addr`
+# (may_minihttp: `-- {port}`). PATH defaults to `/`. The load is wrk with 16 connections
+# pipelining 16 requests each, after a warm-up.
 # KEEP_DUMP=FILE keeps the callgrind dump, for `bench/tools/instructions_by_function.py FILE N`
 # (N the request count printed here).
 set -euo pipefail
@@ -25,12 +27,18 @@ done
 here=$(cd "$(dirname "$0")/.." && pwd)
 port=$((20000 + RANDOM % 20000))
 out=$(mktemp -d)
+if [[ " ${server_args[*]} " == *"{port}"* ]]; then
+    server_args=("${server_args[@]//\{port\}/$port}")
+else
+    server_args=(--addr "127.0.0.1:$port" --workers 1 "${server_args[@]}")
+fi
 valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
-    "$binary" --addr "127.0.0.1:$port" --workers 1 "${server_args[@]}" >"$out/server.log" 2>&1 &
+    "$binary" "${server_args[@]}" >"$out/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true; rm -rf "$out"' EXIT
+# Ready once the port accepts a connection (not every peer says when it listens).
 for _ in $(seq 1 100); do
-    grep -q "listening on" "$out/server.log" && break
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
     sleep 0.2
 done
 url="http://127.0.0.1:$port$path"
