@@ -2,11 +2,15 @@
 """Instructions per request by function, from a callgrind dump.
 
     bench/tools/instructions_by_function.py DUMP REQUESTS [--top N] [--lines NAME ...]
+        [--event EVENT]
 
 DUMP is a dump kept by `KEEP_DUMP=FILE bench/tools/instructions_per_request.sh ...`, REQUESTS
 the request count that script printed. Prints each function's own instructions (inlined code
 included, callees not) per request, and with `--lines` the source lines costing most inside
-every function whose name contains NAME.
+every function whose name contains NAME. `--event` counts another of the dump's events instead
+of instructions (`Ir`): with `valgrind --tool=callgrind --branch-sim=yes --cache-sim=yes`,
+`Bim` (indirect branches mispredicted), `Bcm` (conditional ones) or `I1mr` (first-level
+instruction cache misses), as valgrind's simple models of them count.
 
 Written because `callgrind_annotate` (valgrind 3.19) charges everything to `clone` in these
 dumps: each thread's call from `clone` began before the counters were zeroed and is recorded
@@ -24,9 +28,9 @@ CALLED_FUNCTION_KEYS = {"cfn"}
 OBJECT_KEYS = {"ob", "cob"}
 
 
-def read_dump(path):
-    """(self cost by function, self cost by (function, file, line)) from a dump whose
-    positions are lines."""
+def read_dump(path, event="Ir"):
+    """(self cost by function, self cost by (function, file, line)) of `event`, from a dump
+    whose positions are lines."""
     tables = {"file": {}, "function": {}, "object": {}}
 
     def resolve(table, value):
@@ -44,6 +48,7 @@ def read_dump(path):
     function, source, current_file = "?", "?", "?"
     line = 0
     skip_call_cost = False
+    column = 1
     with open(path, errors="replace") as dump:
         for text in dump:
             text = text.rstrip("\n")
@@ -64,9 +69,15 @@ def read_dump(path):
                     # function's own; its position still counts for the next lines'.
                     skip_call_cost = False
                     continue
-                cost = int(fields[1]) if len(fields) > 1 else 0
+                cost = int(fields[column]) if len(fields) > column else 0
                 by_function[function] += cost
                 by_line[(function, source, line)] += cost
+                continue
+            if text.startswith("events:"):
+                names = text.split()[1:]
+                if event not in names:
+                    sys.exit(f"the dump has no event {event}; it has {' '.join(names)}")
+                column = 1 + names.index(event)
                 continue
             key, _, value = text.partition("=")
             if key == "fn":
@@ -94,10 +105,11 @@ def main():
     parser.add_argument("requests", type=int)
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--lines", nargs="*", default=[], metavar="NAME")
+    parser.add_argument("--event", default="Ir")
     args = parser.parse_args()
     if args.requests <= 0:
         sys.exit("REQUESTS must be a positive count")
-    by_function, by_line = read_dump(args.dump)
+    by_function, by_line = read_dump(args.dump, args.event)
     per = args.requests
     print(f"{sum(by_function.values()) / per:9.1f}  in all, per request")
     for function, cost in by_function.most_common(args.top):

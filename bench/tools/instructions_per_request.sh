@@ -10,7 +10,8 @@
 # (may_minihttp: `-- {port}`). PATH defaults to `/`. The load is wrk with 16 connections
 # pipelining 16 requests each, after a warm-up.
 # KEEP_DUMP=FILE keeps the callgrind dump, for `bench/tools/instructions_by_function.py FILE N`
-# (N the request count printed here).
+# (N the request count printed here). CALLGRIND_ARGS adds options to callgrind's, for instance
+# "--branch-sim=yes --cache-sim=yes" for that script's `--event Bim`, `Bcm` or `I1mr`.
 set -euo pipefail
 binary=$1
 path=/
@@ -32,7 +33,8 @@ if [[ " ${server_args[*]} " == *"{port}"* ]]; then
 else
     server_args=(--addr "127.0.0.1:$port" --workers 1 "${server_args[@]}")
 fi
-valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" \
+# shellcheck disable=SC2086 # CALLGRIND_ARGS is a list of options
+valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" ${CALLGRIND_ARGS:-} \
     "$binary" "${server_args[@]}" >"$out/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true; rm -rf "$out"' EXIT
