@@ -33,8 +33,9 @@ class Scenario:
     protocol: str = None           # the capability a peer needs: h2c, h2, https (peers.PROTOCOL_MODE)
     streams: int = 0               # h2load: concurrent streams per connection (-m)
     message: int = 0               # wsecho: bytes per message
-    # wrk: a route measured in alternating slices with this one on the same server (A B B A),
-    # for these peers only, so a ratio to it is free of the drift between scenarios.
+    # wrk or ab: a route measured in alternating slices with this one on the same server
+    # (A B B A; for ab, each slice a whole ab run), for these peers only, so a ratio to it is
+    # free of the drift between scenarios.
     baseline: str = None
     baseline_peers: frozenset = frozenset()
 
@@ -68,7 +69,11 @@ class Scenario:
         if self.tool == "wsidle":
             return f"{self.conns} idle WebSocket connections (`tools/wsecho -idle`)"
         if self.tool == "ab":
-            return f"ab -k -n {self.requests} -c {self.conns}"
+            p = f"ab -k -n {self.requests} -c {self.conns}"
+            if self.baseline:
+                p += (f"; for {', '.join(sorted(self.baseline_peers))} {4 * SLICE_ROUNDS} whole "
+                      f"ab runs alternating with `/` ({slice_pattern('route', '`/`')})")
+            return p
         if self.tool == "fixedrate":
             return f"{self.rate} req/s over {self.conns} keep-alive connections for {seconds}s"
         if self.tool == "soak":
@@ -127,10 +132,12 @@ SCENARIOS = [
              requests=10000, quick={"requests": 2000}),
     Scenario("ab-compute", "ab", "compute",
              "TurboAPI's write-up: `ab -k -n 10000 -c 100` on `/compute` (CPU-bound handler)",
-             requests=10000, quick={"requests": 2000}),
+             requests=10000, quick={"requests": 2000},
+             baseline="plaintext", baseline_peers=PAIRED_WITH_ROOT),
     Scenario("ab-async", "ab", "async",
              "TurboAPI's write-up: `ab -k -n 10000 -c 100` on `/async?ms=0` (async handler)",
-             requests=10000, quick={"requests": 2000}),
+             requests=10000, quick={"requests": 2000},
+             baseline="plaintext", baseline_peers=PAIRED_WITH_ROOT),
     Scenario("ab-hello-500", "ab", "plaintext",
              "TurboAPI's write-up: `ab -k -n 50000 -c 500` on `/`",
              requests=50000, conns=500, quick={"requests": 5000}),

@@ -85,16 +85,17 @@ def _own_root(by, scenario, hello="plaintext-100", peer=PEER):
     return _cpu(by, hello, peer), None
 
 
-def _against_root(by, what, scenario, limit, peer=PEER) -> Row | None:
-    """The scenario's CPU against the same peer's own `/`, at most `limit` times it."""
+def _against_root(by, what, scenario, limit, peer=PEER, hello="plaintext-100") -> Row | None:
+    """The scenario's CPU against the same peer's own `/` (measured alongside it, else in
+    `hello`), at most `limit` times it."""
     a = _cpu(by, scenario, peer)
-    b, paired = _own_root(by, scenario, peer=peer)
+    b, paired = _own_root(by, scenario, hello, peer=peer)
     if not a or not b:
         return None
     value = a / b
-    # The route's runs against their own `/` slices (column 2), or against plaintext-100's.
-    spread = _paired(by, (scenario, peer), (scenario, peer, 2) if paired else ("plaintext-100", peer))
-    return Row(what, f"{paired or f'{scenario} / plaintext-100'} ({peer})",
+    # The route's runs against their own `/` slices (column 2), or against `hello`'s.
+    spread = _paired(by, (scenario, peer), (scenario, peer, 2) if paired else (hello, peer))
+    return Row(what, f"{paired or f'{scenario} / {hello}'} ({peer})",
                f"{a:.2f} / {b:.2f} µs{spread}", value, f"≤ {limit:.2f}×", value <= limit)
 
 
@@ -154,7 +155,7 @@ def evaluate(rows: list, meta: dict) -> list:
                              "async-nowait", 1.05))
     sleeps = "`async def` awaiting `asyncio.sleep(0)` (`/async`) against its own `def` `/`"
     out.append(_against_root(by, sleeps, "async", 2.0))
-    out.append(_ratio(by, sleeps, ("ab-async", PEER), ("ab-hello", PEER), 2.0))
+    out.append(_against_root(by, sleeps, "ab-async", 2.0, hello="ab-hello"))
     for c, h in (("compute", "plaintext-100"), ("ab-compute", "ab-hello")):
         out.append(_compute(by, meta, c, h))
     many, few = by.get(("ab-hello-500", PEER)), by.get(("ab-hello", PEER))
