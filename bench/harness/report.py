@@ -311,10 +311,12 @@ def _method(meta: dict, records: list, ref: str, peers: list, paired: dict,
     if paired:
         which = "; ".join(f"{peer}'s {', '.join(f'`{sc}`' for sc in scs)}"
                           for peer, scs in sorted(paired.items()))
+        ab_paired = any(r["tool"] == "ab" and any(r["id"] in scs for scs in paired.values())
+                        for r in records)
         lines.append(
             "- **Routes against `/` on the same server.** Some routes are set against the "
             f"same server's `/`. Those scenarios ({which}) run in {4 * rounds} slices on one "
-            f"server (for ab, each slice a whole ab run): "
+            "server" + (" (for ab, each slice a whole ab run)" if ab_paired else "") + ": "
             f"{slice_pattern('the route', '`/`', rounds=rounds)}"
             + (" (with the slices of the servers it is interleaved with, below, in between)"
                if interleaved else "")
@@ -347,9 +349,7 @@ CAVEATS = [
     "- **ab runs are short.** 10,000 requests are tens of milliseconds of server CPU, and the "
     "figure moves with ab's own pace (runs where ab drove fewer req/s cost every server more "
     "CPU per request). The wrk scenarios `compute` and `async` measure the same handlers as "
-    "`ab-compute` and `ab-async` over longer runs; for Vireo for Python, `ab-compute` and "
-    "`ab-async` are also run in turn with ab runs on `/`, which their targets set them "
-    "against. ab's latency percentiles come from its "
+    "`ab-compute` and `ab-async` over longer runs. ab's latency percentiles come from its "
     "`-e` CSV file (microseconds; its printed report rounds to whole milliseconds).",
     "- **A slow route pays for waking the client.** Over loopback, the server's `send` also "
     "runs the client's receive path, and wakes the client if it sleeps. At `/` the client is "
