@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from vireo import App, Request
 from vireo.testclient import TestClient
 
@@ -64,3 +67,17 @@ def test_startup_and_shutdown_hooks():
         assert events == ["startup"]
         client.post("/echo/x", json={})
     assert events == ["startup", "shutdown"]
+
+
+def test_a_client_never_closed_leaves_nothing_pending_at_exit():
+    script = (
+        "from vireo import App\n"
+        "from vireo.testclient import TestClient\n"
+        "app = App()\n"
+        "app.get('/')(lambda: 'hi')\n"
+        "client = TestClient(app)\n"
+        "assert client.get('/').text == 'hi'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""

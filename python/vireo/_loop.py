@@ -203,7 +203,8 @@ CANCEL_GRACE = 1.0
 
 
 def unbind(loop: asyncio.BaseEventLoop) -> None:
-    """After serving: the loop runs normally again (for shutdown hooks on the main thread)."""
+    """After serving: the loop runs normally again (for shutdown hooks on the main thread), and
+    its root task has ended, so closing the loop leaves no task pending."""
     selector = loop._selector  # type: ignore[attr-defined]
     selector.driven = False
     loop._thread_id = None  # type: ignore[attr-defined]
@@ -215,6 +216,8 @@ def unbind(loop: asyncio.BaseEventLoop) -> None:
         task.remove_done_callback(_run_until_complete_cb)
         if not stop.done():
             stop.set_result(None)
+        if not task.done():
+            loop.run_until_complete(task)
 
 
 async def _serving(stop: asyncio.Future[None]) -> None:

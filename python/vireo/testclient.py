@@ -70,6 +70,13 @@ def _multipart(data: Mapping[str, Any], files: Mapping[str, Any]) -> tuple[bytes
     return bytes(out), f"multipart/form-data; boundary={_BOUNDARY}"
 
 
+def _release(client: Any, loop: asyncio.AbstractEventLoop) -> None:
+    """Stop a client's engine thread and close its loop, with nothing left pending on it."""
+    client.close()
+    _loop.unbind(loop)
+    loop.close()
+
+
 class TestClient:
     __test__ = False  # not a pytest test class
 
@@ -92,8 +99,9 @@ class TestClient:
         self._loop.run_until_complete(self.app.startup())
         self._client = _vireo.LocalClient(self.app._build(self._loop))
         self._background = self.app._background
-        # A client never closed stops its thread at exit, before the interpreter goes away.
-        self._finalizer = weakref.finalize(self, self._client.close)
+        # A client never closed stops its thread and ends its loop at exit, before the
+        # interpreter goes away (its shutdown hooks do not run: they run on `close`).
+        self._finalizer = weakref.finalize(self, _release, self._client, self._loop)
 
     def close(self) -> None:
         if self._client is None:
