@@ -1,9 +1,10 @@
 //! Path, query and header values converted to the planned types, without the GIL; what fails
 //! becomes an error in FastAPI's shape.
 
-use crate::plan::{Kind, Param, Source};
+use crate::plan::{Check, Kind, Param, Rule, Source};
 use crate::urlencoded::query_pairs;
 use serde_json::{json, Value};
+use std::cmp::Ordering;
 use vireo_http::RequestHead;
 
 /// A converted value, turned into a Python object once the GIL is held.
@@ -198,10 +199,127 @@ fn one(param: &Param, loc: &str, value: Option<&str>, errors: &mut Vec<Value>) -
         }
         return Arg::Default;
     };
-    scalar(param.kind, value).unwrap_or_else(|(ty, msg)| {
+    let arg = scalar(param.kind, value).unwrap_or_else(|(ty, msg)| {
         errors.push(json!({"type": ty, "loc": [loc, &*param.key], "msg": msg, "input": value}));
         Arg::Default
-    })
+    });
+    if matches!(arg, Arg::Default) {
+        return arg;
+    }
+    match param.checks.iter().find_map(|check| broken(check, &arg)) {
+        Some((ty, msg, check)) => {
+            let ctx = ctx_of(check);
+            errors.push(
+                json!({"type": ty, "loc": [loc, &*param.key], "msg": msg, "input": value, "ctx": ctx}),
+            );
+            Arg::Default
+        }
+        None => arg,
+    }
+}
+
+/// The constraint `arg` breaks, as pydantic reports it: `(type, msg, check)`.
+fn broken<'c>(check: &'c Check, arg: &Arg) -> Option<(&'static str, String, &'c Check)> {
+    let text = &check.text;
+    let fails = |ty: &'static str, msg: String| Some((ty, msg, check));
+    match (&check.rule, arg) {
+        (Rule::MinLength(n), Arg::Str(s)) if s.chars().count() < *n => fails(
+            "string_too_short",
+            format!("String should have at least {n} character{}", plural(*n)),
+        ),
+        (Rule::MaxLength(n), Arg::Str(s)) if s.chars().count() > *n => fails(
+            "string_too_long",
+            format!("String should have at most {n} character{}", plural(*n)),
+        ),
+        (Rule::Pattern(pattern), Arg::Str(s)) if !pattern.is_match(s) => fails(
+            "string_pattern_mismatch",
+            format!("String should match pattern '{text}'"),
+        ),
+        (Rule::MultipleOf(m), _) if !multiple_of(arg, *m) => fails(
+            "multiple_of",
+            format!("Input should be a multiple of {text}"),
+        ),
+        (Rule::Le(limit), _)
+            if !matches!(compare(arg, *limit), Some(Ordering::Less | Ordering::Equal)) =>
+        {
+            fails(
+                "less_than_equal",
+                format!("Input should be less than or equal to {text}"),
+            )
+        }
+        (Rule::Lt(limit), _) if compare(arg, *limit) != Some(Ordering::Less) => {
+            fails("less_than", format!("Input should be less than {text}"))
+        }
+        (Rule::Ge(limit), _)
+            if !matches!(
+                compare(arg, *limit),
+                Some(Ordering::Greater | Ordering::Equal)
+            ) =>
+        {
+            fails(
+                "greater_than_equal",
+                format!("Input should be greater than or equal to {text}"),
+            )
+        }
+        (Rule::Gt(limit), _) if compare(arg, *limit) != Some(Ordering::Greater) => fails(
+            "greater_than",
+            format!("Input should be greater than {text}"),
+        ),
+        _ => None,
+    }
+}
+
+fn ctx_of(check: &Check) -> Value {
+    let name = match check.rule {
+        Rule::Gt(_) => "gt",
+        Rule::Ge(_) => "ge",
+        Rule::Lt(_) => "lt",
+        Rule::Le(_) => "le",
+        Rule::MultipleOf(_) => "multiple_of",
+        Rule::MinLength(_) => "min_length",
+        Rule::MaxLength(_) => "max_length",
+        Rule::Pattern(_) => "pattern",
+    };
+    json!({ name: check.ctx })
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// A converted number as a float; `None` for anything else.
+fn as_f64(arg: &Arg) -> Option<f64> {
+    match arg {
+        Arg::Int(n) => Some(*n as f64),
+        Arg::BigInt(digits) => digits.trim().parse().ok(),
+        Arg::Float(x) => Some(*x),
+        _ => None,
+    }
+}
+
+/// How a converted number compares with a limit; `None` for NaN, which meets no bound.
+fn compare(arg: &Arg, limit: f64) -> Option<Ordering> {
+    match arg {
+        // Exactly, when the limit is a whole number within range.
+        Arg::Int(n) if limit.fract() == 0.0 && limit.abs() < 9.0e18 => Some(n.cmp(&(limit as i64))),
+        other => as_f64(other)?.partial_cmp(&limit),
+    }
+}
+
+/// Whether a converted number is a multiple of `m` (with pydantic's tolerance for floats).
+fn multiple_of(arg: &Arg, m: f64) -> bool {
+    match arg {
+        Arg::Int(n) if m.fract() == 0.0 && m < 9.0e18 => n % (m as i64) == 0,
+        other => as_f64(other).is_some_and(|x| {
+            let rem = x % m;
+            let tolerance = x.abs() / 1e9;
+            rem.abs() <= tolerance || (rem - m).abs() <= tolerance
+        }),
+    }
 }
 
 fn many<'v>(
@@ -211,7 +329,11 @@ fn many<'v>(
     errors: &mut Vec<Value>,
 ) -> Arg {
     let mut items = Vec::new();
+    let mut raw = Vec::new();
     for (i, value) in values.enumerate() {
+        if !param.checks.is_empty() {
+            raw.push(value);
+        }
         match scalar(param.kind, value) {
             Ok(arg) => items.push(arg),
             Err((ty, msg)) => errors.push(
@@ -224,6 +346,29 @@ fn many<'v>(
     }
     if items.is_empty() {
         errors.push(missing(loc, &param.key));
+        return Arg::List(items);
+    }
+    // Its length is checked once every item converted, as pydantic reports it.
+    let actual = items.len();
+    if actual < raw.len() {
+        return Arg::List(items);
+    }
+    for check in &param.checks {
+        let (ty, name, limit, word) = match check.rule {
+            Rule::MinLength(n) if actual < n => ("too_short", "min_length", n, "least"),
+            Rule::MaxLength(n) if actual > n => ("too_long", "max_length", n, "most"),
+            _ => continue,
+        };
+        let input: Vec<&str> = raw.iter().map(|v| &**v).collect();
+        let msg = format!(
+            "List should have at {word} {limit} item{} after validation, not {actual}",
+            plural(limit)
+        );
+        errors.push(json!({
+            "type": ty, "loc": [loc, &*param.key], "msg": msg, "input": input,
+            "ctx": {"field_type": "List", name: limit, "actual_length": actual},
+        }));
+        return Arg::Default;
     }
     Arg::List(items)
 }

@@ -45,6 +45,84 @@ pub(crate) struct Param {
     pub default: Option<Py<PyAny>>,
     /// Set for keyword-only parameters: passed by this name rather than by position.
     pub keyword: Option<Py<PyString>>,
+    /// What the converted value must satisfy (`Query(ge=1)` and the like), in pydantic's order.
+    pub checks: Vec<Check>,
+}
+
+/// One constraint on a converted value, with the limit as the error quotes it.
+pub(crate) struct Check {
+    pub rule: Rule,
+    /// The limit as the message writes it (`1`, `0.5`).
+    pub text: Box<str>,
+    /// The limit as the error's `ctx` gives it.
+    pub ctx: serde_json::Value,
+}
+
+/// What a [`Check`] asks of the value.
+pub(crate) enum Rule {
+    Gt(f64),
+    Ge(f64),
+    Lt(f64),
+    Le(f64),
+    MultipleOf(f64),
+    /// At least this many characters (a string) or items (a list).
+    MinLength(usize),
+    MaxLength(usize),
+    Pattern(regex::Regex),
+}
+
+impl Check {
+    /// From the plan's `(name, text, ctx_json)`.
+    fn from_tuple(t: &Bound<'_, PyTuple>) -> PyResult<Self> {
+        let name: String = t.get_item(0)?.extract()?;
+        let text: String = t.get_item(1)?.extract()?;
+        let ctx: String = t.get_item(2)?.extract()?;
+        let ctx: serde_json::Value = serde_json::from_str(&ctx)
+            .map_err(|e| PyValueError::new_err(format!("{name}: {e}")))?;
+        let number = || {
+            ctx.as_f64()
+                .ok_or_else(|| PyValueError::new_err(format!("{name} must be a number")))
+        };
+        let length = || {
+            ctx.as_u64()
+                .map(|n| n as usize)
+                .ok_or_else(|| PyValueError::new_err(format!("{name} must be a length")))
+        };
+        let rule = match name.as_str() {
+            "gt" => Rule::Gt(number()?),
+            "ge" => Rule::Ge(number()?),
+            "lt" => Rule::Lt(number()?),
+            "le" => Rule::Le(number()?),
+            "multiple_of" => Rule::MultipleOf(number()?),
+            "min_length" => Rule::MinLength(length()?),
+            "max_length" => Rule::MaxLength(length()?),
+            "pattern" => Rule::Pattern(regex::Regex::new(&text).map_err(|e| {
+                PyValueError::new_err(format!(
+                    "pattern '{text}' is not a valid regular expression: {e}"
+                ))
+            })?),
+            other => return Err(PyValueError::new_err(format!("unknown constraint {other}"))),
+        };
+        Ok(Check {
+            rule,
+            text: text.into(),
+            ctx,
+        })
+    }
+}
+
+/// The order pydantic checks constraints in, which decides the error reported when several fail.
+fn rank(rule: &Rule) -> u8 {
+    match rule {
+        Rule::MinLength(_) => 0,
+        Rule::MaxLength(_) => 1,
+        Rule::Pattern(_) => 2,
+        Rule::MultipleOf(_) => 3,
+        Rule::Le(_) => 4,
+        Rule::Lt(_) => 5,
+        Rule::Ge(_) => 6,
+        Rule::Gt(_) => 7,
+    }
 }
 
 /// How the handler runs.
@@ -100,8 +178,8 @@ fn kind_of(name: &str) -> PyResult<Kind> {
 }
 
 impl Param {
-    /// From the Python plan's tuple:
-    /// `(name, source, key, kind, is_list, required, default, validator, keyword_only)`.
+    /// From the Python plan's tuple: `(name, source, key, kind, is_list, required, default,
+    /// validator, keyword_only, constraints)`.
     pub(crate) fn from_tuple(t: &Bound<'_, PyTuple>, path_names: &[Box<str>]) -> PyResult<Self> {
         let name: Bound<'_, PyString> = t.get_item(0)?.cast_into()?;
         let source: String = t.get_item(1)?.extract()?;
@@ -112,6 +190,14 @@ impl Param {
         let default = t.get_item(6)?;
         let validator = t.get_item(7)?;
         let keyword_only: bool = t.get_item(8)?.extract()?;
+        let mut checks = Vec::new();
+        let constraints = t.get_item(9)?;
+        if !constraints.is_none() {
+            for check in constraints.try_iter()? {
+                checks.push(Check::from_tuple(check?.cast()?)?);
+            }
+        }
+        checks.sort_by_key(|check| rank(&check.rule));
         let source = match source.as_str() {
             "path" => {
                 let index = path_names
@@ -135,6 +221,7 @@ impl Param {
             list,
             default: (!required).then(|| default.unbind()),
             keyword: keyword_only.then(|| name.unbind()),
+            checks,
         })
     }
 }

@@ -93,20 +93,20 @@ class DependencyPlan:
 
     def leaf(self, planned: Planned) -> str:
         """The solver's name for a value the engine converts; equal ones are shared."""
-        name, source, key, kind, is_list, required, default, validator, _ = planned.tuple
+        name, source, key, kind, is_list, required, default, validator, _, checks = planned.tuple
         ident: Any
         if source == "request":
             ident = ("request",)
         elif source == "body":
             ident = ("body", id(planned.annotation), name)
         else:
-            ident = (source, key, kind, is_list, required, _hashable(default))
+            ident = (source, key, kind, is_list, required, _hashable(default), checks)
         found = self._leaf_index.get(ident)
         if found is not None:
             return found
         synthetic = f"v{len(self.leaves)}_{name}"
         self.leaves.append(
-            (synthetic, source, key, kind, is_list, required, default, validator, True)
+            (synthetic, source, key, kind, is_list, required, default, validator, True, checks)
         )
         self.leaf_info.append(planned)
         self._leaf_index[ident] = synthetic
@@ -139,7 +139,7 @@ class DependencyPlan:
             self.form_leaf = f"v{len(self.leaves)}_form"
             validator = form_validator(self.form_fields)  # sees fields added later too
             self.leaves.append(
-                (self.form_leaf, "form", "form", "str", False, True, None, validator, True)
+                (self.form_leaf, "form", "form", "str", False, True, None, validator, True, None)
             )
             self.leaf_info.append(planned)
         self.form_fields.append(planned.field)

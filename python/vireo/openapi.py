@@ -51,7 +51,8 @@ HTTP_VALIDATION_ERROR = {
 
 
 def _title(name: str) -> str:
-    return name.replace("_", " ").replace("-", " ").title()
+    """pydantic's title for a name: `item_id` is `Item Id`, a header's `x-trace` `X-Trace`."""
+    return name.replace("_", " ").title()
 
 
 def _pydantic_model(tp: Any) -> bool:
@@ -160,17 +161,49 @@ def _json_ready(value: Any) -> bool:
     return True
 
 
-def _parameter(planned: Planned) -> dict[str, Any]:
-    _, source, key, kind, is_list, required, default, _, _ = planned.tuple
+_SCHEMA_KEYWORDS = {
+    "gt": "exclusiveMinimum",
+    "ge": "minimum",
+    "lt": "exclusiveMaximum",
+    "le": "maximum",
+    "multiple_of": "multipleOf",
+    "pattern": "pattern",
+}
+
+
+def _parameter(planned: Planned) -> dict[str, Any] | None:
+    """A path, query, header or cookie parameter's object; `None` if left out of the schema."""
+    _, source, key, kind, is_list, required, default, _, _, _ = planned.tuple
+    marker = planned.marker
+    if marker is not None and not getattr(marker, "include_in_schema", True):
+        return None
+    constraints = getattr(marker, "constraints", {})
     schema: dict[str, Any] = {"type": _SCALAR_TYPES[kind]}
+    for name, value in constraints.items():
+        if name in _SCHEMA_KEYWORDS:
+            schema[_SCHEMA_KEYWORDS[name]] = value
+        elif not is_list:
+            schema["minLength" if name == "min_length" else "maxLength"] = value
     if is_list:
         schema = {"type": "array", "items": schema}
+        for name in ("min_length", "max_length"):
+            if name in constraints:
+                schema["minItems" if name == "min_length" else "maxItems"] = constraints[name]
     if not required and _optional(planned.annotation):
         schema = {"anyOf": [schema, {"type": "null"}]}
-    schema["title"] = _title(key)
-    if not required and _json_ready(default):
+    schema["title"] = getattr(marker, "title", None) or _title(key)
+    out: dict[str, Any] = {"name": key, "in": source, "required": bool(required), "schema": schema}
+    description = getattr(marker, "description", None)
+    if description:
+        schema["description"] = out["description"] = description
+    if getattr(marker, "deprecated", None):
+        schema["deprecated"] = out["deprecated"] = True
+    examples = getattr(marker, "examples", None)
+    if examples is not None:
+        schema["examples"] = examples
+    if not required and default is not None and _json_ready(default):
         schema["default"] = default
-    return {"name": key, "in": source, "required": bool(required), "schema": schema}
+    return out
 
 
 def _optional(tp: Any) -> bool:
@@ -252,7 +285,9 @@ def _operation(app: Any, route: Any, method: str, components: dict[str, Any]) ->
     for planned in leaves:
         source = planned.tuple[1]
         if source in ("path", "query", "header", "cookie"):
-            parameters.append(_parameter(planned))
+            parameter = _parameter(planned)
+            if parameter is not None:
+                parameters.append(parameter)
         elif source == "body" and body is None:
             inner = planned.annotation
             required = planned.tuple[5]
@@ -261,7 +296,9 @@ def _operation(app: Any, route: Any, method: str, components: dict[str, Any]) ->
             if required:
                 body["required"] = True
     if parameters:
-        op["parameters"] = parameters
+        # FastAPI's order: path, query, header, then cookie parameters.
+        where = ("path", "query", "header", "cookie")
+        op["parameters"] = sorted(parameters, key=lambda p: where.index(p["in"]))
     if body is not None:
         op["requestBody"] = body
     model = route.response_model

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import json
 import re
 import types
 import typing
@@ -20,16 +21,100 @@ PATH_PARAM = re.compile(r"\{(\*?)([A-Za-z_][A-Za-z0-9_]*)(:path)?\}")
 
 class Param:
     """A marker for a parameter's source and default: `q: int = Query(10, alias="n")`, or in
-    `Annotated[int, Query(alias="n")]`."""
+    `Annotated[int, Query(alias="n")]`. The constraints (`gt`, `ge`, `lt`, `le`,
+    `multiple_of` for numbers; `min_length`, `max_length` for text and lists; `pattern` for
+    text) are checked before the handler runs, a failure being a 422 in pydantic's words; the
+    rest (`title`, `description`, `examples`, `deprecated`, `include_in_schema`) is for the
+    OpenAPI schema."""
 
     source = ""
 
-    def __init__(self, default: Any = ..., *, alias: str | None = None) -> None:
+    def __init__(
+        self,
+        default: Any = ...,
+        *,
+        alias: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        gt: float | None = None,
+        ge: float | None = None,
+        lt: float | None = None,
+        le: float | None = None,
+        multiple_of: float | None = None,
+        min_length: int | None = None,
+        max_length: int | None = None,
+        pattern: str | None = None,
+        regex: str | None = None,
+        examples: list[Any] | None = None,
+        deprecated: bool | None = None,
+        include_in_schema: bool = True,
+    ) -> None:
         self.default = default
         self.alias = alias
+        self.title = title
+        self.description = description
+        self.examples = examples
+        self.deprecated = deprecated
+        self.include_in_schema = include_in_schema
+        if regex is not None:  # FastAPI's older name for `pattern`
+            if pattern is not None and pattern != regex:
+                raise TypeError(f"{self!r}: give `pattern` or `regex`, not both")
+            pattern = regex
+        bounds = {"gt": gt, "ge": ge, "lt": lt, "le": le, "multiple_of": multiple_of}
+        for name, value in bounds.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise TypeError(f"{self!r}: {name} must be a number, not {value!r}")
+        if multiple_of is not None and not multiple_of > 0:
+            raise TypeError(f"{self!r}: multiple_of must be above 0, not {multiple_of!r}")
+        for name, value in (("min_length", min_length), ("max_length", max_length)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 0
+            ):
+                raise TypeError(f"{self!r}: {name} must be an integer of 0 or more, not {value!r}")
+        if pattern is not None and not isinstance(pattern, str):
+            raise TypeError(f"{self!r}: pattern must be a string, not {pattern!r}")
+        self.constraints: dict[str, Any] = {
+            name: value
+            for name, value in {
+                **bounds, "min_length": min_length, "max_length": max_length, "pattern": pattern
+            }.items()
+            if value is not None
+        }
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.default!r})"
+        default = "..." if self.default is ... else repr(self.default)
+        return f"{type(self).__name__}({default})"
+
+
+_NUMBER_CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of")
+
+
+def native_constraints(
+    marker: Any, source: str, kind: str, is_list: bool, where: str
+) -> tuple[tuple[str, str, str], ...] | None:
+    """A parameter's constraints as the engine checks them: `(name, text, ctx_json)` each, the
+    text as the error message quotes the limit and the JSON as its `ctx` gives it (a float
+    value's limits as floats, as pydantic reports them). `None` for none; a `TypeError` for a
+    constraint its type cannot have."""
+    constraints = getattr(marker, "constraints", None)
+    if not constraints:
+        return None
+    if source in ("body", "form", "file"):
+        raise TypeError(
+            f"{where}: constraints ({', '.join(constraints)}) on a body or form value are not "
+            "checked; put them on a field of a pydantic model or dataclass"
+        )
+    out = []
+    for name, value in constraints.items():
+        if name in _NUMBER_CONSTRAINTS and (is_list or kind not in ("int", "float")):
+            raise TypeError(f"{where}: {name} is for int and float values")
+        if name in ("min_length", "max_length") and not is_list and kind != "str":
+            raise TypeError(f"{where}: {name} is for str values and lists")
+        if name == "pattern" and (is_list or kind != "str"):
+            raise TypeError(f"{where}: pattern is for str values")
+        ctx = float(value) if kind == "float" and name in _NUMBER_CONSTRAINTS else value
+        out.append((name, str(value), json.dumps(ctx)))
+    return tuple(out)
 
 
 class Query(Param):
@@ -45,10 +130,8 @@ class Header(Param):
 
     source = "header"
 
-    def __init__(
-        self, default: Any = ..., *, alias: str | None = None, convert_underscores: bool = True
-    ) -> None:
-        super().__init__(default, alias=alias)
+    def __init__(self, default: Any = ..., *, convert_underscores: bool = True, **options: Any) -> None:
+        super().__init__(default, **options)
         self.convert_underscores = convert_underscores
 
 
@@ -223,7 +306,7 @@ def analyse(
             continue
         bare = _unwrap_optional(tp)[0]
         if websocket and (name == socket_param or is_websocket_type(bare)):
-            plan_tuple = (name, "request", name, "str", False, True, None, None, True)
+            plan_tuple = (name, "request", name, "str", False, True, None, None, True, None)
             planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only))
             continue
         if websocket and (
@@ -246,6 +329,7 @@ def analyse(
         if websocket and (isinstance(marker, Form) or is_upload_type(tp)):
             raise TypeError(f"WebSocket route {path}: {where}: a handshake has no form to read")
         if isinstance(marker, Form) or (marker is None and is_upload_type(tp)):
+            native_constraints(marker, "form", "", False, where)
             form = Planned(name, "form", None, tp, None, positional_only, marker)
             form.field = FormField(alias or name, tp, required, default)
             planned.append(form)
@@ -255,7 +339,7 @@ def analyse(
                 Planned(
                     name,
                     "leaf",
-                    (name, "request", name, "str", False, True, None, None, keyword_only),
+                    (name, "request", name, "str", False, True, None, None, keyword_only, None),
                     inner,
                     None,
                     positional_only,
@@ -278,9 +362,10 @@ def analyse(
                 "path, query, header or cookie value"
             )
         if source == "body":
+            native_constraints(marker, source, "", False, where)
             validator = body_validator(inner, required, default, optional)
             plan_tuple = (
-                name, "body", name, "str", False, required, default, validator, keyword_only
+                name, "body", name, "str", False, required, default, validator, keyword_only, None
             )
             planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker))
             continue
@@ -295,14 +380,18 @@ def analyse(
             kind, is_list = _scalar_kind(item, where), True
         else:
             kind, is_list = _scalar_kind(inner, where), False
-        plan_tuple = (name, source, key, kind, is_list, required, default, None, keyword_only)
+        constraints = native_constraints(marker, source, kind, is_list, where)
+        plan_tuple = (
+            name, source, key, kind, is_list, required, default, None, keyword_only, constraints
+        )
         planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker))
     return planned
 
 
 def plan(path: str, handler: Callable[..., Any]) -> list[tuple[Any, ...]]:
     """The plan of `handler` on `path` (one without dependencies): one tuple per parameter,
-    `(name, source, key, kind, is_list, required, default, validator, keyword_only)`."""
+    `(name, source, key, kind, is_list, required, default, validator, keyword_only,
+    constraints)`."""
     planned = analyse(path, handler)
     for p in planned:
         if p.tag != "leaf":
