@@ -18,6 +18,7 @@ from . import _vireo
 from .background import BackgroundTasks
 from .encoders import jsonable
 from .params import Planned, analyse, call_kind
+from .validation import embedded_body_validator
 
 
 class Depends:
@@ -111,6 +112,19 @@ class DependencyPlan:
         self.leaf_info.append(planned)
         self._leaf_index[ident] = synthetic
         return synthetic
+
+    def embed_bodies(self) -> None:
+        """Body values of the handler and its dependencies together, as FastAPI takes them:
+        several (or one marked `Body(embed=True)`) are the members of one object body."""
+        bodies = [i for i, p in enumerate(self.leaf_info) if p.body is not None]
+        if len(bodies) < 2 and not any(getattr(self.leaf_info[i].marker, "embed", False) for i in bodies):
+            return
+        for n, i in enumerate(bodies):
+            key, tp, required, default = self.leaf_info[i].body  # type: ignore[misc]
+            leaf = list(self.leaves[i])
+            leaf[7] = embedded_body_validator(key, tp, required, default, reports_body=n == 0)
+            self.leaves[i] = tuple(leaf)
+            self.leaf_info[i].embedded = True
 
     def arguments(
         self, fn: Callable[..., Any], socket_param: str | None = None
@@ -292,6 +306,7 @@ def solver(
     for dependency in dependencies:
         plan.depend(dependency)  # run for their effect; their values are not passed on
     handler_args = plan.arguments(handler, socket_param)
+    plan.embed_bodies()
     steps = plan.steps
     handler_kind = call_kind(handler, blocking)
     any_async = handler_kind == "async" or any(s.kind in (_ASYNC, _ASYNC_GEN) for s in steps)

@@ -261,6 +261,32 @@ def _form_body(fields: list[Any], components: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _object_body(members: list[Planned], name: str, components: dict[str, Any]) -> dict[str, Any]:
+    """The request body of several JSON body values: an object with one member each, as a
+    component named as FastAPI names it (`Body_` and the operation id)."""
+    properties: dict[str, Any] = {}
+    required = []
+    for member in members:
+        key, _, is_required, default = member.body  # type: ignore[misc]
+        schema = type_schema(member.annotation, components)
+        if "$ref" not in schema:
+            schema["title"] = getattr(member.marker, "title", None) or _title(key)
+        if not is_required and default is not None and _json_ready(default):
+            schema["default"] = default
+        properties[key] = schema
+        if is_required:
+            required.append(key)
+    component: dict[str, Any] = {"properties": properties, "type": "object"}
+    if required:
+        component["required"] = required
+    component["title"] = name
+    components[name] = component
+    out: dict[str, Any] = {"content": {"application/json": {"schema": {"$ref": REF.format(model=name)}}}}
+    if required:
+        out["required"] = True
+    return out
+
+
 def _operation_id(route: Any, method: str) -> str:
     name = getattr(route.handler, "__name__", "endpoint")
     return re.sub(r"\W", "_", f"{name}{route.path}") + "_" + method.lower()
@@ -282,6 +308,9 @@ def _operation(app: Any, route: Any, method: str, components: dict[str, Any]) ->
     leaves, form_fields = route_leaves(app, route)
     parameters = []
     body: dict[str, Any] | None = _form_body(form_fields, components) if form_fields else None
+    members = [p for p in leaves if p.embedded]
+    if members and body is None:
+        body = _object_body(members, "Body_" + op["operationId"], components)
     for planned in leaves:
         source = planned.tuple[1]
         if source in ("path", "query", "header", "cookie"):

@@ -13,7 +13,7 @@ import typing
 from typing import Any, Callable
 
 from . import _vireo
-from .validation import body_validator, is_body_type
+from .validation import body_validator, embedded_body_validator, is_body_type
 
 _SCALARS = {str: "str", int: "int", float: "float", bool: "bool"}
 PATH_PARAM = re.compile(r"\{(\*?)([A-Za-z_][A-Za-z0-9_]*)(:path)?\}")
@@ -142,7 +142,14 @@ class Cookie(Param):
 
 
 class Body(Param):
+    """A JSON body value. Several of them on one handler (or one with `embed=True`) are the
+    members of one JSON object, each by its name (or `alias`), as in FastAPI."""
+
     source = "body"
+
+    def __init__(self, default: Any = ..., *, embed: bool = False, **options: Any) -> None:
+        super().__init__(default, **options)
+        self.embed = embed
 
 
 def path_names(path: str) -> list[str]:
@@ -216,6 +223,8 @@ class Planned:
         "positional_only",
         "marker",
         "field",
+        "body",
+        "embedded",
     )
 
     def __init__(
@@ -237,6 +246,10 @@ class Planned:
         self.marker = marker
         # For a form field (tag "form"): its `vireo.forms.FormField`.
         self.field: Any = None
+        # For a JSON body value: `(key, type, required, default)`, and whether it is a member
+        # of an object body (`embedded`) rather than the whole body.
+        self.body: tuple[str, Any, bool, Any] | None = None
+        self.embedded = False
 
 
 def signature_target(fn: Callable[..., Any]) -> Any:
@@ -367,7 +380,9 @@ def analyse(
             plan_tuple = (
                 name, "body", name, "str", False, required, default, validator, keyword_only, None
             )
-            planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker))
+            body = Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker)
+            body.body = (alias or name, inner, required, default)
+            planned.append(body)
             continue
         key = alias or name
         if source == "header" and alias is None and getattr(marker, "convert_underscores", True):
@@ -385,7 +400,23 @@ def analyse(
             name, source, key, kind, is_list, required, default, None, keyword_only, constraints
         )
         planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker))
+    _embed_bodies(planned)
     return planned
+
+
+def _embed_bodies(planned: list[Planned]) -> None:
+    """Several JSON body values (or one marked `Body(embed=True)`) are the members of one
+    object body: each reads its own member."""
+    bodies = [p for p in planned if p.body is not None]
+    if len(bodies) < 2 and not any(getattr(p.marker, "embed", False) for p in bodies):
+        return
+    for index, body in enumerate(bodies):
+        key, tp, required, default = body.body  # type: ignore[misc]
+        validator = embedded_body_validator(key, tp, required, default, reports_body=index == 0)
+        fields = list(body.tuple)  # type: ignore[arg-type]
+        fields[7] = validator
+        body.tuple = tuple(fields)
+        body.embedded = True
 
 
 def plan(path: str, handler: Callable[..., Any]) -> list[tuple[Any, ...]]:

@@ -49,20 +49,27 @@ def _parse(body: bytes) -> Any:
         ) from None
 
 
+def _value_check(tp: Any, loc: list[Any]) -> Callable[[Any], Any]:
+    """`check(parsed_json) -> value` as `tp`, raising `RequestValidationError` with each
+    error's location under `loc`."""
+    if _pydantic_model(tp):
+        return _pydantic_check(tp, loc)
+    if _msgspec_struct(tp):
+        return _msgspec_check(tp, loc)
+
+    def check(data: Any) -> Any:
+        errors: list[dict[str, Any]] = []
+        value = _coerce(data, tp, loc, errors)
+        if errors:
+            raise RequestValidationError(errors)
+        return value
+
+    return check
+
+
 def body_validator(tp: Any, required: bool, default: Any, optional: bool) -> Callable[[bytes], Any]:
     """`validate(body_bytes) -> value`, raising `RequestValidationError`."""
-    if _pydantic_model(tp):
-        check = _pydantic_check(tp)
-    elif _msgspec_struct(tp):
-        check = _msgspec_check(tp)
-    else:
-
-        def check(data: Any) -> Any:
-            errors: list[dict[str, Any]] = []
-            value = _coerce(data, tp, ["body"], errors)
-            if errors:
-                raise RequestValidationError(errors)
-            return value
+    check = _value_check(tp, ["body"])
 
     def validate(body: bytes) -> Any:
         if not body:
@@ -79,7 +86,44 @@ def body_validator(tp: Any, required: bool, default: Any, optional: bool) -> Cal
     return validate
 
 
-def _pydantic_check(model: Any) -> Callable[[Any], Any]:
+def embedded_body_validator(
+    key: str, tp: Any, required: bool, default: Any, reports_body: bool
+) -> Callable[[bytes], Any]:
+    """For one of several body parameters of a handler (or one marked `Body(embed=True)`),
+    as FastAPI reads them: the body is a JSON object and this parameter is its member `key`.
+    `validate(body_bytes) -> value`, raising `RequestValidationError`. What is wrong with the
+    body as a whole (JSON that does not parse) is reported once, by the parameter with
+    `reports_body`; the others then raise with no error of their own."""
+    check = _value_check(tp, ["body", key])
+    missing = {"type": "missing", "loc": ["body", key], "msg": "Field required", "input": None}
+
+    def validate(body: bytes) -> Any:
+        if not body:
+            data = None
+        elif reports_body:
+            data = _parse(body)
+        else:
+            try:
+                data = json.loads(body)
+            except json.JSONDecodeError:
+                raise RequestValidationError([]) from None
+        if data is None:
+            if required:
+                raise RequestValidationError([dict(missing)])
+            return default
+        # A body that is not an object has none of the members (optional ones included).
+        if not isinstance(data, dict):
+            raise RequestValidationError([dict(missing)])
+        if key not in data:
+            if required:
+                raise RequestValidationError([dict(missing)])
+            return default
+        return check(data[key])
+
+    return validate
+
+
+def _pydantic_check(model: Any, loc: list[Any]) -> Callable[[Any], Any]:
     import pydantic
 
     def check(data: Any) -> Any:
@@ -88,14 +132,14 @@ def _pydantic_check(model: Any) -> Callable[[Any], Any]:
         except pydantic.ValidationError as exc:
             errors = []
             for error in exc.errors(include_url=False):
-                error["loc"] = ["body", *error["loc"]]
+                error["loc"] = [*loc, *error["loc"]]
                 errors.append(error)
             raise RequestValidationError(errors) from None
 
     return check
 
 
-def _msgspec_check(struct: Any) -> Callable[[Any], Any]:
+def _msgspec_check(struct: Any, loc: list[Any]) -> Callable[[Any], Any]:
     import msgspec
 
     def check(data: Any) -> Any:
@@ -103,7 +147,7 @@ def _msgspec_check(struct: Any) -> Callable[[Any], Any]:
             return msgspec.convert(data, struct)
         except msgspec.ValidationError as exc:
             raise RequestValidationError(
-                [{"type": "value_error", "loc": ["body"], "msg": str(exc), "input": data}]
+                [{"type": "value_error", "loc": list(loc), "msg": str(exc), "input": data}]
             ) from None
 
     return check
