@@ -150,6 +150,18 @@ def test_pydantic_body():
     )
 
 
+def test_a_pydantic_body_that_is_no_object_is_refused_in_fastapis_words():
+    res = client.post("/pd", json=[1, 2])
+    assert res.json()["detail"] == [
+        {
+            "type": "model_attributes_type",
+            "loc": ["body"],
+            "msg": "Input should be a valid dictionary or object to extract fields from",
+            "input": [1, 2],
+        }
+    ]
+
+
 def test_msgspec_body():
     assert client.post("/ms", json={"name": "a", "price": 2.5}).json() == {"name": "a", "price": 2.5}
     res = client.post("/ms", json={"name": "a", "price": "x"})

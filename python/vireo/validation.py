@@ -128,7 +128,7 @@ def _pydantic_check(model: Any, loc: list[Any]) -> Callable[[Any], Any]:
 
     def check(data: Any) -> Any:
         try:
-            return model.model_validate(data)
+            return model.model_validate(data, from_attributes=True)
         except pydantic.ValidationError as exc:
             errors = []
             for error in exc.errors(include_url=False):
@@ -251,7 +251,7 @@ def _coerce(value: Any, tp: Any, loc: list[Any], errors: list[dict[str, Any]]) -
         import pydantic
 
         try:
-            return tp.model_validate(value)
+            return tp.model_validate(value, from_attributes=True)
         except pydantic.ValidationError as exc:
             for error in exc.errors(include_url=False):
                 error["loc"] = [*loc, *error["loc"]]
