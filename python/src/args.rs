@@ -38,6 +38,31 @@ pub(crate) fn to_py<'py>(py: Python<'py>, arg: Arg, param: &Param) -> PyResult<B
     })
 }
 
+/// A value made from its text by its parameter's converter, if it has one (see
+/// [`Param::convert`]); a failure's errors join `errors`, and the value is then `None`.
+pub(crate) fn through_converter<'py>(
+    py: Python<'py>,
+    param: &Param,
+    value: Bound<'py, PyAny>,
+    errors: &mut Vec<u8>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let Some(convert) = &param.convert else {
+        return Ok(value);
+    };
+    let (ok, out): (bool, Bound<'py, PyAny>) = convert.bind(py).call1((value,))?.extract()?;
+    if ok {
+        return Ok(out);
+    }
+    let items = error_items(out.cast::<PyBytes>()?.as_bytes());
+    if !items.is_empty() {
+        if !errors.is_empty() {
+            errors.push(b',');
+        }
+        errors.extend_from_slice(items);
+    }
+    Ok(py.None().into_bound(py))
+}
+
 /// Validate the body with `validator` (given the `content-type` too for a form); its
 /// `RequestValidationError` adds to `errors`.
 fn body_value<'py>(
@@ -102,7 +127,11 @@ pub(crate) fn invoke<'py>(
                 body_value(py, app, validator, body, content_type, &mut body_errors)?
             }
             (Arg::Request, _) => make_request(py)?,
-            _ => to_py(py, arg, param)?,
+            (Arg::Default, _) => to_py(py, arg, param)?,
+            _ => {
+                let value = to_py(py, arg, param)?;
+                through_converter(py, param, value, &mut body_errors)?
+            }
         };
         match (&param.keyword, &kwargs) {
             (Some(name), Some(kwargs)) => kwargs.set_item(name.bind(py), value)?,

@@ -1,7 +1,7 @@
 //! The parameters of a WebSocket route (its handler's and its dependencies'), converted from
 //! the handshake request by the same rules as an HTTP route's.
 
-use crate::args::to_py;
+use crate::args::{through_converter, to_py};
 use crate::convert::{convert, Arg, Fields};
 use crate::errors::{validation_body, ValidationFailed};
 use crate::plan::{Param, Source};
@@ -103,20 +103,25 @@ impl HandshakeParams {
             )));
         }
         let converted = convert(&self.params, &Handshake::from_scope(scope)?, &path_values);
-        if !converted.errors.is_empty() {
-            let body = validation_body(&converted.errors, b"");
-            return Err(ValidationFailed::new_err((
-                PyBytes::new(py, &body).unbind(),
-            )));
-        }
         let kwargs = PyDict::new(py);
+        let mut errors = Vec::new();
         let named = self.params.iter().zip(&self.keywords);
         for (arg, (param, keyword)) in converted.args.into_iter().zip(named) {
             let value = match arg {
                 Arg::Request => socket.clone(),
-                arg => to_py(py, arg, param)?,
+                Arg::Default => to_py(py, arg, param)?,
+                arg => {
+                    let value = to_py(py, arg, param)?;
+                    through_converter(py, param, value, &mut errors)?
+                }
             };
             kwargs.set_item(keyword.bind(py), value)?;
+        }
+        if !converted.errors.is_empty() || !errors.is_empty() {
+            let body = validation_body(&converted.errors, &errors);
+            return Err(ValidationFailed::new_err((
+                PyBytes::new(py, &body).unbind(),
+            )));
         }
         Ok(kwargs)
     }

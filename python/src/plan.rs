@@ -47,6 +47,9 @@ pub(crate) struct Param {
     pub keyword: Option<Py<PyString>>,
     /// What the converted value must satisfy (`Query(ge=1)` and the like), in pydantic's order.
     pub checks: Vec<Check>,
+    /// For a value of a type the engine does not convert itself (an `Enum`, a `UUID`...): the
+    /// Python callable that makes it from the text, `(ok, value_or_errors_json)`.
+    pub convert: Option<Py<PyAny>>,
 }
 
 /// One constraint on a converted value, with the limit as the error quotes it.
@@ -198,6 +201,10 @@ impl Param {
             }
         }
         checks.sort_by_key(|check| rank(&check.rule));
+        let convert = matches!(source.as_str(), "path" | "query" | "header" | "cookie")
+            .then(|| validator.clone())
+            .filter(|v| !v.is_none())
+            .map(Bound::unbind);
         let source = match source.as_str() {
             "path" => {
                 let index = path_names
@@ -222,6 +229,7 @@ impl Param {
             default: (!required).then(|| default.unbind()),
             keyword: keyword_only.then(|| name.unbind()),
             checks,
+            convert,
         })
     }
 }

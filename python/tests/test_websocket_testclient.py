@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import enum
 
 import pytest
 
@@ -309,3 +310,25 @@ def test_the_socket_is_the_annotated_parameter_wherever_it_is():
         assert ws.receive_json() == ["r", 2]
     with TestClient(app) as client, client.websocket_connect("/optional/o") as ws:
         assert ws.receive_text() == "o"
+
+
+class Color(str, enum.Enum):
+    red = "red"
+    blue = "blue"
+
+
+def test_a_typed_handshake_value_is_made_its_type_or_refuses_with_1008():
+    app = App()
+
+    @app.websocket("/paint/{color}")
+    async def paint(websocket: WebSocket, color: Color):
+        await websocket.accept()
+        await websocket.send_text(f"{type(color).__name__} {color.value}")
+
+    with TestClient(app) as client:
+        with client.websocket_connect("/paint/red") as ws:
+            assert ws.receive_text() == "Color red"
+        with pytest.raises(WebSocketDisconnect) as refused:
+            client.websocket_connect("/paint/green")
+        assert refused.value.code == 1008
+        assert refused.value.reason == "path color: Input should be 'red' or 'blue'"

@@ -101,7 +101,8 @@ class DependencyPlan:
         elif source == "body":
             ident = ("body", id(planned.annotation), name)
         else:
-            ident = (source, key, kind, is_list, required, _hashable(default), checks)
+            converter = None if validator is None else id(validator)
+            ident = (source, key, kind, is_list, required, _hashable(default), checks, converter)
         found = self._leaf_index.get(ident)
         if found is not None:
             return found

@@ -171,13 +171,15 @@ _SCHEMA_KEYWORDS = {
 }
 
 
-def _parameter(planned: Planned) -> dict[str, Any] | None:
+def _parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any] | None:
     """A path, query, header or cookie parameter's object; `None` if left out of the schema."""
     _, source, key, kind, is_list, required, default, _, _, _ = planned.tuple
     marker = planned.marker
     if marker is not None and not getattr(marker, "include_in_schema", True):
         return None
     constraints = getattr(marker, "constraints", {})
+    if planned.tuple[7] is not None:
+        return _converted_parameter(planned, components)
     schema: dict[str, Any] = {"type": _SCALAR_TYPES[kind]}
     for name, value in constraints.items():
         if name in _SCHEMA_KEYWORDS:
@@ -261,6 +263,49 @@ def _form_body(fields: list[Any], components: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _converted_parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any]:
+    """A parameter of a type pydantic converts (an Enum, UUID, date...), with the schema
+    pydantic gives it, as FastAPI shows it (an enum by reference to a component)."""
+    _, source, key, _, _, required, default, _, _, _ = planned.tuple
+    marker = planned.marker
+    constraints = getattr(marker, "constraints", None) or {}
+    inner = _unwrap_annotated_optional(planned.annotation)
+    try:
+        import pydantic
+    except ImportError:  # enums only, converted without pydantic
+        pydantic = None
+    if pydantic is None:
+        schema = type_schema(inner, components)
+    else:
+        target = typing.Annotated[inner, pydantic.Field(**constraints)] if constraints else inner
+        # Inside a list, so that an enum is a component referred to, as FastAPI shows one.
+        whole = pydantic.TypeAdapter(list[target]).json_schema(ref_template=REF)  # type: ignore[valid-type]
+        components.update(whole.get("$defs", {}))
+        schema = whole["items"]
+    if not required and _optional(planned.annotation):
+        choices = schema["anyOf"] if set(schema) == {"anyOf"} else [schema]
+        schema = {"anyOf": [*choices, {"type": "null"}]}
+    if set(schema) != {"$ref"}:
+        schema["title"] = getattr(marker, "title", None) or _title(key)
+    out: dict[str, Any] = {"name": key, "in": source, "required": bool(required), "schema": schema}
+    description = getattr(marker, "description", None)
+    if description:
+        schema["description"] = out["description"] = description
+    if not required and default is not None and pydantic is not None:
+        schema["default"] = pydantic.TypeAdapter(inner).dump_python(default, mode="json")
+    return out
+
+
+def _unwrap_annotated_optional(tp: Any) -> Any:
+    """`tp` without `Optional` around it."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return tp
+
+
 def _object_body(members: list[Planned], name: str, components: dict[str, Any]) -> dict[str, Any]:
     """The request body of several JSON body values: an object with one member each, as a
     component named as FastAPI names it (`Body_` and the operation id)."""
@@ -314,7 +359,7 @@ def _operation(app: Any, route: Any, method: str, components: dict[str, Any]) ->
     for planned in leaves:
         source = planned.tuple[1]
         if source in ("path", "query", "header", "cookie"):
-            parameter = _parameter(planned)
+            parameter = _parameter(planned, components)
             if parameter is not None:
                 parameters.append(parameter)
         elif source == "body" and body is None:

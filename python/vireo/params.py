@@ -13,7 +13,7 @@ import typing
 from typing import Any, Callable
 
 from . import _vireo
-from .validation import body_validator, embedded_body_validator, is_body_type
+from .validation import body_validator, embedded_body_validator, is_body_type, param_converter
 
 _SCALARS = {str: "str", int: "int", float: "float", bool: "bool"}
 PATH_PARAM = re.compile(r"\{(\*?)([A-Za-z_][A-Za-z0-9_]*)(:path)?\}")
@@ -174,6 +174,11 @@ def _annotated_parts(tp: Any) -> tuple[Any, tuple[Any, ...]]:
     if optional and typing.get_origin(inner) is typing.Annotated:
         return typing.Optional[typing.get_args(inner)[0]], inner.__metadata__
     return tp, ()
+
+
+def _is_scalar(tp: Any) -> bool:
+    """Whether the engine converts values of `tp` itself (str, int, float, bool)."""
+    return tp is inspect.Parameter.empty or tp is Any or tp in _SCALARS
 
 
 def _scalar_kind(tp: Any, where: str) -> str:
@@ -392,12 +397,22 @@ def analyse(
             if source != "query":
                 raise TypeError(f"{where}: only query parameters can be lists")
             item, _ = _unwrap_optional(item)
-            kind, is_list = _scalar_kind(item, where), True
+            target, is_list = item, True
         else:
-            kind, is_list = _scalar_kind(inner, where), False
-        constraints = native_constraints(marker, source, kind, is_list, where)
+            target, is_list = inner, False
+        converter = None
+        if _is_scalar(target):
+            kind = _scalar_kind(target, where)
+            constraints = native_constraints(marker, source, kind, is_list, where)
+        else:
+            # Read as text, then made the type (an Enum, UUID, date...) as pydantic makes it.
+            kind, constraints = "str", None
+            whole = list[target] if is_list else target  # type: ignore[valid-type]
+            checks = getattr(marker, "constraints", None) or {}
+            converter = param_converter(whole, checks, source, key, where)
         plan_tuple = (
-            name, source, key, kind, is_list, required, default, None, keyword_only, constraints
+            name, source, key, kind, is_list, required, default, converter, keyword_only,
+            constraints,
         )
         planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker))
     _embed_bodies(planned)

@@ -298,3 +298,74 @@ def _dataclass(value: Any, cls: Any, loc: list[Any], errors: list[dict[str, Any]
     if len(errors) > before:
         return _MISSING
     return cls(**kwargs)
+
+
+def param_converter(
+    tp: Any, constraints: dict[str, Any], source: str, key: str, where: str
+) -> Callable[[Any], tuple[bool, Any]]:
+    """For a path, query, header or cookie value of a type other than str, int, float and bool
+    (an `Enum`, `UUID`, `date`, `Decimal`, `Literal`, or a list of one): `convert(text)`, which
+    the engine calls with the value as text (a list of texts for a list) and which returns
+    `(True, value)` or `(False, errors)`, the errors as the JSON of FastAPI's entries. The type
+    is validated by pydantic, with `constraints`, as FastAPI validates it; without pydantic,
+    enums only."""
+    try:
+        import pydantic
+    except ImportError:
+        return _enum_converter(tp, constraints, source, key, where)
+    target = typing.Annotated[tp, pydantic.Field(**constraints)] if constraints else tp
+    try:
+        adapter = pydantic.TypeAdapter(target)
+    except Exception as exc:  # noqa: BLE001 - any schema failure means the type is unsupported
+        raise TypeError(f"{where}: unsupported type {tp!r} for a {source} value: {exc}") from None
+    loc = [source, key]
+
+    def convert(value: Any) -> tuple[bool, Any]:
+        try:
+            return True, adapter.validate_python(value)
+        except pydantic.ValidationError as exc:
+            errors = [{**e, "loc": [*loc, *e["loc"]]} for e in exc.errors(include_url=False)]
+            return False, _encode_errors(errors)
+
+    return convert
+
+
+def _encode_errors(errors: list[dict[str, Any]]) -> bytes:
+    from .encoders import jsonable
+
+    return json.dumps(errors, default=jsonable, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _enum_converter(
+    tp: Any, constraints: dict[str, Any], source: str, key: str, where: str
+) -> Callable[[Any], tuple[bool, Any]]:
+    """`param_converter` without pydantic: an `Enum` (or a list of one), by value."""
+    import enum
+
+    item = typing.get_args(tp)[0] if typing.get_origin(tp) is list else tp
+    if not (isinstance(item, type) and issubclass(item, enum.Enum)) or constraints:
+        raise TypeError(
+            f"{where}: {tp!r} values need pydantic (pip install pydantic); without it a path, "
+            "query, header or cookie value is a str, int, float, bool, an Enum, or a list of one"
+        )
+    by_text = {str(member.value): member for member in item}
+    shown = [repr(v) if isinstance(v, str) else str(v) for v in (m.value for m in item)]
+    expected = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " or " + shown[-1]
+
+    def member(text: str, loc: list[Any], errors: list[dict[str, Any]]) -> Any:
+        found = by_text.get(text)
+        if found is None:
+            msg = f"Input should be {expected}"
+            errors.append({"type": "enum", "loc": loc, "msg": msg, "input": text,
+                           "ctx": {"expected": expected}})
+        return found
+
+    def convert(value: Any) -> tuple[bool, Any]:
+        errors: list[dict[str, Any]] = []
+        if isinstance(value, list):
+            out: Any = [member(v, [source, key, i], errors) for i, v in enumerate(value)]
+        else:
+            out = member(value, [source, key], errors)
+        return (False, _encode_errors(errors)) if errors else (True, out)
+
+    return convert
