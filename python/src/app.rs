@@ -28,6 +28,9 @@ pub(crate) struct AppInner {
     /// Handler tasks counted from when they first wait until they end; once a graceful
     /// shutdown has closed the connections, those left are the ones whose client left.
     pub orphans: Arc<RunningCalls>,
+    /// A path that matches no route but would with its trailing slash added or removed is
+    /// redirected there (`App(redirect_slashes=...)`, on by default as in FastAPI).
+    pub redirect_slashes: bool,
 }
 
 /// The compiled app. Built by `vireo.App` from its routes; served by `Listener.serve` or a
@@ -92,6 +95,10 @@ impl AppCore {
             route_from(route, &mut router)?;
         }
         let refs = PyRefs::from_dict(refs)?;
+        let redirect_slashes = match app.bind(py).getattr("redirect_slashes") {
+            Ok(flag) => flag.is_truthy()?,
+            Err(_) => true,
+        };
         // call_next for the last middleware is Next; for each one before, a layer that calls
         // the next middleware with its own call_next.
         let mut call_next: Py<PyAny> = Py::new(py, Next)?.into_any();
@@ -111,6 +118,7 @@ impl AppCore {
                 raise_http_errors,
                 websockets: websockets.map(|ws| ws.config.clone()),
                 orphans: Arc::default(),
+                redirect_slashes,
             }),
         })
     }

@@ -16,12 +16,13 @@ use crate::router::Lookup;
 use crate::stream::Pull;
 use crate::thread_state;
 use bytes::Bytes;
+use http::{HeaderValue, StatusCode};
 use pyo3::prelude::*;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::oneshot;
-use vireo_http::{BodyKind, ContentType, Head, Response, Service};
+use vireo_http::{Body, BodyKind, ContentType, Head, Response, Service};
 
 /// The app as the engine's service.
 pub(crate) struct PyService(pub Arc<AppInner>);
@@ -35,6 +36,7 @@ impl Service for PyService {
             }
         }
         let peer = req.remote_addr().copied();
+        let secure = req.is_secure();
         let (head, mut body) = req.into_parts();
         let body = if matches!(head.body_kind(), BodyKind::Empty) {
             Bytes::new()
@@ -44,7 +46,7 @@ impl Service for PyService {
                 Err(e) => return Response::typed(e.status(), e.to_string(), ContentType::Text),
             }
         };
-        handle(&self.0, head, body, peer).await
+        handle(&self.0, head, body, peer, secure).await
     }
 
     /// Once the connections are closed: WebSocket handlers, handlers whose client left, and
@@ -106,10 +108,17 @@ pub(crate) async fn handle(
     head: Head,
     body: Bytes,
     peer: Option<std::net::SocketAddr>,
+    secure: bool,
 ) -> Response {
     let (route, path_values) = match app.router.find(head.method(), head.path()) {
         Lookup::Route(route, values) => (route.clone(), values),
-        Lookup::NotFound => return errors::not_found(),
+        Lookup::NotFound => {
+            return app
+                .redirect_slashes
+                .then(|| slash_redirect(app, &head, secure))
+                .flatten()
+                .unwrap_or_else(errors::not_found)
+        }
         Lookup::MethodNotAllowed(allow) => return errors::method_not_allowed(allow),
     };
     let state = match loop_for_thread(app) {
@@ -125,11 +134,43 @@ pub(crate) async fn handle(
         body,
         path_values,
         peer,
+        secure,
         gone,
     };
     let response = answer(app, &state, route, parts).await;
     mark.0 = None;
     response
+}
+
+/// For a path no route matches: a `307` to the same path with its trailing slash added or
+/// removed, if a route matches that (whatever its methods), as Starlette's router answers.
+fn slash_redirect(app: &AppInner, head: &Head, secure: bool) -> Option<Response> {
+    let path = head.path();
+    if path == "/" {
+        return None;
+    }
+    let other = match path.strip_suffix('/') {
+        Some(trimmed) => trimmed.to_owned(),
+        None => format!("{path}/"),
+    };
+    if matches!(app.router.find(head.method(), &other), Lookup::NotFound) {
+        return None;
+    }
+    let query = head.query().map(|q| format!("?{q}")).unwrap_or_default();
+    let location = match head.header("host") {
+        Some(host) => format!(
+            "{}://{}{other}{query}",
+            crate::request::scheme(secure),
+            String::from_utf8_lossy(host)
+        ),
+        None => format!("{other}{query}"),
+    };
+    let mut res = Response::new(StatusCode::TEMPORARY_REDIRECT, Body::Empty);
+    res.headers_mut().insert(
+        http::header::LOCATION,
+        HeaderValue::try_from(location).ok()?,
+    );
+    Some(res)
 }
 
 /// The response of the route's middleware and handler.

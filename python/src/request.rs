@@ -21,6 +21,8 @@ pub(crate) struct Parts {
     pub body: Bytes,
     pub path_values: Vec<String>,
     pub peer: Option<SocketAddr>,
+    /// The request came over TLS: its URL's scheme is `https`.
+    pub secure: bool,
     /// Set once the client has left while the request was being answered; `None` where the
     /// answer cannot be interrupted (a sync handler with no middleware).
     pub gone: Option<Arc<AtomicBool>>,
@@ -78,6 +80,7 @@ impl Request {
     fn url(&self) -> Url {
         let head = &self.parts.head;
         Url {
+            scheme: scheme(self.parts.secure),
             path: decode(head.path(), false).into_owned(),
             query: head.query().unwrap_or("").to_owned(),
             netloc: head.header("host").map(latin1).unwrap_or_default(),
@@ -206,6 +209,8 @@ impl Request {
 #[pyclass(frozen, module = "vireo._vireo")]
 pub(crate) struct Url {
     #[pyo3(get)]
+    scheme: &'static str,
+    #[pyo3(get)]
     path: String,
     #[pyo3(get)]
     query: String,
@@ -213,20 +218,24 @@ pub(crate) struct Url {
     netloc: String,
 }
 
-#[pymethods]
-impl Url {
-    #[getter]
-    fn scheme(&self) -> &'static str {
+/// The URL scheme of a request made in the clear or over TLS.
+pub(crate) fn scheme(secure: bool) -> &'static str {
+    if secure {
+        "https"
+    } else {
         "http"
     }
+}
 
+#[pymethods]
+impl Url {
     fn __str__(&self) -> String {
         let query = if self.query.is_empty() {
             String::new()
         } else {
             format!("?{}", self.query)
         };
-        format!("http://{}{}{}", self.netloc, self.path, query)
+        format!("{}://{}{}{}", self.scheme, self.netloc, self.path, query)
     }
 
     fn __repr__(&self) -> String {

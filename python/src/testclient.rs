@@ -81,7 +81,7 @@ fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
         }
         while let Some(job) = jobs.recv().await {
             let reply = match Head::parse(&job.head, &Limits::default()) {
-                Ok((head, _)) => collect(handle(&app, head, job.body, None).await).await,
+                Ok((head, _)) => collect(handle(&app, head, job.body, None, false).await).await,
                 Err(e) => Err(format!("bad request head: {e}")),
             };
             let _ = job.reply.send(reply);

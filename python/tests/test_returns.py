@@ -246,8 +246,10 @@ def test_response_classes():
     assert res.headers["content-type"] == "text/html; charset=utf-8"
     assert res.text == "<p>hi</p>"
     assert client.get("/plain").headers["content-type"] == "text/plain; charset=utf-8"
-    res = client.get("/redirect")
+    res = client.get("/redirect", follow_redirects=False)
     assert (res.status_code, res.headers["location"]) == (307, "/str")
+    # Followed by default, as Starlette's test client follows it.
+    assert client.get("/redirect").text == client.get("/str").text
 
 
 def test_streaming_sync_and_async():

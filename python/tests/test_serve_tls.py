@@ -112,16 +112,23 @@ def test_the_native_app_serves_https(tls_files, client_tls, tmp_path):
         "import vireo\n"
         "app = vireo.App()\n"
         "@app.get('/users/{user_id}')\n"
-        "def user(user_id: int):\n"
-        "    return {'id': user_id}\n"
+        "def user(user_id: int, request: vireo.Request):\n"
+        "    return {'id': user_id, 'url': str(request.url), 'scheme': request.url.scheme}\n"
+        "@app.get('/items/')\n"
+        "def items():\n"
+        "    return []\n"
         f"app.run(port=0, ssl_certfile={chain!r}, ssl_keyfile={key!r})\n"
     )
     served = Served("", command=[sys.executable, str(script)], cwd=tmp_path)
     try:
         with httpx.Client(verify=client_tls, http2=True, timeout=10) as client:
-            res = client.get(_https(served) + "/users/7")
+            res = client.get(_https(served) + "/users/7?x=1")
             assert res.http_version == "HTTP/2"
-            assert res.json() == {"id": 7}
+            origin = _https(served)
+            assert res.json() == {"id": 7, "url": f"{origin}/users/7?x=1", "scheme": "https"}
+            # A redirect to the other form of a path keeps the scheme.
+            res = client.get(origin + "/items")
+            assert (res.status_code, res.headers["location"]) == (307, f"{origin}/items/")
         assert served.stop() == 0
     finally:
         served.kill()

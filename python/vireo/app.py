@@ -311,8 +311,12 @@ class App(_Routes):
         dependencies: Sequence[Depends] | None = None,
         on_startup: Iterable[Callable[[], Any]] | None = None,
         on_shutdown: Iterable[Callable[[], Any]] | None = None,
+        redirect_slashes: bool = True,
     ) -> None:
         self.title = title
+        # A path no route matches, but would with its trailing slash added or removed, gets
+        # a 307 there, as FastAPI answers it.
+        self.redirect_slashes = redirect_slashes
         self.version = version
         self.description = description
         self.openapi_url = openapi_url

@@ -45,7 +45,7 @@ class Depends:
 # How a step is called.
 _SYNC, _ASYNC, _GEN, _ASYNC_GEN = range(4)
 # Where an argument comes from.
-_LEAF, _STEP, _BACKGROUND, _FORM = range(4)
+_LEAF, _STEP, _BACKGROUND, _FORM, _RESPONSE = range(5)
 
 
 def _kind_of(fn: Callable[..., Any]) -> int:
@@ -87,6 +87,8 @@ class DependencyPlan:
         self.steps: list[_Step] = []
         self._cached: dict[Any, int] = {}
         self.background = False
+        # Whether something takes the `Response` whose status and fields the answer gets.
+        self.sub_response = False
         self._active: list[Any] = []
         # Form fields, read together by one validator (the form leaf's).
         self.form_fields: list[Any] = []
@@ -140,6 +142,9 @@ class DependencyPlan:
             elif planned.tag == "background":
                 self.background = True
                 out.append((name, _BACKGROUND, None))
+            elif planned.tag == "response":
+                self.sub_response = True
+                out.append((name, _RESPONSE, None))
             elif planned.tag == "form":
                 out.append((name, _FORM, self.form_field(planned)))
             else:
@@ -190,7 +195,11 @@ def _hashable(value: Any) -> Any:
 
 
 def _call_args(
-    step_args: list[tuple[Any, int, Any]], kw: dict[str, Any], values: list[Any], tasks: Any
+    step_args: list[tuple[Any, int, Any]],
+    kw: dict[str, Any],
+    values: list[Any],
+    tasks: Any,
+    sub: Any = None,
 ) -> tuple[list[Any], dict[str, Any]]:
     positional: list[Any] = []
     keywords: dict[str, Any] = {}
@@ -201,6 +210,8 @@ def _call_args(
             value = values[index]
         elif where == _FORM:
             value = kw[index[0]][index[1]]
+        elif where == _RESPONSE:
+            value = sub
         else:
             value = tasks
         if name is None:
@@ -225,6 +236,31 @@ def _as_response(result: Any, status_code: int) -> Any:
         return result
     body, media_type = _vireo.render_body(result, jsonable)
     return Response(body, status_code, media_type=media_type)
+
+
+def _sub_response() -> Any:
+    """The `Response` a handler or dependency takes to set the answer's status and fields."""
+    from .responses import Response
+
+    sub = Response()
+    sub.status_code = None  # type: ignore[assignment]
+    return sub
+
+
+def _merged(result: Any, status_code: int, sub: Any) -> Any:
+    """`result` as a response with what was set on `sub`, as FastAPI merges them: a
+    `Response` the handler returned itself is sent as it is."""
+    from .responses import Response
+
+    if isinstance(result, Response) or type(result).__name__ == "RenderedResponse":
+        return result
+    response = _as_response(result, status_code)
+    if sub.status_code is not None:
+        response.status_code = sub.status_code
+    response.headers.update(sub.headers)
+    if sub.raw_headers:
+        response.raw_headers = [*(response.raw_headers or []), *sub.raw_headers]
+    return response
 
 
 def _attach(response: Any, tasks: BackgroundTasks | None) -> Any:
@@ -313,6 +349,7 @@ def solver(
     any_async = handler_kind == "async" or any(s.kind in (_ASYNC, _ASYNC_GEN) for s in steps)
     any_exit = any(s.kind in (_GEN, _ASYNC_GEN) for s in steps)
     with_tasks = plan.background
+    with_sub = plan.sub_response
     if any_async and blocking:
         raise TypeError(
             f"{handler!r}: blocking=True needs `def` dependencies; an `async def` must not block"
@@ -323,18 +360,21 @@ def solver(
         def solve(**kw: Any) -> Any:
             values: list[Any] = [None] * len(steps)
             tasks = BackgroundTasks() if with_tasks else None
+            sub = _sub_response() if with_sub else None
             exits: list[Any] = []
             try:
                 for i, step in enumerate(steps):
-                    args, kwargs = _call_args(step.args, kw, values, tasks)
+                    args, kwargs = _call_args(step.args, kw, values, tasks, sub)
                     if step.kind == _GEN:
                         gen = step.fn(*args, **kwargs)
                         values[i] = _first(gen, step)
                         exits.append(gen)
                     else:
                         values[i] = step.fn(*args, **kwargs)
-                args, kwargs = _call_args(handler_args, kw, values, tasks)
+                args, kwargs = _call_args(handler_args, kw, values, tasks, sub)
                 result = handler(*args, **kwargs)
+                if sub is not None:
+                    result = _merged(result, status_code, sub)
                 if any_exit or (tasks is not None and tasks.tasks):
                     result = _attach(_as_response(result, status_code), tasks)
             except BaseException as exc:
@@ -349,11 +389,12 @@ def solver(
 
     async def solve_async(**kw: Any) -> Any:
         tasks = BackgroundTasks() if with_tasks else None
+        sub = _sub_response() if with_sub else None
         exits: list[Any] = []
         try:
             values: list[Any] = [None] * len(steps)
             for i, step in enumerate(steps):
-                args, kwargs = _call_args(step.args, kw, values, tasks)
+                args, kwargs = _call_args(step.args, kw, values, tasks, sub)
                 kind = step.kind
                 if kind == _SYNC:
                     values[i] = step.fn(*args, **kwargs)
@@ -370,10 +411,12 @@ def solver(
                     except StopAsyncIteration:
                         raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
                     exits.append(agen)
-            args, kwargs = _call_args(handler_args, kw, values, tasks)
+            args, kwargs = _call_args(handler_args, kw, values, tasks, sub)
             result = handler(*args, **kwargs)
             if handler_is_async:
                 result = await result
+            if sub is not None:
+                result = _merged(result, status_code, sub)
             if not websocket and (any_exit or (tasks is not None and tasks.tasks)):
                 result = _attach(_as_response(result, status_code), tasks)
         except BaseException as exc:

@@ -266,6 +266,13 @@ def signature_target(fn: Callable[..., Any]) -> Any:
     return type(fn).__call__
 
 
+def _is_response_type(tp: Any) -> bool:
+    """`Response`: the one whose status and header fields the answer gets, as in FastAPI."""
+    from .responses import Response
+
+    return isinstance(tp, type) and issubclass(tp, Response)
+
+
 def is_websocket_type(tp: Any) -> bool:
     """`WebSocket`, or `HTTPConnection` (which on a WebSocket route is the socket), also inside
     `Optional` (as Python 3.10's `get_type_hints` puts a parameter that defaults to None)."""
@@ -337,6 +344,11 @@ def analyse(
             )
         if isinstance(tp, type) and issubclass(tp, BackgroundTasks):
             planned.append(Planned(name, "background", None, tp, None, positional_only))
+            continue
+        if marker is None and _is_response_type(bare):
+            if websocket:
+                raise TypeError(f"WebSocket route {path}: {where}: a WebSocket has no response")
+            planned.append(Planned(name, "response", None, tp, None, positional_only))
             continue
         required = default is inspect.Parameter.empty or default is ...
         if required:

@@ -77,11 +77,17 @@ def _release(client: Any, loop: asyncio.AbstractEventLoop) -> None:
     loop.close()
 
 
+_REDIRECTS = (301, 302, 303, 307, 308)
+_MAX_REDIRECTS = 20
+
+
 class TestClient:
     __test__ = False  # not a pytest test class
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, *, follow_redirects: bool = True) -> None:
         self.app = app
+        # As Starlette's client: a 3xx with a `location` is followed, unless told not to.
+        self.follow_redirects = follow_redirects
         self._client: Any = None
         self._loop: Any = None
 
@@ -126,10 +132,13 @@ class TestClient:
         content: bytes | str | None = None,
         data: Mapping[str, Any] | None = None,
         files: Mapping[str, Any] | None = None,
+        follow_redirects: bool | None = None,
     ) -> TestResponse:
         """Send a request. `json` sends a JSON body; `data` form fields (a list value is sent
         once per item); `files` uploads, each `bytes` or `(filename, content[, media_type])`,
-        with `data` as the other fields of the `multipart/form-data` body."""
+        with `data` as the other fields of the `multipart/form-data` body. A redirect is
+        followed (up to 20) unless `follow_redirects` (or the client's) is false: a 303, or a
+        301 or 302 to a POST, as a GET without the body, as browsers and httpx do."""
         self._start()
         target = url
         if params:
@@ -149,9 +158,29 @@ class TestClient:
             body = content.encode() if isinstance(content, str) else bytes(content)
         for name, value in (headers or {}).items():
             fields[name.lower()] = value
+        method = method.upper()
+        response = self._send(method, target, fields, body)
+        follow = self.follow_redirects if follow_redirects is None else follow_redirects
+        for _ in range(_MAX_REDIRECTS):
+            location = response.headers.get("location")
+            if not follow or response.status_code not in _REDIRECTS or location is None:
+                return response
+            status = response.status_code
+            if status == 303 or (status in (301, 302) and method == "POST"):
+                method, body = "GET", b""
+                fields.pop("content-type", None)
+            # Whatever host it names, the next request goes to the app, as Starlette's does.
+            parts = urllib.parse.urlsplit(urllib.parse.urljoin(target, location))
+            target = parts.path + (f"?{parts.query}" if parts.query else "")
+            response = self._send(method, target, fields, body)
+        raise RuntimeError(f"more than {_MAX_REDIRECTS} redirects, the last to {target}")
+
+    def _send(self, method: str, target: str, fields: dict[str, str], body: bytes) -> TestResponse:
+        fields = dict(fields)
+        fields.pop("content-length", None)
         if body:
             fields["content-length"] = str(len(body))
-        head = f"{method.upper()} {target} HTTP/1.1\r\n"
+        head = f"{method} {target} HTTP/1.1\r\n"
         head += "".join(f"{name}: {value}\r\n" for name, value in fields.items()) + "\r\n"
         status, raw_headers, data = self._client.request(head.encode("latin-1"), body)
         # As Starlette's client does: the response's background tasks have run on return.

@@ -316,8 +316,11 @@ def param_converter(
     target = typing.Annotated[tp, pydantic.Field(**constraints)] if constraints else tp
     try:
         adapter = pydantic.TypeAdapter(target)
-    except Exception as exc:  # noqa: BLE001 - any schema failure means the type is unsupported
-        raise TypeError(f"{where}: unsupported type {tp!r} for a {source} value: {exc}") from None
+    except Exception:  # noqa: BLE001 - any schema failure means the type is unsupported
+        raise TypeError(
+            f"{where}: unsupported type {tp!r} for a {source} value (use str, int, float, bool, "
+            "or a type pydantic makes from text: an Enum, UUID, date, Decimal, Literal...)"
+        ) from None
     loc = [source, key]
 
     def convert(value: Any) -> tuple[bool, Any]:
