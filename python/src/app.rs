@@ -31,6 +31,8 @@ pub(crate) struct AppInner {
     /// A path that matches no route but would with its trailing slash added or removed is
     /// redirected there (`App(redirect_slashes=...)`, on by default as in FastAPI).
     pub redirect_slashes: bool,
+    /// What the app's `lifespan` yielded (a dict), copied into each request's `state`.
+    pub lifespan_state: Option<Py<PyAny>>,
 }
 
 /// The compiled app. Built by `vireo.App` from its routes; served by `Listener.serve` or a
@@ -99,6 +101,13 @@ impl AppCore {
             Ok(flag) => flag.is_truthy()?,
             Err(_) => true,
         };
+        // Read once the app has started (startup runs before the app is built).
+        let lifespan_state = app
+            .bind(py)
+            .getattr("_lifespan_state")
+            .ok()
+            .filter(|state| !state.is_none())
+            .map(Bound::unbind);
         // call_next for the last middleware is Next; for each one before, a layer that calls
         // the next middleware with its own call_next.
         let mut call_next: Py<PyAny> = Py::new(py, Next)?.into_any();
@@ -119,6 +128,7 @@ impl AppCore {
                 websockets: websockets.map(|ws| ws.config.clone()),
                 orphans: Arc::default(),
                 redirect_slashes,
+                lifespan_state,
             }),
         })
     }

@@ -149,11 +149,21 @@ impl Request {
         Ok(d)
     }
 
-    /// An object to keep values on for the rest of this request (middleware to handler).
+    /// An object to keep values on for the rest of this request (middleware to handler),
+    /// starting with what the app's `lifespan` yielded, as in Starlette.
     #[getter]
     fn state(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         self.state
-            .get_or_try_init(py, || Py::new(py, State).map(Py::into_any))
+            .get_or_try_init(py, || {
+                let state = Py::new(py, State)?.into_any();
+                if let Some(initial) = &self.app.lifespan_state {
+                    state
+                        .bind(py)
+                        .getattr("__dict__")?
+                        .call_method1("update", (initial.bind(py),))?;
+                }
+                Ok::<_, PyErr>(state)
+            })
             .map(|s| s.clone_ref(py))
     }
 

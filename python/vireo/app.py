@@ -6,6 +6,7 @@ import contextvars
 import inspect
 import json
 import logging
+from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from . import _loop, _vireo, params
@@ -312,7 +313,10 @@ class App(_Routes):
         on_startup: Iterable[Callable[[], Any]] | None = None,
         on_shutdown: Iterable[Callable[[], Any]] | None = None,
         redirect_slashes: bool = True,
+        lifespan: Callable[[Any], Any] | None = None,
     ) -> None:
+        if lifespan is not None and (on_startup or on_shutdown):
+            raise TypeError("give App either lifespan or on_startup/on_shutdown, not both")
         self.title = title
         # A path no route matches, but would with its trailing slash added or removed, gets
         # a 307 there, as FastAPI answers it.
@@ -328,6 +332,11 @@ class App(_Routes):
         self._middleware: list[Callable[..., Any]] = []
         self._on_startup = list(on_startup or ())
         self._on_shutdown = list(on_shutdown or ())
+        # `lifespan(app)`: a context manager entered at startup and left at shutdown, as in
+        # FastAPI; a mapping it yields is copied into each request's `request.state`.
+        self._lifespan = lifespan
+        self._lifespan_context: Any = None
+        self._lifespan_state: dict[str, Any] | None = None
         self._exception_handlers: dict[Any, Callable[..., Any]] = {}
         self._planned: list[tuple[Any, ...]] | None = None
         self._background: Runner | None = None
@@ -405,8 +414,31 @@ class App(_Routes):
 
     async def startup(self) -> None:
         await self._run_hooks(self._on_startup)
+        if self._lifespan is None:
+            return
+        context = self._lifespan(self)
+        if hasattr(context, "__aenter__"):
+            state = await context.__aenter__()
+        elif hasattr(context, "__enter__"):
+            state = context.__enter__()
+        else:
+            raise TypeError(
+                f"lifespan must give an async context manager (@asynccontextmanager), "
+                f"not {context!r}"
+            )
+        self._lifespan_context = context
+        if state is not None and not isinstance(state, Mapping):
+            raise TypeError(f"lifespan may yield a mapping of state or nothing, not {state!r}")
+        self._lifespan_state = dict(state) if state is not None else None
 
     async def shutdown(self) -> None:
+        context, self._lifespan_context = self._lifespan_context, None
+        self._lifespan_state = None
+        if context is not None:
+            if hasattr(context, "__aexit__"):
+                await context.__aexit__(None, None, None)
+            else:
+                context.__exit__(None, None, None)
         await self._run_hooks(self._on_shutdown)
 
     # Building for the engine.

@@ -102,7 +102,11 @@ class TestClient:
         if self._client is not None:
             return
         self._loop = _loop.new_loop()
-        self._loop.run_until_complete(self.app.startup())
+        try:
+            self._loop.run_until_complete(self.app.startup())
+        except BaseException:
+            self._loop.close()
+            raise
         self._client = _vireo.LocalClient(self.app._build(self._loop))
         self._background = self.app._background
         # A client never closed stops its thread and ends its loop at exit, before the
