@@ -33,6 +33,9 @@ pub(crate) struct AppInner {
     pub redirect_slashes: bool,
     /// What the app's `lifespan` yielded (a dict), copied into each request's `state`.
     pub lifespan_state: Option<Py<PyAny>>,
+    /// With middleware (or exception handlers): the routes a request no route takes runs
+    /// through it, the 404 and the 405 (given the `Allow` value as its path value).
+    pub fallback: Option<(Arc<Route>, Arc<Route>)>,
 }
 
 /// The compiled app. Built by `vireo.App` from its routes; served by `Listener.serve` or a
@@ -44,6 +47,14 @@ pub(crate) struct AppCore {
 
 /// A route from its Python tuple: `(methods, path, handler, params, status_code, kind)`.
 fn route_from(t: &Bound<'_, PyTuple>, router: &mut Router) -> PyResult<()> {
+    let (methods, path, route) = route_of(t)?;
+    router
+        .insert(&methods, &path, Arc::new(route))
+        .map_err(PyValueError::new_err)
+}
+
+/// A route's methods, path and plan from its Python tuple (see [`route_from`]).
+fn route_of(t: &Bound<'_, PyTuple>) -> PyResult<(Vec<Method>, String, Route)> {
     let methods: Vec<String> = t.get_item(0)?.extract()?;
     let path: String = t.get_item(1)?.extract()?;
     let handler = t.get_item(2)?.unbind();
@@ -74,9 +85,7 @@ fn route_from(t: &Bound<'_, PyTuple>, router: &mut Router) -> PyResult<()> {
         .map(|m| Method::from_bytes(m.as_bytes()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    router
-        .insert(&methods, &path, Arc::new(route))
-        .map_err(PyValueError::new_err)
+    Ok((methods, path, route))
 }
 
 #[pymethods]
@@ -118,6 +127,16 @@ impl AppCore {
             .into_iter()
             .next()
             .map(|first| (first, call_next));
+        let fallback = match middleware {
+            Some(_) => {
+                let pair = app.bind(py).call_method0("_fallback_routes")?;
+                let route = |i: usize| -> PyResult<Arc<Route>> {
+                    Ok(Arc::new(route_of(pair.get_item(i)?.cast()?)?.2))
+                };
+                Some((route(0)?, route(1)?))
+            }
+            None => None,
+        };
         Ok(AppCore {
             inner: Arc::new(AppInner {
                 router,
@@ -129,6 +148,7 @@ impl AppCore {
                 orphans: Arc::default(),
                 redirect_slashes,
                 lifespan_state,
+                fallback,
             }),
         })
     }

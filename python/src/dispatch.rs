@@ -113,13 +113,23 @@ pub(crate) async fn handle(
     let (route, path_values) = match app.router.find(head.method(), head.path()) {
         Lookup::Route(route, values) => (route.clone(), values),
         Lookup::NotFound => {
-            return app
+            if let Some(redirect) = app
                 .redirect_slashes
                 .then(|| slash_redirect(app, &head, secure))
                 .flatten()
-                .unwrap_or_else(errors::not_found)
+            {
+                return redirect;
+            }
+            // Through the middleware, when there is some, as Starlette's router answers.
+            match &app.fallback {
+                Some((not_found, _)) => (not_found.clone(), Vec::new()),
+                None => return errors::not_found(),
+            }
         }
-        Lookup::MethodNotAllowed(allow) => return errors::method_not_allowed(allow),
+        Lookup::MethodNotAllowed(allow) => match (&app.fallback, allow.to_str()) {
+            (Some((_, not_allowed)), Ok(allow)) => (not_allowed.clone(), vec![allow.to_owned()]),
+            _ => return errors::method_not_allowed(allow),
+        },
     };
     let state = match loop_for_thread(app) {
         Ok(state) => state,

@@ -480,6 +480,22 @@ class App(_Routes):
             params.call_kind(handler, route.blocking),
         )
 
+    def _fallback_routes(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+        """What a request no route takes runs, when the app has middleware or exception
+        handlers, so that they see it as in Starlette (a CORS preflight, a custom 404 page):
+        a 404, and a 405 with the path's methods in `Allow` (given as the path value)."""
+
+        def not_found() -> None:
+            raise HTTPException(404)
+
+        def method_not_allowed(allow: str) -> None:
+            raise HTTPException(405, headers={"allow": allow})
+
+        return (
+            self._plan_route(_Route(["GET"], "/", not_found, 404, False), False),
+            self._plan_route(_Route(["GET"], "/{allow}", method_not_allowed, 405, False), False),
+        )
+
     def _websocket_endpoint(self) -> Any:
         """The WebSocket routes as one ASGI app, after the app's dependencies and with its
         dependency overrides."""
