@@ -148,6 +148,13 @@ def _check_dependencies(dependencies: Sequence[Any] | None) -> list[Depends]:
     return out
 
 
+def _is_starlette_cors(cls: type) -> bool:
+    """Starlette's `CORSMiddleware`, also as FastAPI re-exports it."""
+    return cls.__name__ == "CORSMiddleware" and cls.__module__.startswith(
+        ("starlette.middleware.cors", "fastapi.middleware.cors")
+    )
+
+
 class _Routes:
     """The route decorators App and APIRouter share; both keep `_routes`."""
 
@@ -372,8 +379,20 @@ class App(_Routes):
         return register
 
     def add_middleware(self, middleware: Any, **options: Any) -> None:
-        """Add `async def mw(request, call_next)`, or a `BaseHTTPMiddleware` subclass."""
+        """Add `async def mw(request, call_next)`, a class with `dispatch(request, call_next)`
+        (a `BaseHTTPMiddleware` subclass, `vireo.middleware.CORSMiddleware`), or Starlette's
+        or FastAPI's `CORSMiddleware`, which Vireo's stands in for."""
         if isinstance(middleware, type):
+            if _is_starlette_cors(middleware):
+                from .middleware.cors import CORSMiddleware
+
+                middleware = CORSMiddleware
+            if not hasattr(middleware, "dispatch"):
+                raise TypeError(
+                    f"{middleware.__qualname__} is ASGI middleware, which an App does not run: "
+                    "give a class with `async def dispatch(request, call_next)` or an "
+                    "`async def (request, call_next)` (or serve an ASGI app with `vireo serve`)"
+                )
             middleware = middleware(self, **options).dispatch
         if not inspect.iscoroutinefunction(middleware):
             raise TypeError("middleware must be an `async def (request, call_next)`")

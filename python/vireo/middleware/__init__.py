@@ -1,0 +1,5 @@
+"""Middleware that ships with Vireo, for `app.add_middleware(...)`."""
+
+from .cors import CORSMiddleware
+
+__all__ = ["CORSMiddleware"]
