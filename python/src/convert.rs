@@ -103,6 +103,8 @@ pub(crate) struct Converted {
 pub(crate) trait Fields {
     /// The first value of the named header field, compared without ASCII case.
     fn header(&self, name: &str) -> Option<&[u8]>;
+    /// Every value of the named header field, in order, compared without ASCII case.
+    fn header_values(&self, name: &str) -> Vec<&[u8]>;
     /// The query string after `?`, if there is one.
     fn query(&self) -> Option<&str>;
 }
@@ -110,6 +112,13 @@ pub(crate) trait Fields {
 impl Fields for RequestHead {
     fn header(&self, name: &str) -> Option<&[u8]> {
         RequestHead::header(self, name)
+    }
+
+    fn header_values(&self, name: &str) -> Vec<&[u8]> {
+        self.headers()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+            .collect()
     }
 
     fn query(&self) -> Option<&str> {
@@ -134,6 +143,14 @@ pub(crate) fn convert(params: &[Param], head: &impl Fields, path_values: &[Strin
             ),
             Source::Request => Arg::Request,
             Source::Path(i) => one(param, loc, Some(&path_values[*i]), &mut out.errors),
+            Source::Header if param.list => {
+                let values: Vec<_> = head
+                    .header_values(&param.key)
+                    .into_iter()
+                    .map(String::from_utf8_lossy)
+                    .collect();
+                many(param, loc, values.iter().map(|v| &**v), &mut out.errors)
+            }
             Source::Header => {
                 let value = head.header(&param.key).map(String::from_utf8_lossy);
                 one(param, loc, value.as_deref(), &mut out.errors)

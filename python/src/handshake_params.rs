@@ -37,6 +37,14 @@ impl Fields for Handshake {
             .map(|(_, v)| v.as_slice())
     }
 
+    fn header_values(&self, name: &str) -> Vec<&[u8]> {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name.as_bytes()))
+            .map(|(_, v)| v.as_slice())
+            .collect()
+    }
+
     fn query(&self) -> Option<&str> {
         (!self.query.is_empty()).then_some(self.query.as_str())
     }

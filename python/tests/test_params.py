@@ -184,3 +184,20 @@ def test_unsupported_parameter_type_fails_at_registration():
 
     with pytest.raises(TypeError, match="unsupported type"):
         TestClient(bad).get("/x")
+
+
+@app.get("/tokens")
+def tokens(
+    x_token: Annotated[Optional[list[str]], Header()] = None,
+    x_n: Annotated[list[int], Header()] = [],
+):
+    return {"tokens": x_token, "n": x_n}
+
+
+def test_a_header_list_takes_every_field_of_the_name_as_fastapi_does():
+    res = client.get("/tokens", headers=[("X-Token", "a"), ("x-token", "b, c"), ("x-n", "1")])
+    assert res.json() == {"tokens": ["a", "b, c"], "n": [1]}
+    assert client.get("/tokens").json() == {"tokens": None, "n": []}
+    res = client.get("/tokens", headers=[("x-n", "1"), ("x-n", "x")])
+    assert res.status_code == 422
+    assert [e["loc"] for e in res.json()["detail"]] == [["header", "x-n", 1]]

@@ -406,8 +406,8 @@ def analyse(
             key = name.replace("_", "-")
         item = _list_item(inner)
         if item is not None:
-            if source != "query":
-                raise TypeError(f"{where}: only query parameters can be lists")
+            if source not in ("query", "header"):
+                raise TypeError(f"{where}: only query and header parameters can be lists")
             item, _ = _unwrap_optional(item)
             target, is_list = item, True
         else:

@@ -77,6 +77,16 @@ def _release(client: Any, loop: asyncio.AbstractEventLoop) -> None:
     loop.close()
 
 
+class _Fields:
+    """A request's header fields: the first of each name, and any repeats after them."""
+
+    __slots__ = ("first", "repeated")
+
+    def __init__(self, first: dict[str, str], repeated: list[tuple[str, str]]) -> None:
+        self.first = first
+        self.repeated = repeated
+
+
 _REDIRECTS = (301, 302, 303, 307, 308)
 _MAX_REDIRECTS = 20
 
@@ -131,7 +141,7 @@ class TestClient:
         url: str,
         *,
         params: Mapping[str, Any] | None = None,
-        headers: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | Sequence[tuple[str, str]] | None = None,
         json: Any = None,
         content: bytes | str | None = None,
         data: Mapping[str, Any] | None = None,
@@ -160,10 +170,17 @@ class TestClient:
             fields["content-type"] = "application/x-www-form-urlencoded"
         elif content is not None:
             body = content.encode() if isinstance(content, str) else bytes(content)
-        for name, value in (headers or {}).items():
-            fields[name.lower()] = value
+        # A mapping, or (name, value) pairs, which may repeat a name (as httpx takes them).
+        pairs = headers.items() if isinstance(headers, Mapping) else (headers or ())
+        repeated: list[tuple[str, str]] = []
+        for name, value in pairs:
+            if name.lower() in fields and name.lower() not in ("host", "content-type"):
+                repeated.append((name.lower(), value))
+            else:
+                fields[name.lower()] = value
+        fields_and_repeats = _Fields(fields, repeated)
         method = method.upper()
-        response = self._send(method, target, fields, body)
+        response = self._send(method, target, fields_and_repeats, body)
         follow = self.follow_redirects if follow_redirects is None else follow_redirects
         for _ in range(_MAX_REDIRECTS):
             location = response.headers.get("location")
@@ -176,16 +193,17 @@ class TestClient:
             # Whatever host it names, the next request goes to the app, as Starlette's does.
             parts = urllib.parse.urlsplit(urllib.parse.urljoin(target, location))
             target = parts.path + (f"?{parts.query}" if parts.query else "")
-            response = self._send(method, target, fields, body)
+            response = self._send(method, target, fields_and_repeats, body)
         raise RuntimeError(f"more than {_MAX_REDIRECTS} redirects, the last to {target}")
 
-    def _send(self, method: str, target: str, fields: dict[str, str], body: bytes) -> TestResponse:
-        fields = dict(fields)
+    def _send(self, method: str, target: str, given: "_Fields", body: bytes) -> TestResponse:
+        fields = dict(given.first)
         fields.pop("content-length", None)
         if body:
             fields["content-length"] = str(len(body))
+        lines = [*fields.items(), *given.repeated]
         head = f"{method} {target} HTTP/1.1\r\n"
-        head += "".join(f"{name}: {value}\r\n" for name, value in fields.items()) + "\r\n"
+        head += "".join(f"{name}: {value}\r\n" for name, value in lines) + "\r\n"
         status, raw_headers, data = self._client.request(head.encode("latin-1"), body)
         # As Starlette's client does: the response's background tasks have run on return.
         self._background.wait()
