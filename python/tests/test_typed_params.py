@@ -146,6 +146,20 @@ def test_the_schema_refers_to_enums_as_components_as_fastapi_does():
     assert params["id"]["schema"] == {
         "anyOf": [{"type": "string", "format": "uuid"}, {"type": "null"}], "title": "Id"
     }
+    assert params["mode"]["schema"]["anyOf"][-1] == {"type": "null"}
     assert schema["components"]["schemas"]["Model"] == {
         "type": "string", "enum": ["alexnet", "lenet"], "title": "Model"
     }
+
+
+def test_a_typed_parameter_s_description_deprecation_and_examples_reach_the_schema():
+    described = App()
+
+    @described.get("/d")
+    def handler(level: Annotated[Level, Query(description="how loud", deprecated=True, examples=[1])] = Level.low):
+        return level
+
+    [param] = TestClient(described).get("/openapi.json").json()["paths"]["/d"]["get"]["parameters"]
+    assert (param["description"], param["deprecated"]) == ("how loud", True)
+    assert param["schema"]["examples"] == [1]
+    assert param["schema"]["default"] == 1

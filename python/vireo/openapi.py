@@ -16,7 +16,7 @@ import typing
 import uuid
 from typing import Any
 
-from .params import Planned, analyse
+from .params import Planned, _unwrap_optional, analyse
 
 REF = "#/components/schemas/{model}"
 
@@ -173,13 +173,38 @@ _SCHEMA_KEYWORDS = {
 
 def _parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any] | None:
     """A path, query, header or cookie parameter's object; `None` if left out of the schema."""
-    _, source, key, kind, is_list, required, default, _, _, _ = planned.tuple
+    _, source, key, kind, is_list, required, default, converter, _, _ = planned.tuple
     marker = planned.marker
     if marker is not None and not getattr(marker, "include_in_schema", True):
         return None
-    constraints = getattr(marker, "constraints", {})
-    if planned.tuple[7] is not None:
-        return _converted_parameter(planned, components)
+    constraints = getattr(marker, "constraints", None) or {}
+    if converter is None:
+        schema, default_json = _native_schema(kind, is_list, constraints), default
+    else:
+        inner = _unwrap_optional(planned.annotation)[0]
+        schema, default_json = _converted_schema(inner, constraints, default, components)
+    if not required and _optional(planned.annotation):
+        choices = schema["anyOf"] if set(schema) == {"anyOf"} else [schema]
+        schema = {"anyOf": [*choices, {"type": "null"}]}
+    # A bare reference stands alone, as pydantic writes one.
+    if set(schema) != {"$ref"}:
+        schema["title"] = getattr(marker, "title", None) or _title(key)
+    out: dict[str, Any] = {"name": key, "in": source, "required": bool(required), "schema": schema}
+    description = getattr(marker, "description", None)
+    if description:
+        schema["description"] = out["description"] = description
+    if getattr(marker, "deprecated", None):
+        schema["deprecated"] = out["deprecated"] = True
+    examples = getattr(marker, "examples", None)
+    if examples is not None:
+        schema["examples"] = examples
+    if not required and default_json is not None and _json_ready(default_json):
+        schema["default"] = default_json
+    return out
+
+
+def _native_schema(kind: str, is_list: bool, constraints: dict[str, Any]) -> dict[str, Any]:
+    """The schema of a value the engine converts itself, with its constraints."""
     schema: dict[str, Any] = {"type": _SCALAR_TYPES[kind]}
     for name, value in constraints.items():
         if name in _SCHEMA_KEYWORDS:
@@ -191,21 +216,26 @@ def _parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any] |
         for name in ("min_length", "max_length"):
             if name in constraints:
                 schema["minItems" if name == "min_length" else "maxItems"] = constraints[name]
-    if not required and _optional(planned.annotation):
-        schema = {"anyOf": [schema, {"type": "null"}]}
-    schema["title"] = getattr(marker, "title", None) or _title(key)
-    out: dict[str, Any] = {"name": key, "in": source, "required": bool(required), "schema": schema}
-    description = getattr(marker, "description", None)
-    if description:
-        schema["description"] = out["description"] = description
-    if getattr(marker, "deprecated", None):
-        schema["deprecated"] = out["deprecated"] = True
-    examples = getattr(marker, "examples", None)
-    if examples is not None:
-        schema["examples"] = examples
-    if not required and default is not None and _json_ready(default):
-        schema["default"] = default
-    return out
+    return schema
+
+
+def _converted_schema(
+    tp: Any, constraints: dict[str, Any], default: Any, components: dict[str, Any]
+) -> tuple[dict[str, Any], Any]:
+    """The schema pydantic gives a type it converts (an Enum, UUID, date...), as FastAPI
+    shows it (an enum by reference to a component), and the default as JSON (none without
+    pydantic)."""
+    try:
+        import pydantic
+    except ImportError:  # enums only, converted without pydantic
+        return type_schema(tp, components), None
+    target = typing.Annotated[tp, pydantic.Field(**constraints)] if constraints else tp
+    # Inside a list, so that an enum is a component referred to, as FastAPI shows one.
+    whole = pydantic.TypeAdapter(list[target]).json_schema(ref_template=REF)  # type: ignore[valid-type]
+    components.update(whole.get("$defs", {}))
+    if default is None:
+        return whole["items"], None
+    return whole["items"], pydantic.TypeAdapter(tp).dump_python(default, mode="json")
 
 
 def _optional(tp: Any) -> bool:
@@ -261,49 +291,6 @@ def _form_body(fields: list[Any], components: dict[str, Any]) -> dict[str, Any]:
     if required:
         out["required"] = True
     return out
-
-
-def _converted_parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any]:
-    """A parameter of a type pydantic converts (an Enum, UUID, date...), with the schema
-    pydantic gives it, as FastAPI shows it (an enum by reference to a component)."""
-    _, source, key, _, _, required, default, _, _, _ = planned.tuple
-    marker = planned.marker
-    constraints = getattr(marker, "constraints", None) or {}
-    inner = _unwrap_annotated_optional(planned.annotation)
-    try:
-        import pydantic
-    except ImportError:  # enums only, converted without pydantic
-        pydantic = None
-    if pydantic is None:
-        schema = type_schema(inner, components)
-    else:
-        target = typing.Annotated[inner, pydantic.Field(**constraints)] if constraints else inner
-        # Inside a list, so that an enum is a component referred to, as FastAPI shows one.
-        whole = pydantic.TypeAdapter(list[target]).json_schema(ref_template=REF)  # type: ignore[valid-type]
-        components.update(whole.get("$defs", {}))
-        schema = whole["items"]
-    if not required and _optional(planned.annotation):
-        choices = schema["anyOf"] if set(schema) == {"anyOf"} else [schema]
-        schema = {"anyOf": [*choices, {"type": "null"}]}
-    if set(schema) != {"$ref"}:
-        schema["title"] = getattr(marker, "title", None) or _title(key)
-    out: dict[str, Any] = {"name": key, "in": source, "required": bool(required), "schema": schema}
-    description = getattr(marker, "description", None)
-    if description:
-        schema["description"] = out["description"] = description
-    if not required and default is not None and pydantic is not None:
-        schema["default"] = pydantic.TypeAdapter(inner).dump_python(default, mode="json")
-    return out
-
-
-def _unwrap_annotated_optional(tp: Any) -> Any:
-    """`tp` without `Optional` around it."""
-    origin = typing.get_origin(tp)
-    if origin is typing.Union or origin is types.UnionType:
-        args = [a for a in typing.get_args(tp) if a is not type(None)]
-        if len(args) == 1:
-            return args[0]
-    return tp
 
 
 def _object_body(members: list[Planned], name: str, components: dict[str, Any]) -> dict[str, Any]:

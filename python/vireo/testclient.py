@@ -77,16 +77,6 @@ def _release(client: Any, loop: asyncio.AbstractEventLoop) -> None:
     loop.close()
 
 
-class _Fields:
-    """A request's header fields: the first of each name, and any repeats after them."""
-
-    __slots__ = ("first", "repeated")
-
-    def __init__(self, first: dict[str, str], repeated: list[tuple[str, str]]) -> None:
-        self.first = first
-        self.repeated = repeated
-
-
 _REDIRECTS = (301, 302, 303, 307, 308)
 _MAX_REDIRECTS = 20
 
@@ -178,9 +168,8 @@ class TestClient:
                 repeated.append((name.lower(), value))
             else:
                 fields[name.lower()] = value
-        fields_and_repeats = _Fields(fields, repeated)
         method = method.upper()
-        response = self._send(method, target, fields_and_repeats, body)
+        response = self._send(method, target, fields, repeated, body)
         follow = self.follow_redirects if follow_redirects is None else follow_redirects
         for _ in range(_MAX_REDIRECTS):
             location = response.headers.get("location")
@@ -193,15 +182,23 @@ class TestClient:
             # Whatever host it names, the next request goes to the app, as Starlette's does.
             parts = urllib.parse.urlsplit(urllib.parse.urljoin(target, location))
             target = parts.path + (f"?{parts.query}" if parts.query else "")
-            response = self._send(method, target, fields_and_repeats, body)
+            response = self._send(method, target, fields, repeated, body)
         raise RuntimeError(f"more than {_MAX_REDIRECTS} redirects, the last to {target}")
 
-    def _send(self, method: str, target: str, given: "_Fields", body: bytes) -> TestResponse:
-        fields = dict(given.first)
+    def _send(
+        self,
+        method: str,
+        target: str,
+        fields: dict[str, str],
+        repeated: list[tuple[str, str]],
+        body: bytes,
+    ) -> TestResponse:
+        """One request: `fields` (one per name) then the `repeated` ones."""
+        fields = dict(fields)
         fields.pop("content-length", None)
         if body:
             fields["content-length"] = str(len(body))
-        lines = [*fields.items(), *given.repeated]
+        lines = [*fields.items(), *repeated]
         head = f"{method} {target} HTTP/1.1\r\n"
         head += "".join(f"{name}: {value}\r\n" for name, value in lines) + "\r\n"
         status, raw_headers, data = self._client.request(head.encode("latin-1"), body)
