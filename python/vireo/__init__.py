@@ -14,7 +14,12 @@
 from ._vireo import ClientDisconnected, Request, State
 from ._serve import serve
 from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
-from .exceptions import HTTPException, RequestValidationError, WebSocketException
+from .exceptions import (
+    HTTPException,
+    RequestValidationError,
+    ResponseValidationError,
+    WebSocketException,
+)
 from .background import BackgroundTask, BackgroundTasks
 from .connection import HTTPConnection
 from .dependencies import Depends
@@ -56,6 +61,7 @@ __all__ = [
     "RedirectResponse",
     "Request",
     "RequestValidationError",
+    "ResponseValidationError",
     "Response",
     "State",
     "StreamingResponse",

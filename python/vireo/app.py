@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from . import _loop, _vireo, params
+from . import response_model as response_models
 from .background import Runner
 from .dependencies import Depends, solver
 from .encoders import jsonable
@@ -103,6 +104,7 @@ class _Route:
         "include_in_schema",
         "deprecated",
         "operation_id",
+        "response_model_options",
     )
 
     def __init__(
@@ -116,10 +118,11 @@ class _Route:
         tags: Sequence[str] = (),
         summary: str | None = None,
         description: str | None = None,
-        response_model: Any = None,
+        response_model: Any = response_models.DEFAULT,
         include_in_schema: bool = True,
         deprecated: bool = False,
         operation_id: str | None = None,
+        response_model_options: dict[str, Any] | None = None,
     ) -> None:
         self.methods = [m.upper() for m in methods]
         self.path = path
@@ -134,10 +137,12 @@ class _Route:
         self.include_in_schema = include_in_schema
         self.deprecated = deprecated
         self.operation_id = operation_id
+        self.response_model_options = dict(response_model_options or response_models.OPTIONS)
 
     def options(self) -> dict[str, Any]:
         """The keyword arguments of `add_api_route` that made this route."""
-        return {name: getattr(self, name) for name in self.__slots__[3:]}
+        options = {name: getattr(self, name) for name in self.__slots__[3:-1]}
+        return {**options, **self.response_model_options}
 
 
 def _check_dependencies(dependencies: Sequence[Any] | None) -> list[Depends]:
@@ -176,16 +181,33 @@ class _Routes:
         tags: Sequence[str] | None = None,
         summary: str | None = None,
         description: str | None = None,
-        response_model: Any = None,
+        response_model: Any = response_models.DEFAULT,
         include_in_schema: bool = True,
         deprecated: bool = False,
         operation_id: str | None = None,
+        response_model_include: Any = None,
+        response_model_exclude: Any = None,
+        response_model_by_alias: bool = True,
+        response_model_exclude_unset: bool = False,
+        response_model_exclude_defaults: bool = False,
+        response_model_exclude_none: bool = False,
     ) -> None:
         """Add a route. `dependencies` run before the handler (their values are not passed);
-        `tags`, `summary`, `description`, `response_model`, `deprecated`, `operation_id` and
-        `include_in_schema` shape its entry in the OpenAPI schema."""
+        `tags`, `summary`, `description`, `deprecated`, `operation_id` and
+        `include_in_schema` shape its entry in the OpenAPI schema. What the handler returns
+        is validated against `response_model` (by default its return annotation) and sent
+        as that model's fields, shaped by the `response_model_*` options, as in FastAPI;
+        `response_model=None` turns that off."""
         if not path.startswith("/"):
             raise ValueError(f"a route path starts with '/': {path!r}")
+        model_options = {
+            "response_model_include": response_model_include,
+            "response_model_exclude": response_model_exclude,
+            "response_model_by_alias": response_model_by_alias,
+            "response_model_exclude_unset": response_model_exclude_unset,
+            "response_model_exclude_defaults": response_model_exclude_defaults,
+            "response_model_exclude_none": response_model_exclude_none,
+        }
         self._routes.append(
             _Route(
                 methods,
@@ -201,6 +223,7 @@ class _Routes:
                 include_in_schema,
                 deprecated,
                 operation_id,
+                model_options,
             )
         )
         self._planned = None
@@ -215,7 +238,8 @@ class _Routes:
         return register
 
     # Each takes `add_api_route`'s keyword arguments: status_code, blocking, dependencies,
-    # tags, summary, description, response_model, include_in_schema, deprecated, operation_id.
+    # tags, summary, description, response_model (and its response_model_* options),
+    # include_in_schema, deprecated, operation_id.
 
     def get(self, path: str, **options: Any) -> Any:
         return self.api_route(path, methods=["GET"], **options)
@@ -479,6 +503,11 @@ class App(_Routes):
         if with_app_dependencies:
             dependencies = self.dependencies + dependencies
         handler = route.handler
+        filter_value = response_models.filtering(
+            handler, route.response_model, route.response_model_options
+        )
+        if filter_value is not None:
+            handler = response_models.with_filter(handler, filter_value)
         if dependencies or any(p.tag != "leaf" for p in params.analyse(route.path, handler)):
             # The handler and its dependencies, flattened into one solver function.
             solve, planned, kind, _ = solver(

@@ -41,6 +41,26 @@ class RequestValidationError(ValueError):
         return self._errors
 
 
+class ResponseValidationError(ValueError):
+    """What a handler returned did not fit its route's response model: a 500 (the client
+    learns nothing of it), with each error logged as `{"type", "loc", "msg", "input"}`."""
+
+    def __init__(self, errors: list[dict[str, Any]], body: Any = None) -> None:
+        super().__init__(errors)
+        self._errors = list(errors)
+        self.body = body
+
+    def errors(self) -> list[dict[str, Any]]:
+        return self._errors
+
+    def __str__(self) -> str:
+        lines = [f"{len(self._errors)} validation error(s) in the response:"]
+        for error in self._errors:
+            loc = ".".join(str(part) for part in error.get("loc", ()))
+            lines.append(f"  {loc}: {error.get('msg')} (input: {error.get('input')!r})")
+        return "\n".join(lines)
+
+
 class WebSocketException(Exception):
     """Close a WebSocket with `code` and `reason`, from its handler or a dependency: before
     the handshake is accepted, it is refused (a `403` to the client), as in Starlette."""

@@ -16,6 +16,7 @@ import typing
 import uuid
 from typing import Any
 
+from . import response_model as response_models
 from .params import Planned, _unwrap_optional, analyse
 
 REF = "#/components/schemas/{model}"
@@ -362,9 +363,7 @@ def _operation(app: Any, route: Any, method: str, components: dict[str, Any]) ->
         op["parameters"] = sorted(parameters, key=lambda p: where.index(p["in"]))
     if body is not None:
         op["requestBody"] = body
-    model = route.response_model
-    if model is None:
-        model = _return_annotation(handler)
+    model = response_models.resolve(handler, route.response_model)
     success: dict[str, Any] = {"description": "Successful Response"}
     if route.status_code not in (204, 304):
         schema = type_schema(model, components) if model is not None else {}
@@ -381,22 +380,6 @@ def _operation(app: Any, route: Any, method: str, components: dict[str, Any]) ->
         components.setdefault("ValidationError", VALIDATION_ERROR)
     op["responses"] = responses
     return op
-
-
-def _return_annotation(handler: Any) -> Any:
-    """The handler's return annotation, when it names a type of data (not a response)."""
-    from .responses import Response
-
-    try:
-        hints = typing.get_type_hints(handler) if inspect.isroutine(handler) else {}
-    except Exception:  # noqa: BLE001 - an unresolvable annotation only leaves the schema open
-        return None
-    tp = hints.get("return")
-    if tp is None or tp is type(None):
-        return None
-    if isinstance(tp, type) and issubclass(tp, Response):
-        return None
-    return tp
 
 
 def build_schema(app: Any) -> dict[str, Any]:
