@@ -22,7 +22,7 @@ from .exceptions import (
 )
 from .background import BackgroundTask, BackgroundTasks
 from .connection import HTTPConnection
-from .dependencies import Depends
+from .dependencies import Depends, Security
 from .forms import File, Form, UploadFile
 from .params import Body, Cookie, Header, Path, Query
 from .responses import (
@@ -63,6 +63,7 @@ __all__ = [
     "RequestValidationError",
     "ResponseValidationError",
     "Response",
+    "Security",
     "State",
     "StreamingResponse",
     "UploadFile",

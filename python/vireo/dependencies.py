@@ -42,10 +42,54 @@ class Depends:
         return f"Depends({name}{cache})"
 
 
+class Security(Depends):
+    """`Depends` for a security scheme, asking for OAuth2 `scopes`: they are listed in the
+    route's OpenAPI `security`, and a dependency below it that takes `SecurityScopes` gets
+    them (with those asked for above it)."""
+
+    def __init__(
+        self,
+        dependency: Callable[..., Any] | None = None,
+        *,
+        scopes: Sequence[str] | None = None,
+        use_cache: bool = True,
+    ) -> None:
+        super().__init__(dependency, use_cache=use_cache)
+        self.scopes = list(scopes or ())
+
+    def with_dependency(self, dependency: Callable[..., Any]) -> "Depends":
+        if dependency is self.dependency:
+            return self
+        return Security(dependency, scopes=self.scopes, use_cache=self.use_cache)
+
+    def __repr__(self) -> str:
+        name = getattr(self.dependency, "__qualname__", repr(self.dependency))
+        return f"Security({name}, scopes={self.scopes!r})"
+
+
+class SecurityScopes:
+    """A parameter of this type gets the scopes every `Security(...)` on the way from the
+    route to this dependency asked for, in order: `scopes`, and `scope_str` (space-separated,
+    as in a `WWW-Authenticate` challenge)."""
+
+    def __init__(self, scopes: Sequence[str] | None = None) -> None:
+        self.scopes: list[str] = list(scopes or ())
+        self.scope_str = " ".join(self.scopes)
+
+    def __repr__(self) -> str:
+        return f"SecurityScopes({self.scopes!r})"
+
+
+def _with_scopes(scopes: list[str], depends: Depends) -> list[str]:
+    """`scopes` and the new ones `depends` asks for."""
+    added = [s for s in getattr(depends, "scopes", ()) if s not in scopes]
+    return scopes + added if added else scopes
+
+
 # How a step is called.
 _SYNC, _ASYNC, _GEN, _ASYNC_GEN = range(4)
 # Where an argument comes from.
-_LEAF, _STEP, _BACKGROUND, _FORM, _RESPONSE = range(5)
+_LEAF, _STEP, _BACKGROUND, _FORM, _RESPONSE, _CONSTANT = range(6)
 
 
 def _kind_of(fn: Callable[..., Any]) -> int:
@@ -93,6 +137,10 @@ class DependencyPlan:
         # Form fields, read together by one validator (the form leaf's).
         self.form_fields: list[Any] = []
         self.form_leaf: str | None = None
+        # The scopes asked for on the way to the dependency being planned.
+        self._scopes: list[list[str]] = [[]]
+        # Each security scheme the route depends on, first use first, with its scopes.
+        self.security: list[tuple[Any, list[str]]] = []
 
     def leaf(self, planned: Planned) -> str:
         """The solver's name for a value the engine converts; equal ones are shared."""
@@ -147,6 +195,8 @@ class DependencyPlan:
                 out.append((name, _RESPONSE, None))
             elif planned.tag == "form":
                 out.append((name, _FORM, self.form_field(planned)))
+            elif planned.tag == "scopes":
+                out.append((name, _CONSTANT, SecurityScopes(self._scopes[-1])))
             else:
                 out.append((name, _LEAF, self.leaf(planned)))
         return out
@@ -170,20 +220,68 @@ class DependencyPlan:
         fn = depends.dependency
         assert fn is not None
         fn = self.overrides.get(fn, fn)
-        if depends.use_cache and fn in self._cached:
-            return self._cached[fn]
+        scopes = _with_scopes(self._scopes[-1], depends)
+        if _is_scheme(fn):
+            self._note_scheme(fn, scopes)
+        # A dependency below which something takes `SecurityScopes` is one per set of scopes.
+        key = (fn, tuple(sorted(set(scopes)))) if self._uses_scopes(fn) else fn
+        if depends.use_cache and key in self._cached:
+            return self._cached[key]
         if any(fn is active for active in self._active):
             raise TypeError(f"dependency cycle through {fn!r}")
         self._active.append(fn)
+        self._scopes.append(scopes)
         try:
             args = self.arguments(fn)
         finally:
             self._active.pop()
-        self.steps.append(_Step(fn, _kind_of(fn), args))
+            self._scopes.pop()
+        call = _sync_check(fn) or fn
+        self.steps.append(_Step(call, _kind_of(call), args))
         index = len(self.steps) - 1
         if depends.use_cache:
-            self._cached[fn] = index
+            self._cached[key] = index
         return index
+
+    def _note_scheme(self, scheme: Any, scopes: list[str]) -> None:
+        for noted, noted_scopes in self.security:
+            if noted.scheme_name == scheme.scheme_name:
+                noted_scopes.extend(s for s in scopes if s not in noted_scopes)
+                return
+        self.security.append((scheme, list(scopes)))
+
+    def _uses_scopes(self, fn: Callable[..., Any]) -> bool:
+        """Whether `fn`, or a dependency of it, takes `SecurityScopes`."""
+        if any(fn is active for active in self._active):
+            return False  # a cycle, refused when it is planned
+        self._active.append(fn)
+        try:
+            for planned in analyse(self.path, fn, self.websocket):
+                if planned.tag == "scopes":
+                    return True
+                if planned.tag == "depends":
+                    sub = planned.depends.dependency
+                    if self._uses_scopes(self.overrides.get(sub, sub)):
+                        return True
+            return False
+        finally:
+            self._active.pop()
+
+
+def _is_scheme(fn: Any) -> bool:
+    """Whether `fn` is a security scheme (`vireo.security`'s, or an app's subclass)."""
+    from .security import SecurityBase
+
+    return isinstance(fn, SecurityBase)
+
+
+def _sync_check(fn: Any) -> Callable[..., Any] | None:
+    """A scheme's `check`, when its `__call__` is the base one that only awaits it."""
+    from .security import SecurityBase
+
+    if isinstance(fn, SecurityBase) and type(fn).__call__ is SecurityBase.__call__:
+        return fn.check
+    return None
 
 
 def _hashable(value: Any) -> Any:
@@ -212,6 +310,8 @@ def _call_args(
             value = kw[index[0]][index[1]]
         elif where == _RESPONSE:
             value = sub
+        elif where == _CONSTANT:
+            value = index
         else:
             value = tasks
         if name is None:

@@ -248,19 +248,21 @@ def _optional(tp: Any) -> bool:
     )
 
 
-def route_leaves(app: Any, route: Any) -> tuple[list[Planned], list[Any]]:
+def route_leaves(
+    app: Any, route: Any
+) -> tuple[list[Planned], list[Any], list[tuple[Any, list[str]]]]:
     """What the route reads from the request: its handler's and its dependencies' values,
-    and its form fields."""
+    its form fields, and the security schemes it depends on with their scopes."""
     dependencies = app.dependencies + route.dependencies
     planned = analyse(route.path, route.handler)
     if not dependencies and all(p.tag == "leaf" for p in planned):
-        return planned, []
+        return planned, [], []
     from .dependencies import solver
 
     _, _, _, plan = solver(
         route.handler, dependencies, route.path, route.status_code, route.blocking
     )
-    return [p for p in plan.leaf_info if p.tag == "leaf"], plan.form_fields
+    return [p for p in plan.leaf_info if p.tag == "leaf"], plan.form_fields, plan.security
 
 
 def _form_body(fields: list[Any], components: dict[str, Any]) -> dict[str, Any]:
@@ -325,7 +327,9 @@ def _operation_id(route: Any, method: str) -> str:
     return re.sub(r"\W", "_", f"{name}{route.path}") + "_" + method.lower()
 
 
-def _operation(app: Any, route: Any, method: str, components: dict[str, Any]) -> dict[str, Any]:
+def _operation(
+    app: Any, route: Any, method: str, components: dict[str, Any], schemes: dict[str, Any]
+) -> dict[str, Any]:
     handler = route.handler
     doc = inspect.getdoc(handler) if inspect.isroutine(handler) else None
     op: dict[str, Any] = {}
@@ -338,7 +342,10 @@ def _operation(app: Any, route: Any, method: str, components: dict[str, Any]) ->
     op["operationId"] = route.operation_id or _operation_id(route, method)
     if route.deprecated:
         op["deprecated"] = True
-    leaves, form_fields = route_leaves(app, route)
+    leaves, form_fields, security = route_leaves(app, route)
+    if security:
+        op["security"] = [{scheme.scheme_name: scopes} for scheme, scopes in security]
+        schemes.update((scheme.scheme_name, dict(scheme.model)) for scheme, _ in security)
     parameters = []
     body: dict[str, Any] | None = _form_body(form_fields, components) if form_fields else None
     members = [p for p in leaves if p.embedded]
@@ -385,19 +392,24 @@ def _operation(app: Any, route: Any, method: str, components: dict[str, Any]) ->
 def build_schema(app: Any) -> dict[str, Any]:
     """The app's OpenAPI 3.1 document as a dict."""
     components: dict[str, Any] = {}
+    schemes: dict[str, Any] = {}
     paths: dict[str, Any] = {}
     for route in app._routes:
         if not route.include_in_schema:
             continue
         item = paths.setdefault(route.path.replace(":path}", "}"), {})
         for method in route.methods:
-            item[method.lower()] = _operation(app, route, method, components)
+            item[method.lower()] = _operation(app, route, method, components, schemes)
     info: dict[str, Any] = {"title": app.title, "version": app.version}
     if app.description:
         info["description"] = app.description
     schema: dict[str, Any] = {"openapi": "3.1.0", "info": info, "paths": paths}
-    if components:
-        schema["components"] = {"schemas": dict(sorted(components.items()))}
+    if components or schemes:
+        schema["components"] = {}
+        if components:
+            schema["components"]["schemas"] = dict(sorted(components.items()))
+        if schemes:
+            schema["components"]["securitySchemes"] = schemes
     return schema
 
 

@@ -291,7 +291,7 @@ def analyse(
     `socket_param`, is the socket (planned as the `request` source), and nothing reads a body.
     """
     from .background import BackgroundTasks
-    from .dependencies import Depends
+    from .dependencies import Depends, SecurityScopes
     from .forms import Form, FormField, is_upload_type
 
     in_path = set(path_names(path))
@@ -342,6 +342,9 @@ def analyse(
                 "which a WebSocket route has not; take the WebSocket (a dependency shared with "
                 "HTTP routes can take an HTTPConnection)"
             )
+        if isinstance(bare, type) and issubclass(bare, SecurityScopes):
+            planned.append(Planned(name, "scopes", None, tp, None, positional_only))
+            continue
         if isinstance(tp, type) and issubclass(tp, BackgroundTasks):
             planned.append(Planned(name, "background", None, tp, None, positional_only))
             continue
