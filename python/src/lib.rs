@@ -21,6 +21,7 @@ mod coroutine;
 mod dispatch;
 mod errors;
 mod event_loop;
+mod gzip_stream;
 mod handle;
 mod handler_await;
 mod handshake_params;

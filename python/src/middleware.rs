@@ -15,7 +15,7 @@ use crate::request::{latin1, Request};
 use crate::stream::Pull;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, StatusCode};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::iterator::PySendResult;
@@ -324,6 +324,24 @@ impl Rendered {
             .map_err(|_| PyTypeError::new_err("body must be bytes"))?;
         let bytes = Bytes::copy_from_slice(bytes.as_bytes());
         self.with(|r| r.set_body(bytes))
+    }
+
+    /// Compress a streamed body with gzip at `level` as it is sent; `False`, changing
+    /// nothing, for a body held in memory (see `body`).
+    fn gzip_stream(&self, level: u32) -> PyResult<bool> {
+        if !(0..=9).contains(&level) {
+            return Err(PyValueError::new_err(format!(
+                "a gzip level is 0 to 9, not {level}"
+            )));
+        }
+        self.with(|r| {
+            if r.body().in_memory().is_some() {
+                return false;
+            }
+            let body = crate::gzip_stream::gzip_body(r.take_body(), level);
+            r.set_body(body);
+            true
+        })
     }
 
     fn __repr__(&self) -> PyResult<String> {

@@ -153,11 +153,20 @@ def _check_dependencies(dependencies: Sequence[Any] | None) -> list[Depends]:
     return out
 
 
-def _is_starlette_cors(cls: type) -> bool:
-    """Starlette's `CORSMiddleware`, also as FastAPI re-exports it."""
-    return cls.__name__ == "CORSMiddleware" and cls.__module__.startswith(
-        ("starlette.middleware.cors", "fastapi.middleware.cors")
-    )
+def _vireo_stand_in(cls: type) -> type | None:
+    """Vireo's middleware for Starlette's `CORSMiddleware` or `GZipMiddleware` (also as
+    FastAPI re-exports them), which are ASGI middleware an App does not run."""
+    if not cls.__module__.startswith(("starlette.middleware.", "fastapi.middleware.")):
+        return None
+    if cls.__name__ == "CORSMiddleware":
+        from .middleware.cors import CORSMiddleware
+
+        return CORSMiddleware
+    if cls.__name__ == "GZipMiddleware":
+        from .middleware.gzip import GZipMiddleware
+
+        return GZipMiddleware
+    return None
 
 
 class _Routes:
@@ -404,13 +413,11 @@ class App(_Routes):
 
     def add_middleware(self, middleware: Any, **options: Any) -> None:
         """Add `async def mw(request, call_next)`, a class with `dispatch(request, call_next)`
-        (a `BaseHTTPMiddleware` subclass, `vireo.middleware.CORSMiddleware`), or Starlette's
-        or FastAPI's `CORSMiddleware`, which Vireo's stands in for."""
+        (a `BaseHTTPMiddleware` subclass, `vireo.middleware.CORSMiddleware`,
+        `vireo.middleware.GZipMiddleware`), or Starlette's or FastAPI's `CORSMiddleware` or
+        `GZipMiddleware`, which Vireo's stand in for."""
         if isinstance(middleware, type):
-            if _is_starlette_cors(middleware):
-                from .middleware.cors import CORSMiddleware
-
-                middleware = CORSMiddleware
+            middleware = _vireo_stand_in(middleware) or middleware
             if not hasattr(middleware, "dispatch"):
                 raise TypeError(
                     f"{middleware.__qualname__} is ASGI middleware, which an App does not run: "

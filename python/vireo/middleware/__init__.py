@@ -1,5 +1,6 @@
 """Middleware that ships with Vireo, for `app.add_middleware(...)`."""
 
 from .cors import CORSMiddleware
+from .gzip import GZipMiddleware
 
-__all__ = ["CORSMiddleware"]
+__all__ = ["CORSMiddleware", "GZipMiddleware"]
