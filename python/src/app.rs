@@ -2,6 +2,7 @@
 
 use crate::asgi_config::{AppConfig, AsgiApp};
 use crate::middleware::Next;
+use crate::mounts::Mount;
 use crate::plan::{template_names, CallKind, Param, Route};
 use crate::pyrefs::PyRefs;
 use crate::router::Router;
@@ -25,6 +26,8 @@ pub(crate) struct AppInner {
     pub raise_http_errors: bool,
     /// The app's WebSocket routes, served as an ASGI app of their own (`App._websockets`).
     pub websockets: Option<Arc<AppConfig>>,
+    /// ASGI apps mounted at a prefix (`App.mount`), in the order mounted.
+    pub mounts: Vec<Mount>,
     /// Handler tasks counted from when they first wait until they end; once a graceful
     /// shutdown has closed the connections, those left are the ones whose client left.
     pub orphans: Arc<RunningCalls>,
@@ -91,7 +94,8 @@ fn route_of(t: &Bound<'_, PyTuple>) -> PyResult<(Vec<Method>, String, Route)> {
 #[pymethods]
 impl AppCore {
     #[new]
-    #[pyo3(signature = (app, routes, middleware, refs, raise_http_errors=false, websockets=None))]
+    #[pyo3(signature = (app, routes, middleware, refs, raise_http_errors=false, websockets=None,
+        mounts=Vec::new()))]
     fn new(
         app: Py<PyAny>,
         routes: Vec<Bound<'_, PyTuple>>,
@@ -99,6 +103,7 @@ impl AppCore {
         refs: &Bound<'_, PyDict>,
         raise_http_errors: bool,
         websockets: Option<PyRef<'_, AsgiApp>>,
+        mounts: Vec<(String, PyRef<'_, AsgiApp>)>,
     ) -> PyResult<Self> {
         let py = refs.py();
         let mut router = Router::default();
@@ -145,6 +150,13 @@ impl AppCore {
                 app,
                 raise_http_errors,
                 websockets: websockets.map(|ws| ws.config.clone()),
+                mounts: mounts
+                    .into_iter()
+                    .map(|(prefix, app)| Mount {
+                        prefix,
+                        config: app.config.clone(),
+                    })
+                    .collect(),
                 orphans: Arc::default(),
                 redirect_slashes,
                 lifespan_state,

@@ -43,6 +43,9 @@ pub(crate) struct AppConfig {
     pub app: Py<PyAny>,
     pub interface: Interface,
     pub root_path: String,
+    /// The request's path begins with `root_path` already, as for an app mounted at it
+    /// (`App.mount`); otherwise `root_path` is put before it, as a proxy took it off.
+    pub root_in_path: bool,
     /// `Some` with `--proxy-headers`.
     pub proxy: Option<Trusted>,
     pub limit_concurrency: Option<usize>,
@@ -104,7 +107,7 @@ impl AsgiApp {
         forwarded_allow_ips=vec!["127.0.0.1".to_owned()], limit_concurrency=None, server=None,
         state=None, access_log=None, multiprocess=false, multithread=true, ws=true,
         ws_max_size=16 << 20,
-        ws_ping_interval=20.0, ws_ping_timeout=20.0, ws_per_message_deflate=true))]
+        ws_ping_interval=20.0, ws_ping_timeout=20.0, ws_per_message_deflate=true, mounted=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -125,6 +128,7 @@ impl AsgiApp {
         ws_ping_interval: f64,
         ws_ping_timeout: f64,
         ws_per_message_deflate: bool,
+        mounted: bool,
     ) -> PyResult<Self> {
         let interface = match interface {
             "asgi" => Interface::Asgi,
@@ -162,6 +166,7 @@ impl AsgiApp {
                 interface,
                 scopes,
                 root_path,
+                root_in_path: mounted,
                 proxy,
                 limit_concurrency: limit_concurrency.filter(|n| *n > 0),
                 running: Arc::default(),

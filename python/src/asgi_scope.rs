@@ -345,7 +345,7 @@ fn fill_scope<'py>(
     let raw_path = head.path();
     let root = config.root_path.as_str();
     let path = percent_decode(raw_path);
-    if root.is_empty() {
+    if root.is_empty() || config.root_in_path {
         scope.set_item(intern!(py, "path"), &*path)?;
         scope.set_item(
             intern!(py, "raw_path"),

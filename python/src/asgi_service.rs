@@ -22,7 +22,8 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 use vireo_http::http::{header, HeaderValue, Method, StatusCode};
 use vireo_http::{
-    Body, BodyError, BodyKind, ContentType, RequestBody, Response, TrailedStream, TrailersFuture,
+    Body, BodyError, BodyKind, ContentType, Head, RequestBody, Response, TrailedStream,
+    TrailersFuture,
 };
 
 /// This thread's loop, bound on the first request the thread serves.
@@ -62,6 +63,22 @@ impl Drop for Guard {
     }
 }
 
+/// The request body an app reads: still on the connection, or already read (in the test
+/// client).
+pub(crate) enum BodySource<'a> {
+    Wire(RequestBody<'a>),
+    Read(Option<Bytes>),
+}
+
+impl BodySource<'_> {
+    async fn chunk(&mut self) -> Result<Option<Bytes>, BodyError> {
+        match self {
+            BodySource::Wire(body) => body.chunk().await,
+            BodySource::Read(bytes) => Ok(bytes.take().filter(|b| !b.is_empty())),
+        }
+    }
+}
+
 /// Answer one request with the ASGI app.
 pub(crate) async fn serve(
     config: &Arc<AppConfig>,
@@ -74,6 +91,18 @@ pub(crate) async fn serve(
     let peer = req.remote_addr().copied();
     let tls = req.tls();
     let (head, body) = req.into_parts();
+    serve_parts(config, head, BodySource::Wire(body), peer, tls, running).await
+}
+
+/// Answer a request, given in parts, with the ASGI app.
+pub(crate) async fn serve_parts(
+    config: &Arc<AppConfig>,
+    head: Head,
+    body: BodySource<'_>,
+    peer: Option<std::net::SocketAddr>,
+    tls: Option<&Arc<vireo_http::tls::TlsSession>>,
+    running: &Arc<Running>,
+) -> Response {
     let state = match loop_for_thread(config) {
         Ok(state) => state,
         Err(res) => return res,
@@ -253,7 +282,7 @@ fn head_only(ex: &Exchange) -> bool {
 }
 
 /// Read body chunks when `receive` waits for one (or all, when draining).
-async fn pump(mut body: RequestBody<'_>, ex: &Exchange) -> Result<(), BodyError> {
+async fn pump(mut body: BodySource<'_>, ex: &Exchange) -> Result<(), BodyError> {
     loop {
         loop {
             let wanted = ex.wants_body() || {

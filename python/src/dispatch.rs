@@ -3,12 +3,14 @@
 
 use crate::app::AppInner;
 use crate::args::invoke;
+use crate::asgi_service;
 use crate::asgi_ws;
 use crate::convert::convert;
 use crate::coroutine::{self, Started};
 use crate::errors::{self, error_response, CallError};
 use crate::event_loop::{self, LoopState};
 use crate::middleware::Rendered;
+use crate::mounts::mount_for;
 use crate::plan::{CallKind, Route};
 use crate::render::render;
 use crate::request::{Parts, Request};
@@ -29,6 +31,10 @@ pub(crate) struct PyService(pub Arc<AppInner>);
 
 impl Service for PyService {
     async fn call(&self, req: vireo_http::Request<'_>) -> Response {
+        if let Some(mount) = mount_for(&self.0, req.head()) {
+            let running = Arc::new(mount.config.running.start().0);
+            return asgi_service::serve(&mount.config, req, &running).await;
+        }
         if let Some(websockets) = &self.0.websockets {
             if asgi_ws::is_websocket(req.head()) {
                 let running = Arc::new(websockets.running.start().0);
@@ -54,6 +60,9 @@ impl Service for PyService {
     async fn drained(&self) {
         if let Some(websockets) = &self.0.websockets {
             websockets.running.all_ended().await;
+        }
+        for mount in &self.0.mounts {
+            mount.config.running.all_ended().await;
         }
         self.0.orphans.all_ended().await;
         while Python::attach(|py| background_pending(py, &self.0)) {

@@ -28,6 +28,7 @@ mod handshake_params;
 mod json;
 mod mappings;
 mod middleware;
+mod mounts;
 mod multipart;
 mod plan;
 mod pyrefs;

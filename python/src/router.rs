@@ -90,6 +90,17 @@ impl Router {
         Ok(())
     }
 
+    /// Whether a route answers `method` at `path` (as `find` would give a `Route`), without
+    /// decoding its path values.
+    pub(crate) fn answers(&self, method: &Method, path: &str) -> bool {
+        let Ok(matched) = self.tree.at(path) else {
+            return false;
+        };
+        let by_method = &self.endpoints[*matched.value].by_method;
+        by_method.iter().any(|(m, _)| m == method)
+            || (method == Method::HEAD && by_method.iter().any(|(m, _)| m == Method::GET))
+    }
+
     pub(crate) fn find(&self, method: &Method, path: &str) -> Lookup<'_> {
         let Ok(matched) = self.tree.at(path) else {
             return Lookup::NotFound;

@@ -3,8 +3,10 @@
 //! (its own runtime and the app's event loop), without the connection layer.
 
 use crate::app::{AppCore, AppInner};
+use crate::asgi_service::{self, BodySource};
 use crate::dispatch::handle;
 use crate::event_loop;
+use crate::mounts::mount_for;
 use crate::thread_state;
 use bytes::Bytes;
 
@@ -81,7 +83,22 @@ fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
         }
         while let Some(job) = jobs.recv().await {
             let reply = match Head::parse(&job.head, &Limits::default()) {
-                Ok((head, _)) => collect(handle(&app, head, job.body, None, false).await).await,
+                Ok((head, _)) => match mount_for(&app, &head) {
+                    Some(mount) => {
+                        let running = Arc::new(mount.config.running.start().0);
+                        let body = BodySource::Read(Some(job.body));
+                        let served = asgi_service::serve_parts(
+                            &mount.config,
+                            head,
+                            body,
+                            None,
+                            None,
+                            &running,
+                        );
+                        collect(served.await).await
+                    }
+                    None => collect(handle(&app, head, job.body, None, false).await).await,
+                },
                 Err(e) => Err(format!("bad request head: {e}")),
             };
             let _ = job.reply.send(reply);

@@ -14,6 +14,7 @@ from . import response_model as response_models
 from .background import Runner
 from .dependencies import Depends, solver
 from .encoders import jsonable
+from .mounts import answering_http_errors
 from .exceptions import HTTPException, RequestValidationError
 from .responses import JSONResponse, Response, StreamingResponse
 from .websockets import WebSocketRoutes
@@ -384,8 +385,20 @@ class App(_Routes):
         self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
         self._planned_overrides: dict[Any, Any] = {}
         self._websockets = WebSocketRoutes()
+        self._mounts: list[tuple[str, Any]] = []
 
     # Routes: the decorators come from _Routes.
+
+    def mount(self, path: str, app: Any, name: str | None = None) -> None:
+        """Serve the ASGI app `app` (Starlette's `StaticFiles`, a FastAPI or Starlette app, ...)
+        under `path`, as Starlette's `Mount`: a request for `path/...` that no route of this
+        app answers goes to it, with `root_path` set to `path` and the full path in `path`.
+        `name` is accepted for FastAPI's signature."""
+        if not path.startswith("/"):
+            raise ValueError(f"a mount path starts with '/': {path!r}")
+        if not callable(app):
+            raise TypeError(f"a mounted app is an ASGI application, not {app!r}")
+        self._mounts.append((path.rstrip("/"), app))
 
     def include_router(
         self,
@@ -593,14 +606,22 @@ class App(_Routes):
         handlers = dict(self._exception_handlers)
         if handlers:
             middleware.append(_exception_layer(handlers))
+        from ._serve import _helpers
+
         websockets = None
         options = dict(websocket_options or {})
-        if self._websockets.routes and options.pop("ws", True):
-            from ._serve import _helpers
-
+        ws = options.pop("ws", True)
+        if self._websockets.routes and ws:
             endpoint = self._websocket_endpoint()
             websockets = _vireo.AsgiApp(endpoint, "asgi", _helpers(loop), **options)
-        return _vireo.AppCore(self, self._plan(), middleware, refs, bool(handlers), websockets)
+        mounts = [
+            (prefix, _vireo.AsgiApp(answering_http_errors(app), "asgi", _helpers(loop),
+                                    root_path=prefix, mounted=True, ws=ws, **options))
+            for prefix, app in self._mounts
+        ]
+        return _vireo.AppCore(
+            self, self._plan(), middleware, refs, bool(handlers), websockets, mounts
+        )
 
     def run(self, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
             ssl_certfile: str | None = None, ssl_keyfile: str | None = None,
