@@ -87,6 +87,10 @@ class SecurityBase:
             raise self.make_not_authenticated_error()
         return None
 
+    def _authorization(self, request: HTTPConnection) -> str | None:
+        """The whole `Authorization` value."""
+        return request.headers.get("authorization") or self._missing()
+
     def check(self, request: HTTPConnection) -> Any:
         """The credentials in `request`; a 401, or `None`, when they are missing."""
         raise NotImplementedError
@@ -206,18 +210,20 @@ class HTTPDigest(HTTPBase):
 
 
 class APIKeyBase(SecurityBase):
-    """An API key, named `name`, in a header, the query or a cookie: gives its value."""
+    """An API key, named `name`, where the subclass reads it (`location`): gives its value."""
+
+    location: str
 
     def __init__(
         self,
-        location: str,
+        *,
         name: str,
-        description: str | None,
-        scheme_name: str | None,
-        auto_error: bool,
+        scheme_name: str | None = None,
+        description: str | None = None,
+        auto_error: bool = True,
     ) -> None:
         model = _scheme("apiKey", description)
-        model.update({"in": location, "name": name})
+        model.update({"in": self.location, "name": name})
         super().__init__(model, scheme_name, auto_error)
 
     def make_authenticate_headers(self) -> dict[str, str]:
@@ -228,50 +234,38 @@ class APIKeyBase(SecurityBase):
             return self._missing()
         return api_key
 
+    def check(self, request: HTTPConnection) -> str | None:
+        return self.check_api_key(self.read(request, self.model["name"]))
+
+    def read(self, request: HTTPConnection, name: str) -> str | None:
+        raise NotImplementedError
+
 
 class APIKeyQuery(APIKeyBase):
-    def __init__(
-        self,
-        *,
-        name: str,
-        scheme_name: str | None = None,
-        description: str | None = None,
-        auto_error: bool = True,
-    ) -> None:
-        super().__init__("query", name, description, scheme_name, auto_error)
+    """An API key in a query parameter."""
 
-    def check(self, request: HTTPConnection) -> str | None:
-        return self.check_api_key(request.query_params.get(self.model["name"]))
+    location = "query"
+
+    def read(self, request: HTTPConnection, name: str) -> str | None:
+        return request.query_params.get(name)
 
 
 class APIKeyHeader(APIKeyBase):
-    def __init__(
-        self,
-        *,
-        name: str,
-        scheme_name: str | None = None,
-        description: str | None = None,
-        auto_error: bool = True,
-    ) -> None:
-        super().__init__("header", name, description, scheme_name, auto_error)
+    """An API key in a header field."""
 
-    def check(self, request: HTTPConnection) -> str | None:
-        return self.check_api_key(request.headers.get(self.model["name"]))
+    location = "header"
+
+    def read(self, request: HTTPConnection, name: str) -> str | None:
+        return request.headers.get(name)
 
 
 class APIKeyCookie(APIKeyBase):
-    def __init__(
-        self,
-        *,
-        name: str,
-        scheme_name: str | None = None,
-        description: str | None = None,
-        auto_error: bool = True,
-    ) -> None:
-        super().__init__("cookie", name, description, scheme_name, auto_error)
+    """An API key in a cookie."""
 
-    def check(self, request: HTTPConnection) -> str | None:
-        return self.check_api_key(request.cookies.get(self.model["name"]))
+    location = "cookie"
+
+    def read(self, request: HTTPConnection, name: str) -> str | None:
+        return request.cookies.get(name)
 
 
 class OAuth2(SecurityBase):
@@ -293,19 +287,21 @@ class OAuth2(SecurityBase):
         super().__init__(_scheme("oauth2", description, flows=flows), scheme_name, auto_error)
 
     def check(self, request: HTTPConnection) -> str | None:
-        authorization = request.headers.get("authorization")
-        if not authorization:
-            return self._missing()
-        return authorization
+        return self._authorization(request)
 
-    def _bearer_token(self, request: HTTPConnection) -> str | None:
+
+class _OAuth2Bearer(OAuth2):
+    """An OAuth2 flow whose token is sent as `Authorization: Bearer <token>`: gives the
+    token."""
+
+    def check(self, request: HTTPConnection) -> str | None:
         scheme, param = get_authorization_scheme_param(request.headers.get("authorization"))
         if scheme.lower() != "bearer":
             return self._missing()
         return param
 
 
-class OAuth2PasswordBearer(OAuth2):
+class OAuth2PasswordBearer(_OAuth2Bearer):
     """OAuth2's password flow, its token sent as `Authorization: Bearer <token>`: gives the
     token. `tokenUrl` is where clients get one (a route taking
     `OAuth2PasswordRequestForm`)."""
@@ -327,11 +323,8 @@ class OAuth2PasswordBearer(OAuth2):
             auto_error=auto_error,
         )
 
-    def check(self, request: HTTPConnection) -> str | None:
-        return self._bearer_token(request)
 
-
-class OAuth2AuthorizationCodeBearer(OAuth2):
+class OAuth2AuthorizationCodeBearer(_OAuth2Bearer):
     """OAuth2's authorization code flow, its token sent as a bearer token: gives the token."""
 
     def __init__(
@@ -357,9 +350,6 @@ class OAuth2AuthorizationCodeBearer(OAuth2):
             auto_error=auto_error,
         )
 
-    def check(self, request: HTTPConnection) -> str | None:
-        return self._bearer_token(request)
-
 
 class OpenIdConnect(SecurityBase):
     """OpenID Connect discovery at `openIdConnectUrl`: gives the whole `Authorization`
@@ -377,10 +367,7 @@ class OpenIdConnect(SecurityBase):
         super().__init__(model, scheme_name, auto_error)
 
     def check(self, request: HTTPConnection) -> str | None:
-        authorization = request.headers.get("authorization")
-        if not authorization:
-            return self._missing()
-        return authorization
+        return self._authorization(request)
 
 
 def _check_grant_type(grant_type: str | None, required: bool) -> None:
