@@ -36,6 +36,10 @@ pub(crate) struct PyRefs {
     pub bind_loop: Py<PyAny>,
     /// `run_background(task)`: starts a response's background task(s), after the response.
     pub run_background: Py<PyAny>,
+    /// Starlette's `Response` class, when the app imported it; `from_starlette(response)`
+    /// turns one a handler returned into a `vireo.Response`.
+    pub starlette_response: Option<Py<PyAny>>,
+    pub from_starlette: Py<PyAny>,
 }
 
 impl PyRefs {
@@ -63,6 +67,8 @@ impl PyRefs {
             spawn: get("spawn")?,
             bind_loop: get("bind_loop")?,
             run_background: get("run_background")?,
+            starlette_response: Some(get("StarletteResponse")?).filter(|c| !c.is_none(d.py())),
+            from_starlette: get("from_starlette")?,
         })
     }
 }

@@ -57,6 +57,12 @@ pub(crate) fn render(
     if !plain && value.is_instance(app.refs.response.bind(py))? {
         return response_object(value, pull, app);
     }
+    if let Some(starlette) = &app.refs.starlette_response {
+        if !plain && value.is_instance(starlette.bind(py))? {
+            let converted = app.refs.from_starlette.call1(py, (value,))?;
+            return response_object(converted.bind(py), pull, app);
+        }
+    }
     let body = json::encode_body(value, app.refs.jsonable.bind(py))?;
     Ok(Response::typed(status, body, ContentType::Json))
 }

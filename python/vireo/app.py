@@ -16,7 +16,13 @@ from .dependencies import Depends, solver
 from .encoders import jsonable
 from .mounts import answering_http_errors
 from .exceptions import HTTPException, RequestValidationError
-from .responses import JSONResponse, Response, StreamingResponse
+from .responses import (
+    JSONResponse,
+    Response,
+    StreamingResponse,
+    from_starlette,
+    starlette_response_class,
+)
 from .websockets import WebSocketRoutes
 
 logger = logging.getLogger("vireo")
@@ -601,6 +607,8 @@ class App(_Routes):
             "finish_async": finish_async,
             "make_layer": make_layer,
             "run_background": self._background,
+            "StarletteResponse": starlette_response_class(),
+            "from_starlette": from_starlette,
         }
         middleware = list(self._middleware)
         handlers = dict(self._exception_handlers)

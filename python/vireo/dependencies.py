@@ -330,10 +330,13 @@ def _first(gen: Any, step: _Step) -> Any:
 
 def _as_response(result: Any, status_code: int) -> Any:
     """The response the engine would make of `result`, made now (so teardown runs after it)."""
-    from .responses import Response
+    from .responses import Response, from_starlette, starlette_response_class
 
     if isinstance(result, Response) or type(result).__name__ == "RenderedResponse":
         return result
+    starlette = starlette_response_class()
+    if starlette is not None and isinstance(result, starlette):
+        return from_starlette(result)
     body, media_type = _vireo.render_body(result, jsonable)
     return Response(body, status_code, media_type=media_type)
 
@@ -350,10 +353,15 @@ def _sub_response() -> Any:
 def _merged(result: Any, status_code: int, sub: Any) -> Any:
     """`result` as a response with what was set on `sub`, as FastAPI merges them: a
     `Response` the handler returned itself is sent as it is."""
-    from .responses import Response
+    from .responses import Response, starlette_response_class
 
-    if isinstance(result, Response) or type(result).__name__ == "RenderedResponse":
-        return result
+    starlette = starlette_response_class()
+    if (
+        isinstance(result, Response)
+        or type(result).__name__ == "RenderedResponse"
+        or (starlette is not None and isinstance(result, starlette))
+    ):
+        return _as_response(result, status_code)
     response = _as_response(result, status_code)
     if sub.status_code is not None:
         response.status_code = sub.status_code

@@ -91,8 +91,9 @@ def filtering(
             adapter.rebuild(raise_errors=True)
     except (pydantic.PydanticUserError, pydantic.PydanticUndefinedAnnotation) as exc:
         raise TypeError(f"{model!r} cannot be a response model: {exc}") from None
-    from .responses import Response
+    from .responses import Response, starlette_response_class
 
+    responses = tuple(c for c in (Response, starlette_response_class()) if c is not None)
     dump = functools.partial(
         adapter.dump_python,
         mode="json",
@@ -105,7 +106,7 @@ def filtering(
     )
 
     def filter_value(value: Any) -> Any:
-        if isinstance(value, Response):
+        if isinstance(value, responses):
             return value
         try:
             checked = adapter.validate_python(value, from_attributes=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.cookies
 import mimetypes
 import os
+import sys
 import urllib.parse
 from typing import Any, AsyncIterable, Iterable, Iterator, Mapping
 
@@ -210,3 +211,37 @@ class FileResponse(StreamingResponse):
                     raise RuntimeError(f"File at path {self.path} shrank while being sent.")
                 left -= len(chunk)
                 yield chunk
+
+
+def starlette_response_class() -> type | None:
+    """Starlette's `Response` (FastAPI's response classes are Starlette's), when the app has
+    imported it: a handler may return one, as in a FastAPI app."""
+    module = sys.modules.get("starlette.responses")
+    return getattr(module, "Response", None)
+
+
+def from_starlette(obj: Any) -> Response:
+    """The Vireo response a Starlette (or FastAPI) response returned by a handler stands for:
+    its status, header fields (each as it was, repeated ones too), body or body iterator,
+    file and background task."""
+    from starlette.responses import FileResponse as StarletteFile
+    from starlette.responses import StreamingResponse as StarletteStreaming
+
+    # The engine frames the body itself.
+    fields = [
+        (name.decode("latin-1"), value.decode("latin-1"))
+        for name, value in obj.raw_headers
+        if name.lower() != b"content-length"
+    ]
+    response: Response
+    if isinstance(obj, StarletteFile):
+        response = FileResponse(obj.path, obj.status_code, media_type=obj.media_type)
+        response.headers.pop("content-type", None)
+    elif isinstance(obj, StarletteStreaming):
+        response = StreamingResponse(obj.body_iterator, obj.status_code)
+    else:
+        response = Response(obj.body, obj.status_code)
+    response.media_type = None  # the content-type field is among `fields`
+    response.raw_headers = fields
+    response.background = obj.background
+    return response
