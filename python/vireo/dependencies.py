@@ -328,8 +328,9 @@ def _first(gen: Any, step: _Step) -> Any:
         raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
 
 
-def _as_response(result: Any, status_code: int) -> Any:
-    """The response the engine would make of `result`, made now (so teardown runs after it)."""
+def _given_response(result: Any) -> Any:
+    """`result` if the handler gave a response of its own (a Starlette one as Vireo's), else
+    `None`."""
     from .responses import Response, from_starlette, starlette_response_class
 
     if isinstance(result, Response) or type(result).__name__ == "RenderedResponse":
@@ -337,6 +338,16 @@ def _as_response(result: Any, status_code: int) -> Any:
     starlette = starlette_response_class()
     if starlette is not None and isinstance(result, starlette):
         return from_starlette(result)
+    return None
+
+
+def _as_response(result: Any, status_code: int) -> Any:
+    """The response the engine would make of `result`, made now (so teardown runs after it)."""
+    from .responses import Response
+
+    given = _given_response(result)
+    if given is not None:
+        return given
     body, media_type = _vireo.render_body(result, jsonable)
     return Response(body, status_code, media_type=media_type)
 
@@ -353,15 +364,9 @@ def _sub_response() -> Any:
 def _merged(result: Any, status_code: int, sub: Any) -> Any:
     """`result` as a response with what was set on `sub`, as FastAPI merges them: a
     `Response` the handler returned itself is sent as it is."""
-    from .responses import Response, starlette_response_class
-
-    starlette = starlette_response_class()
-    if (
-        isinstance(result, Response)
-        or type(result).__name__ == "RenderedResponse"
-        or (starlette is not None and isinstance(result, starlette))
-    ):
-        return _as_response(result, status_code)
+    given = _given_response(result)
+    if given is not None:
+        return given
     response = _as_response(result, status_code)
     if sub.status_code is not None:
         response.status_code = sub.status_code
