@@ -52,6 +52,26 @@ impl Request {
     }
 }
 
+impl Request {
+    /// `path` on this request's scheme and host.
+    fn absolute(&self, path: String) -> Url {
+        Url {
+            scheme: scheme(self.parts.secure),
+            path,
+            query: String::new(),
+            netloc: self.netloc(),
+        }
+    }
+
+    fn netloc(&self) -> String {
+        self.parts
+            .head
+            .header("host")
+            .map(latin1)
+            .unwrap_or_default()
+    }
+}
+
 /// Header values are Latin-1 text, as in Starlette.
 pub(crate) fn latin1(bytes: &[u8]) -> String {
     bytes.iter().map(|&b| b as char).collect()
@@ -83,8 +103,41 @@ impl Request {
             scheme: scheme(self.parts.secure),
             path: decode(head.path(), false).into_owned(),
             query: head.query().unwrap_or("").to_owned(),
-            netloc: head.header("host").map(latin1).unwrap_or_default(),
+            netloc: self.netloc(),
         }
+    }
+
+    /// `scheme://host/`, as Starlette's `base_url`.
+    #[getter]
+    fn base_url(&self) -> Url {
+        self.absolute("/".to_owned())
+    }
+
+    /// The URL of the route (or mount) named `name` with these path parameters, on this
+    /// request's scheme and host: `app.url_path_for(name, **path_params)` made absolute, as
+    /// Starlette's `url_for`.
+    #[pyo3(signature = (name, /, **path_params))]
+    fn url_for(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        path_params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Url> {
+        let path = self
+            .app
+            .app
+            .bind(py)
+            .call_method("url_path_for", (name,), path_params)?;
+        let protocol = match path.getattr("protocol") {
+            Ok(protocol) => protocol.extract::<String>().unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        let mut url = self.absolute(path.str()?.to_string());
+        // A WebSocket route's URL is `ws://` (or `wss://`) even from an HTTP request.
+        if protocol == "websocket" {
+            url.scheme = if self.parts.secure { "wss" } else { "ws" };
+        }
+        Ok(url)
     }
 
     #[getter]

@@ -16,6 +16,7 @@ from .dependencies import Depends, solver
 from .encoders import jsonable
 from .mounts import answering_http_errors
 from .exceptions import HTTPException, RequestValidationError
+from .routing import NoMatchFound, URLPath, fill, mount_path_for
 from .responses import (
     JSONResponse,
     Response,
@@ -111,6 +112,7 @@ class _Route:
         "include_in_schema",
         "deprecated",
         "operation_id",
+        "name",
         "response_model_options",
     )
 
@@ -129,6 +131,7 @@ class _Route:
         include_in_schema: bool = True,
         deprecated: bool = False,
         operation_id: str | None = None,
+        name: str | None = None,
         response_model_options: dict[str, Any] | None = None,
     ) -> None:
         self.methods = [m.upper() for m in methods]
@@ -144,6 +147,8 @@ class _Route:
         self.include_in_schema = include_in_schema
         self.deprecated = deprecated
         self.operation_id = operation_id
+        # What `url_path_for` finds it by: by default the handler's name, as in FastAPI.
+        self.name = name or getattr(handler, "__name__", type(handler).__name__)
         self.response_model_options = dict(response_model_options or response_models.OPTIONS)
 
     def options(self) -> dict[str, Any]:
@@ -201,6 +206,7 @@ class _Routes:
         include_in_schema: bool = True,
         deprecated: bool = False,
         operation_id: str | None = None,
+        name: str | None = None,
         response_model_include: Any = None,
         response_model_exclude: Any = None,
         response_model_by_alias: bool = True,
@@ -213,7 +219,8 @@ class _Routes:
         `include_in_schema` shape its entry in the OpenAPI schema. What the handler returns
         is validated against `response_model` (by default its return annotation) and sent
         as that model's fields, shaped by the `response_model_*` options, as in FastAPI;
-        `response_model=None` turns that off."""
+        `response_model=None` turns that off. `name` (by default the handler's) is what
+        `url_path_for` and `request.url_for` find the route by."""
         if not path.startswith("/"):
             raise ValueError(f"a route path starts with '/': {path!r}")
         model_options = {
@@ -239,6 +246,7 @@ class _Routes:
                 include_in_schema,
                 deprecated,
                 operation_id,
+                name,
                 model_options,
             )
         )
@@ -255,7 +263,7 @@ class _Routes:
 
     # Each takes `add_api_route`'s keyword arguments: status_code, blocking, dependencies,
     # tags, summary, description, response_model (and its response_model_* options),
-    # include_in_schema, deprecated, operation_id.
+    # include_in_schema, deprecated, operation_id, name.
 
     def get(self, path: str, **options: Any) -> Any:
         return self.api_route(path, methods=["GET"], **options)
@@ -273,23 +281,45 @@ class _Routes:
         return self.api_route(path, methods=["DELETE"], **options)
 
     def websocket(
-        self, path: str, *, dependencies: Sequence[Depends] | None = None
+        self, path: str, name: str | None = None, *,
+        dependencies: Sequence[Depends] | None = None,
     ) -> Callable[[Handler], Handler]:
         """`@app.websocket("/ws/{room}")` over `async def handler(websocket: WebSocket,
         room: str)`: see `vireo.WebSocket`. Other parameters are path, query, header and
         cookie values and `Depends`, as on HTTP routes, read from the handshake."""
 
         def register(handler: Handler) -> Handler:
-            self.add_websocket_route(path, handler, dependencies=dependencies)
+            self.add_websocket_route(path, handler, name, dependencies=dependencies)
             return handler
 
         return register
 
     def add_websocket_route(
-        self, path: str, handler: Handler, *, dependencies: Sequence[Depends] | None = None
+        self, path: str, handler: Handler, name: str | None = None, *,
+        dependencies: Sequence[Depends] | None = None,
     ) -> None:
         self._websockets.add(path, handler, _check_dependencies(dependencies),
-                             check=self._plan_websockets)
+                             check=self._plan_websockets, name=name)
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
+        """The path of the route named `name` (see `add_api_route`) with these path
+        parameters, as Starlette's: `app.url_path_for("user", user_id=7)` is `"/users/7"`.
+        WebSocket routes and mounts are found too (`url_path_for("static", path="/a.css")`
+        for a mount named `static`; `"api:items"` for the route `items` of an app mounted as
+        `api`). `NoMatchFound` when nothing has that name and exactly those parameters."""
+        prefix = getattr(self, "prefix", "")
+        named = [(route.name, route.path, "http") for route in self._routes]
+        named += [(route.name, route.path, "websocket") for route in self._websockets.routes]
+        for route_name, template, protocol in named:
+            if route_name == name:
+                path = fill(template, path_params)
+                if path is not None:
+                    return URLPath(prefix + path, protocol)
+        for mount_prefix, app, mount_name in getattr(self, "_mounts", ()):
+            found = mount_path_for(mount_prefix, app, mount_name, name, path_params)
+            if found is not None:
+                return found
+        raise NoMatchFound(name, path_params)
 
 
 class APIRouter(_Routes):
@@ -339,7 +369,8 @@ def _include(
         target.add_api_route(base + route.path, route.handler, methods=route.methods, **options)
     for ws_route in router._websockets.routes:
         target.add_websocket_route(
-            base + ws_route.path, ws_route.handler, dependencies=outer + ws_route.dependencies
+            base + ws_route.path, ws_route.handler, ws_route.name,
+            dependencies=outer + ws_route.dependencies,
         )
 
 
@@ -391,7 +422,7 @@ class App(_Routes):
         self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
         self._planned_overrides: dict[Any, Any] = {}
         self._websockets = WebSocketRoutes()
-        self._mounts: list[tuple[str, Any]] = []
+        self._mounts: list[tuple[str, Any, str | None]] = []
 
     # Routes: the decorators come from _Routes.
 
@@ -399,12 +430,12 @@ class App(_Routes):
         """Serve the ASGI app `app` (Starlette's `StaticFiles`, a FastAPI or Starlette app, ...)
         under `path`, as Starlette's `Mount`: a request for `path/...` that no route of this
         app answers goes to it, with `root_path` set to `path` and the full path in `path`.
-        `name` is accepted for FastAPI's signature."""
+        `name` is what `url_path_for` finds it by."""
         if not path.startswith("/"):
             raise ValueError(f"a mount path starts with '/': {path!r}")
         if not callable(app):
             raise TypeError(f"a mounted app is an ASGI application, not {app!r}")
-        self._mounts.append((path.rstrip("/"), app))
+        self._mounts.append((path.rstrip("/"), app, name))
 
     def include_router(
         self,
@@ -573,7 +604,7 @@ class App(_Routes):
     def _websocket_endpoint(self) -> Any:
         """The WebSocket routes as one ASGI app, after the app's dependencies and with its
         dependency overrides."""
-        return self._websockets.endpoint(self.dependencies, self.dependency_overrides)
+        return self._websockets.endpoint(self.dependencies, self.dependency_overrides, self)
 
     def openapi(self) -> dict[str, Any]:
         """The OpenAPI 3.1 schema of the app's routes, made once (see `vireo.openapi`)."""
@@ -625,7 +656,7 @@ class App(_Routes):
         mounts = [
             (prefix, _vireo.AsgiApp(answering_http_errors(app), "asgi", _helpers(loop),
                                     root_path=prefix, mounted=True, ws=ws, **options))
-            for prefix, app in self._mounts
+            for prefix, app, _ in self._mounts
         ]
         return _vireo.AppCore(
             self, self._plan(), middleware, refs, bool(handlers), websockets, mounts

@@ -37,8 +37,11 @@ class WebSocket:
     `WebSocketDisconnect`."""
 
     def __init__(self, scope: dict[str, Any], receive: Callable[[], Any],
-                 send: Callable[[dict[str, Any]], Any], path_params: dict[str, Any]) -> None:
+                 send: Callable[[dict[str, Any]], Any], path_params: dict[str, Any],
+                 app: Any = None) -> None:
         self.scope = scope
+        # The `App` whose route this is, for `url_for`.
+        self.app = app
         self._receive = receive
         self._send = send
         self.path_params = path_params
@@ -73,6 +76,19 @@ class WebSocket:
     @property
     def query_params(self) -> dict[str, str]:
         return dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
+
+    @property
+    def base_url(self) -> str:
+        """`ws://host/` (or `wss://`), from the handshake's `Host`."""
+        return f"{self.scope.get('scheme', 'ws')}://{self.headers.get('host', '')}/"
+
+    def url_for(self, name: str, /, **path_params: Any) -> str:
+        """The URL of the route named `name` (see `App.url_path_for`) on this connection's
+        host, `http(s)://` for an HTTP route and `ws(s)://` for a WebSocket one, as
+        Starlette's."""
+        if self.app is None:
+            raise RuntimeError("this WebSocket was not routed by an App")
+        return self.app.url_path_for(name, **path_params).make_absolute_url(self.base_url)
 
     @property
     def client(self) -> tuple[str, int] | None:
@@ -217,13 +233,15 @@ class _WsRoute:
     router's, whose prefix may hold path parameters, when it is included)."""
 
     def __init__(self, path: str, handler: Callable[..., Any],
-                 dependencies: Sequence[Depends] = (), check: bool = True) -> None:
+                 dependencies: Sequence[Depends] = (), check: bool = True,
+                 name: str | None = None) -> None:
         if not path.startswith("/"):
             raise ValueError(f"a route path starts with '/': {path!r}")
         if not inspect.iscoroutinefunction(handler):
             raise TypeError(f"a WebSocket handler must be an async function: {handler!r}")
         self.path = path
         self.handler = handler
+        self.name = name or handler.__name__
         self.dependencies = list(dependencies)
         self.pattern = _compile(path)
         self.socket_param = _socket_param(handler)
@@ -264,13 +282,15 @@ class WebSocketRoutes:
         self.routes: list[_WsRoute] = []
 
     def add(self, path: str, handler: Callable[..., Any],
-            dependencies: Sequence[Depends] = (), check: bool = True) -> None:
-        self.routes.append(_WsRoute(path, handler, dependencies, check))
+            dependencies: Sequence[Depends] = (), check: bool = True,
+            name: str | None = None) -> None:
+        self.routes.append(_WsRoute(path, handler, dependencies, check, name))
 
-    def endpoint(self, dependencies: Sequence[Depends],
-                 overrides: dict[Any, Any] | None) -> "WebSocketEndpoint":
-        """The routes as one ASGI app, after the app's `dependencies`, with `overrides`."""
-        return WebSocketEndpoint([route.solve(dependencies, overrides) for route in self.routes])
+    def endpoint(self, dependencies: Sequence[Depends], overrides: dict[Any, Any] | None,
+                 app: Any = None) -> "WebSocketEndpoint":
+        """The routes of `app` as one ASGI app, after its `dependencies`, with `overrides`."""
+        return WebSocketEndpoint([route.solve(dependencies, overrides) for route in self.routes],
+                                 app)
 
 
 class WebSocketEndpoint:
@@ -278,8 +298,9 @@ class WebSocketEndpoint:
     first route whose template matches runs; none matching refuses the handshake (403), and
     so do parameters that do not validate (closed with 1008, as FastAPI does)."""
 
-    def __init__(self, routes: list[_Solved]) -> None:
+    def __init__(self, routes: list[_Solved], app: Any = None) -> None:
         self.routes = routes
+        self.app = app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope["path"]
@@ -287,7 +308,7 @@ class WebSocketEndpoint:
             match = route.pattern.match(path)
             if match is None:
                 continue
-            websocket = WebSocket(scope, receive, send, {})
+            websocket = WebSocket(scope, receive, send, {}, self.app)
             raw = match.groupdict()
             try:
                 kwargs = route.params.bind(scope, [raw[name] for name in route.names], websocket)
