@@ -11,6 +11,7 @@
     app.run("127.0.0.1", 8000, workers=4)
 """
 
+from . import status
 from ._vireo import ClientDisconnected, Request, State
 from ._serve import serve
 from .app import APIRouter, App, BaseHTTPMiddleware, FastAPI
@@ -71,4 +72,5 @@ __all__ = [
     "WebSocketDisconnect",
     "WebSocketException",
     "serve",
+    "status",
 ]
