@@ -17,9 +17,44 @@ pub(crate) struct Encoder<'a, 'py> {
     pub out: Vec<u8>,
 }
 
+/// `s` as a JSON string. Most strings need no escape (no control byte, `"` or `\`) and are
+/// copied whole between quotes, as serde_json would write them; the others go through it.
 fn write_str(out: &mut Vec<u8>, s: &str) {
-    // Writing to a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut *out, s);
+    if !is_plain(s.as_bytes()) {
+        // Writing to a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut *out, s);
+        return;
+    }
+    out.reserve(s.len() + 2);
+    out.push(b'"');
+    out.extend_from_slice(s.as_bytes());
+    out.push(b'"');
+}
+
+/// Whether no byte of `s` needs escaping in JSON: eight bytes at a time, the last eight
+/// overlapping the word before, so there is no tail to go through byte by byte.
+fn is_plain(s: &[u8]) -> bool {
+    if s.len() < 8 {
+        return s.iter().all(|&b| b >= 0x20 && b != b'"' && b != b'\\');
+    }
+    let word = |at: usize| u64::from_le_bytes(s[at..at + 8].try_into().expect("eight bytes"));
+    let mut escape = needs_escape(word(s.len() - 8));
+    for at in (0..s.len() - 7).step_by(8) {
+        escape |= needs_escape(word(at));
+    }
+    !escape
+}
+
+/// Whether some byte of `word` is below 0x20, `"` or `\` (the tests for a byte below a bound
+/// and for a zero byte, which are exact for "some byte").
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = |v: u64, bound: u8| v.wrapping_sub(ONES * u64::from(bound)) & !v & HIGH;
+    let control = below(word, 0x20);
+    let quote = below(word ^ (ONES * u64::from(b'"')), 1);
+    let backslash = below(word ^ (ONES * u64::from(b'\\')), 1);
+    control | quote | backslash != 0
 }
 
 impl<'a, 'py> Encoder<'a, 'py> {
@@ -200,4 +235,57 @@ pub(crate) fn dumps<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     let out = encode(obj, jsonable)?;
     Ok(PyBytes::new(py, &out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_plain, write_str};
+
+    #[test]
+    fn every_byte_at_every_place_is_judged_as_one_at_a_time() {
+        let needs = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+        for len in 1..=20 {
+            for at in 0..len {
+                for byte in 0..=255u8 {
+                    let mut s = vec![b'a'; len];
+                    s[at] = byte;
+                    assert_eq!(is_plain(&s), !needs(byte), "{byte:#x} at {at} of {len}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let cases = [
+            "",
+            "Hello, World!",
+            "quote \" inside",
+            "back\\slash",
+            "tab\tnew\nline\r",
+            "\u{0}\u{1f} control",
+            "del \u{7f} kept",
+            "unicode é 日本 🎉",
+            "a long string of plain text that is longer than one vector register of bytes",
+            "plain until the very end\"",
+            "sixteen bytes ok",
+            "exactly8",
+            "seven b",
+            "x\"234567",
+            "1234567\\",
+            "12345678\u{1}",
+            "\u{1f}2345678abcdefgh",
+            "ab\"defghijklmnopq",
+            "éééé\u{80}\u{ff}ÿ",
+        ];
+        for case in cases {
+            let mut out = Vec::new();
+            write_str(&mut out, case);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string(case).unwrap(),
+                "{case:?}"
+            );
+        }
+    }
 }
