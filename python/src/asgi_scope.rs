@@ -155,6 +155,22 @@ pub(crate) fn percent_decode_bytes(raw: &str) -> Vec<u8> {
     out
 }
 
+/// The head's fields as an ASGI scope's `headers`: `(name, value)` byte pairs in order, the
+/// names in lower case.
+pub(crate) fn header_list<'py>(py: Python<'py>, head: &Head) -> PyResult<Bound<'py, PyList>> {
+    let headers = PyList::empty(py);
+    for (name, value) in head.headers() {
+        headers.append(PyTuple::new(
+            py,
+            [
+                lowercase_bytes(py, name.as_bytes()),
+                PyBytes::new(py, value),
+            ],
+        )?)?;
+    }
+    Ok(headers)
+}
+
 pub(crate) fn http_version(head: &Head) -> &'static str {
     match head.version() {
         Version::HTTP_10 => "1.0",
@@ -360,17 +376,7 @@ fn fill_scope<'py>(
         intern!(py, "query_string"),
         PyBytes::new(py, head.query().unwrap_or("").as_bytes()),
     )?;
-    let headers = PyList::empty(py);
-    for (name, value) in head.headers() {
-        headers.append(PyTuple::new(
-            py,
-            [
-                lowercase_bytes(py, name.as_bytes()),
-                PyBytes::new(py, value),
-            ],
-        )?)?;
-    }
-    scope.set_item(intern!(py, "headers"), headers)?;
+    scope.set_item(intern!(py, "headers"), header_list(py, head)?)?;
     let client = origin
         .client
         .as_ref()

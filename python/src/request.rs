@@ -7,6 +7,7 @@ use crate::plan::Route;
 use crate::urlencoded::{decode, query_pairs};
 use bytes::Bytes;
 use pyo3::exceptions::PyStopIteration;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict};
@@ -37,6 +38,7 @@ pub(crate) struct Request {
     state: PyOnceLock<Py<PyAny>>,
     headers: PyOnceLock<Py<Headers>>,
     query: PyOnceLock<Py<QueryParams>>,
+    scope: PyOnceLock<Py<PyDict>>,
 }
 
 impl Request {
@@ -48,6 +50,7 @@ impl Request {
             state: PyOnceLock::new(),
             headers: PyOnceLock::new(),
             query: PyOnceLock::new(),
+            scope: PyOnceLock::new(),
         }
     }
 }
@@ -237,6 +240,73 @@ impl Request {
         Ready {
             value: PyBytes::new(py, &self.parts.body).into_any().unbind(),
         }
+    }
+
+    /// The body's form fields (`multipart/form-data` or `application/x-www-form-urlencoded`)
+    /// as Starlette's `FormData`: `form = await request.form()`, or `async with
+    /// request.form() as form:` to close its files after. Past a limit, an HTTP 400.
+    #[pyo3(signature = (*, max_files = 1000, max_fields = 1000, max_part_size = 1024 * 1024))]
+    fn form<'py>(
+        &self,
+        py: Python<'py>,
+        max_files: usize,
+        max_fields: usize,
+        max_part_size: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let content_type = self.parts.head.header("content-type").map(latin1);
+        py.import(intern!(py, "vireo._request"))?.call_method1(
+            intern!(py, "read_form"),
+            (
+                PyBytes::new(py, &self.parts.body),
+                content_type,
+                max_files,
+                max_fields,
+                max_part_size,
+            ),
+        )
+    }
+
+    /// The body as an async iterator of chunks ending with `b""`, as Starlette's
+    /// `request.stream()` (the body is read before the handler runs: one chunk).
+    fn stream<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import(intern!(py, "vireo._request"))?
+            .call_method1(intern!(py, "stream"), (PyBytes::new(py, &self.parts.body),))
+    }
+
+    /// The request as an ASGI `http` scope, for code written against Starlette's
+    /// `request.scope`: made when first asked for, then the same dict for the rest of the
+    /// request (what middleware writes into it stays). Its `state` is `request.state`'s.
+    #[getter]
+    fn scope(slf: &Bound<'_, Self>) -> PyResult<Py<PyDict>> {
+        let py = slf.py();
+        let this = slf.get();
+        this.scope
+            .get_or_try_init(py, || {
+                let head = &this.parts.head;
+                let scope = PyDict::new(py);
+                let asgi = PyDict::new(py);
+                asgi.set_item("version", "3.0")?;
+                asgi.set_item("spec_version", "2.4")?;
+                scope.set_item("type", "http")?;
+                scope.set_item("asgi", asgi)?;
+                scope.set_item("http_version", crate::asgi_scope::http_version(head))?;
+                scope.set_item("method", head.method().as_str())?;
+                scope.set_item("scheme", scheme(this.parts.secure))?;
+                scope.set_item("path", decode(head.path(), false))?;
+                scope.set_item("raw_path", PyBytes::new(py, head.path().as_bytes()))?;
+                let query = head.query().unwrap_or("").as_bytes();
+                scope.set_item("query_string", PyBytes::new(py, query))?;
+                scope.set_item("root_path", "")?;
+                scope.set_item("headers", crate::asgi_scope::header_list(py, head)?)?;
+                scope.set_item("client", this.client())?;
+                scope.set_item("server", py.None())?;
+                scope.set_item("app", this.app.app.clone_ref(py))?;
+                scope.set_item("path_params", this.path_params(py)?)?;
+                let state = this.state(py)?;
+                scope.set_item("state", state.bind(py).getattr("__dict__")?)?;
+                Ok::<_, PyErr>(scope.unbind())
+            })
+            .map(|scope| scope.clone_ref(py))
     }
 
     /// Whether the client has left while this request was being answered (awaitable, as in

@@ -145,32 +145,88 @@ def _convert(value: Any, field: FormField, loc: list[Any], errors: list[dict[str
 
 def _read(body: bytes, content_type: str | None) -> dict[str, list[Any]]:
     """The body's fields, by name, each value a `str` or an `UploadFile`."""
-    media = (content_type or "").split(";", 1)[0].strip().lower()
     values: dict[str, list[Any]] = {}
+    for name, value in fields_of(body, content_type):
+        values.setdefault(name, []).append(value)
+    return values
+
+
+def fields_of(body: bytes, content_type: str | None, max_fields: int = MAX_FIELDS,
+              max_files: int = MAX_FIELDS,
+              max_part_size: int | None = None) -> list[tuple[str, Any]]:
+    """The body's fields in order, as `(name, value)`, each value a `str` or an `UploadFile`
+    (for a `multipart/form-data` or `application/x-www-form-urlencoded` body; none for any
+    other). A body past the limits, or one that cannot be read, is an `HTTPException` (400,
+    with Starlette's messages for the limits)."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    fields: list[tuple[str, Any]] = []
     if media == "multipart/form-data":
         try:
-            parts = _vireo.parse_multipart(body, content_type, MAX_FIELDS)
+            # One part more than the limits allow, so the first part past them is named.
+            parts = _vireo.parse_multipart(body, content_type, max_fields + max_files + 1)
         except _vireo.MultipartError as exc:
             status, message = exc.args
             raise HTTPException(status, message) from None
+        files = 0
         for name, filename, _ctype, headers, data in parts:
+            files += filename is not None
+            if files > max_files:
+                raise HTTPException(
+                    400, f"Too many files. Maximum number of files is {max_files}.")
+            if len(fields) + 1 - files > max_fields:
+                raise HTTPException(
+                    400, f"Too many fields. Maximum number of fields is {max_fields}.")
             if filename is None:
+                if max_part_size is not None and len(data) > max_part_size:
+                    raise HTTPException(
+                        400, f"Part exceeded maximum size of {int(max_part_size / 1024)}KB.")
                 value: Any = data.decode("utf-8", "replace")
             else:
                 value = UploadFile(
                     io.BytesIO(data), size=len(data), filename=filename, headers=dict(headers)
                 )
-            values.setdefault(name, []).append(value)
+            fields.append((name, value))
     elif media == "application/x-www-form-urlencoded" and body:
         try:
-            pairs = urllib.parse.parse_qsl(
-                body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FIELDS
+            fields = urllib.parse.parse_qsl(
+                body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=max_fields
             )
         except ValueError as exc:
             raise HTTPException(400, str(exc)) from None
-        for name, value in pairs:
-            values.setdefault(name, []).append(value)
-    return values
+    return fields
+
+
+class FormData(Mapping[str, Any]):
+    """A form's fields, as Starlette's `FormData`: `form["name"]` is a field's last value,
+    `getlist("name")` every value in order, `multi_items()` every `(name, value)`; a file is
+    an `UploadFile`. `await form.close()` closes the files."""
+
+    def __init__(self, fields: list[tuple[str, Any]]) -> None:
+        self._fields = fields
+        self._last = dict(fields)
+
+    def __getitem__(self, name: str) -> Any:
+        return self._last[name]
+
+    def __iter__(self) -> typing.Iterator[str]:
+        return iter(self._last)
+
+    def __len__(self) -> int:
+        return len(self._last)
+
+    def getlist(self, name: str) -> list[Any]:
+        return [value for key, value in self._fields if key == name]
+
+    def multi_items(self) -> list[tuple[str, Any]]:
+        return list(self._fields)
+
+    async def close(self) -> None:
+        for _, value in self._fields:
+            if isinstance(value, UploadFile):
+                await value.close()
+
+    def __repr__(self) -> str:
+        return f"FormData({self._fields!r})"
 
 
 def form_validator(fields: list[FormField]) -> Callable[[bytes, str | None], list[Any]]:
