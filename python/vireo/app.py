@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from . import _loop, _vireo, params
+from . import response_class as response_classes
 from . import response_model as response_models
 from .background import Runner
 from .dependencies import Depends, solver
@@ -113,6 +114,8 @@ class _Route:
         "deprecated",
         "operation_id",
         "name",
+        "response_class",
+        "responses",
         "response_model_options",
     )
 
@@ -132,6 +135,8 @@ class _Route:
         deprecated: bool = False,
         operation_id: str | None = None,
         name: str | None = None,
+        response_class: Any = response_classes.DEFAULT,
+        responses: dict[Any, Any] | None = None,
         response_model_options: dict[str, Any] | None = None,
     ) -> None:
         self.methods = [m.upper() for m in methods]
@@ -149,6 +154,9 @@ class _Route:
         self.operation_id = operation_id
         # What `url_path_for` finds it by: by default the handler's name, as in FastAPI.
         self.name = name or getattr(handler, "__name__", type(handler).__name__)
+        self.response_class = response_class
+        # More answers for the OpenAPI schema, by status: {404: {"model": ..., ...}}.
+        self.responses = dict(responses or {})
         self.response_model_options = dict(response_model_options or response_models.OPTIONS)
 
     def options(self) -> dict[str, Any]:
@@ -207,6 +215,8 @@ class _Routes:
         deprecated: bool = False,
         operation_id: str | None = None,
         name: str | None = None,
+        response_class: Any = response_classes.DEFAULT,
+        responses: dict[Any, Any] | None = None,
         response_model_include: Any = None,
         response_model_exclude: Any = None,
         response_model_by_alias: bool = True,
@@ -220,7 +230,9 @@ class _Routes:
         is validated against `response_model` (by default its return annotation) and sent
         as that model's fields, shaped by the `response_model_*` options, as in FastAPI;
         `response_model=None` turns that off. `name` (by default the handler's) is what
-        `url_path_for` and `request.url_for` find the route by."""
+        `url_path_for` and `request.url_for` find the route by. What the handler returns,
+        unless it is a response, is sent as `response_class(value)` (by default the router's
+        or app's `default_response_class`: JSON); `responses` adds answers to the schema."""
         if not path.startswith("/"):
             raise ValueError(f"a route path starts with '/': {path!r}")
         model_options = {
@@ -247,6 +259,8 @@ class _Routes:
                 deprecated,
                 operation_id,
                 name,
+                response_class,
+                responses,
                 model_options,
             )
         )
@@ -263,7 +277,7 @@ class _Routes:
 
     # Each takes `add_api_route`'s keyword arguments: status_code, blocking, dependencies,
     # tags, summary, description, response_model (and its response_model_* options),
-    # include_in_schema, deprecated, operation_id, name.
+    # include_in_schema, deprecated, operation_id, name, response_class, responses.
 
     def get(self, path: str, **options: Any) -> Any:
         return self.api_route(path, methods=["GET"], **options)
@@ -334,8 +348,12 @@ class APIRouter(_Routes):
         prefix: str = "",
         dependencies: Sequence[Depends] | None = None,
         tags: Sequence[str] | None = None,
+        responses: dict[Any, Any] | None = None,
+        default_response_class: Any = response_classes.DEFAULT,
     ) -> None:
         self.prefix = prefix.rstrip("/")
+        self.responses = dict(responses or {})
+        self.default_response_class = default_response_class
         self.dependencies = _check_dependencies(dependencies)
         self.tags = list(tags or ())
         self._routes = []
@@ -348,8 +366,10 @@ class APIRouter(_Routes):
         prefix: str = "",
         dependencies: Sequence[Depends] | None = None,
         tags: Sequence[str] | None = None,
+        responses: dict[Any, Any] | None = None,
+        default_response_class: Any = response_classes.DEFAULT,
     ) -> None:
-        _include(self, router, prefix, dependencies, tags)
+        _include(self, router, prefix, dependencies, tags, responses, default_response_class)
 
 
 def _include(
@@ -358,12 +378,19 @@ def _include(
     prefix: str,
     dependencies: Sequence[Depends] | None,
     tags: Sequence[str] | None,
+    responses: dict[Any, Any] | None = None,
+    default_response_class: Any = response_classes.DEFAULT,
 ) -> None:
     base = prefix.rstrip("/") + router.prefix
     outer = _check_dependencies(dependencies) + router.dependencies
     outer_tags = list(tags or ()) + router.tags
+    outer_responses = {**(responses or {}), **router.responses}
     for route in router._routes:
         options = route.options()
+        options["responses"] = {**outer_responses, **route.responses}
+        options["response_class"] = response_classes.resolve(
+            route.response_class, default_response_class, router.default_response_class
+        ) or response_classes.DEFAULT
         options["dependencies"] = outer + route.dependencies
         options["tags"] = outer_tags + [t for t in route.tags if t not in outer_tags]
         target.add_api_route(base + route.path, route.handler, methods=route.methods, **options)
@@ -392,6 +419,8 @@ class App(_Routes):
         on_shutdown: Iterable[Callable[[], Any]] | None = None,
         redirect_slashes: bool = True,
         lifespan: Callable[[Any], Any] | None = None,
+        default_response_class: Any = response_classes.DEFAULT,
+        responses: dict[Any, Any] | None = None,
     ) -> None:
         if lifespan is not None and (on_startup or on_shutdown):
             raise TypeError("give App either lifespan or on_startup/on_shutdown, not both")
@@ -404,6 +433,10 @@ class App(_Routes):
         self.openapi_url = openapi_url
         self.docs_url = docs_url
         self.dependencies = _check_dependencies(dependencies)
+        # What a route that names no `response_class` sends its value as; JSON by default.
+        self.default_response_class = default_response_class
+        # Answers every operation's schema lists besides its own.
+        self.responses = dict(responses or {})
         self.openapi_schema: dict[str, Any] | None = None
         self.state = _vireo.State()
         self._routes: list[_Route] = []
@@ -444,10 +477,14 @@ class App(_Routes):
         prefix: str = "",
         dependencies: Sequence[Depends] | None = None,
         tags: Sequence[str] | None = None,
+        responses: dict[Any, Any] | None = None,
+        default_response_class: Any = response_classes.DEFAULT,
     ) -> None:
         """Add every route of `router`, its path prefixed with `prefix` and the router's, run
-        after `dependencies` and the router's, tagged with `tags` and the router's."""
-        _include(self, router, prefix, dependencies, tags)
+        after `dependencies` and the router's, tagged with `tags` and the router's, with the
+        schema's `responses` and the router's added to each route's, and a route that names
+        no `response_class` given `default_response_class` or the router's."""
+        _include(self, router, prefix, dependencies, tags, responses, default_response_class)
 
     # Middleware: `async def mw(request, call_next) -> response`, the first added outermost.
 
@@ -560,9 +597,15 @@ class App(_Routes):
         if with_app_dependencies:
             dependencies = self.dependencies + dependencies
         handler = route.handler
-        filter_value = response_models.filtering(
+        shape = response_models.filtering(
             handler, route.response_model, route.response_model_options
         )
+        render = response_classes.rendering(
+            response_classes.resolve(route.response_class, self.default_response_class),
+            route.status_code,
+        )
+        filter_value = shape if render is None else render if shape is None else (
+            lambda value: render(shape(value)))
         if filter_value is not None:
             handler = response_models.with_filter(handler, filter_value)
         if dependencies or any(p.tag != "leaf" for p in params.analyse(route.path, handler)):
@@ -597,8 +640,11 @@ class App(_Routes):
             raise HTTPException(405, headers={"allow": allow})
 
         return (
-            self._plan_route(_Route(["GET"], "/", not_found, 404, False), False),
-            self._plan_route(_Route(["GET"], "/{allow}", method_not_allowed, 405, False), False),
+            self._plan_route(
+                _Route(["GET"], "/", not_found, 404, False, response_class=None), False),
+            self._plan_route(
+                _Route(["GET"], "/{allow}", method_not_allowed, 405, False, response_class=None),
+                False),
         )
 
     def _websocket_endpoint(self) -> Any:

@@ -8,6 +8,7 @@ import datetime
 import decimal
 import enum
 import html
+import http.client
 import inspect
 import json
 import re
@@ -16,6 +17,7 @@ import typing
 import uuid
 from typing import Any
 
+from . import response_class as response_classes
 from . import response_model as response_models
 from .params import Planned, _unwrap_optional, analyse
 
@@ -371,11 +373,22 @@ def _operation(
     if body is not None:
         op["requestBody"] = body
     model = response_models.resolve(handler, route.response_model)
+    cls = response_classes.resolve(route.response_class, app.default_response_class)
+    json_class = cls is None or any(c.__name__ == "JSONResponse" for c in inspect.getmro(cls))
+    media_type = "application/json" if cls is None else getattr(cls, "media_type", None)
+    status = route.status_code
+    if status == 200 and cls is not None:
+        status = response_classes.default_status(cls)
     success: dict[str, Any] = {"description": "Successful Response"}
-    if route.status_code not in (204, 304):
-        schema = type_schema(model, components) if model is not None else {}
-        success["content"] = {"application/json": {"schema": schema}}
-    responses: dict[str, Any] = {str(route.status_code): success}
+    if status not in (204, 304) and media_type:
+        if json_class:
+            schema = type_schema(model, components) if model is not None else {}
+        else:
+            schema = {"type": "string"}
+        success["content"] = {media_type: {"schema": schema}}
+    responses: dict[str, Any] = {str(status): success}
+    for code, extra in {**app.responses, **route.responses}.items():
+        _add_response(responses, code, extra, media_type, components)
     if parameters or body is not None:
         responses["422"] = {
             "description": "Validation Error",
@@ -387,6 +400,42 @@ def _operation(
         components.setdefault("ValidationError", VALIDATION_ERROR)
     op["responses"] = responses
     return op
+
+
+# The descriptions FastAPI gives a range of statuses in `responses`.
+_STATUS_RANGES = {"1XX": "Information", "2XX": "Success", "3XX": "Redirection",
+                  "4XX": "Client Error", "5XX": "Server Error", "DEFAULT": "Default Response"}
+
+
+def _add_response(responses: dict[str, Any], code: Any, extra: dict[str, Any],
+                  media_type: str | None, components: dict[str, Any]) -> None:
+    """A route's `responses` entry into its operation, as FastAPI puts it: a `model` becomes
+    the schema of the route's media type, the rest (description, headers, content) is merged
+    over what is there, and a status with no description gets its reason phrase."""
+    key = str(code).upper()
+    extra = dict(extra)
+    model = extra.pop("model", None)
+    if model is not None:
+        content = extra.setdefault("content", {})
+        content.setdefault(media_type or "application/json", {}).setdefault("schema", {})
+        _merge(content[media_type or "application/json"]["schema"],
+               type_schema(model, components))
+    key = "default" if key == "DEFAULT" else key
+    entry = responses.setdefault(key, {})
+    phrase = _STATUS_RANGES.get(key.upper())
+    if phrase is None and key.isdigit():
+        phrase = http.client.responses.get(int(key))
+    description = extra.get("description") or entry.get("description") or phrase
+    _merge(entry, extra)
+    entry["description"] = description or "Additional Response"
+
+
+def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
 
 
 def build_schema(app: Any) -> dict[str, Any]:
@@ -457,11 +506,13 @@ def schema_routes(app: Any) -> list[Any]:
         def openapi() -> Any:
             return JSONResponse(app.openapi())
 
-        routes.append(_Route(["GET"], openapi_url, openapi, 200, False, include_in_schema=False))
+        routes.append(_Route(["GET"], openapi_url, openapi, 200, False, include_in_schema=False,
+                             response_class=None))
         if app.docs_url and app.docs_url not in taken:
 
             def docs() -> Any:
                 return HTMLResponse(swagger_ui_html(app.title, openapi_url))
 
-            routes.append(_Route(["GET"], app.docs_url, docs, 200, False, include_in_schema=False))
+            routes.append(_Route(["GET"], app.docs_url, docs, 200, False,
+                                  include_in_schema=False, response_class=None))
     return routes
