@@ -16,10 +16,11 @@ use crate::stream::Pull;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, StatusCode};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::iterator::PySendResult;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use std::sync::{Arc, Mutex};
 use vireo_http::{ContentType, Response};
 
@@ -324,6 +325,53 @@ impl Rendered {
             .map_err(|_| PyTypeError::new_err("body must be bytes"))?;
         let bytes = Bytes::copy_from_slice(bytes.as_bytes());
         self.with(|r| r.set_body(bytes))
+    }
+
+    /// Add a header field, keeping those of the same name (a second `set-cookie`), as
+    /// Starlette's `MutableHeaders.append`.
+    fn append_header(&self, py: Python<'_>, name: &str, value: &str) -> PyResult<()> {
+        let name = HeaderName::from_bytes(name.to_ascii_lowercase().as_bytes())
+            .map_err(crate::errors::value_error)?;
+        let field = HeaderValue::from_str(value).map_err(crate::errors::value_error)?;
+        self.with(|r| r.headers_mut().append(name.clone(), field))?;
+        // The dict shows a name's last value: this one, so `take` sees it unchanged.
+        if let Some(headers) = self.headers.get(py) {
+            headers.bind(py).set_item(name.as_str(), value)?;
+        }
+        Ok(())
+    }
+
+    /// Add a `set-cookie` field, as Starlette's `Response.set_cookie` (the same arguments).
+    #[pyo3(signature = (*args, **kwargs))]
+    fn set_cookie(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        let field = py.import(intern!(py, "vireo.responses"))?.call_method(
+            intern!(py, "cookie_field"),
+            args,
+            kwargs,
+        )?;
+        self.append_header(py, "set-cookie", &field.extract::<String>()?)
+    }
+
+    /// Add a `set-cookie` field that deletes the cookie, as Starlette's `delete_cookie`.
+    #[pyo3(signature = (key, path = "/", domain = None))]
+    fn delete_cookie(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        path: &str,
+        domain: Option<&str>,
+    ) -> PyResult<()> {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("max_age", 0)?;
+        kwargs.set_item("expires", 0)?;
+        kwargs.set_item("path", path)?;
+        kwargs.set_item("domain", domain)?;
+        self.set_cookie(py, &PyTuple::new(py, [key])?, Some(&kwargs))
     }
 
     /// Compress a streamed body with gzip at `level` as it is sent; `False`, changing

@@ -223,6 +223,26 @@ impl Request {
             .map(|s| s.clone_ref(py))
     }
 
+    /// The session `SessionMiddleware` read from the request's cookie (a dict to change), as
+    /// Starlette's `request.session`: `scope["session"]`.
+    #[getter]
+    fn session(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let scope = Self::scope(slf)?;
+        match scope.bind(py).get_item("session")? {
+            Some(session) => {
+                // Noted, so the response gets `Vary: Cookie`.
+                if session.hasattr(intern!(py, "mark_accessed"))? {
+                    session.call_method0(intern!(py, "mark_accessed"))?;
+                }
+                Ok(session.unbind())
+            }
+            None => Err(pyo3::exceptions::PyAssertionError::new_err(
+                "SessionMiddleware must be installed to access request.session",
+            )),
+        }
+    }
+
     /// The `App` this request was routed by.
     #[getter]
     fn app(&self, py: Python<'_>) -> Py<PyAny> {

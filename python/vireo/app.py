@@ -174,8 +174,9 @@ def _check_dependencies(dependencies: Sequence[Any] | None) -> list[Depends]:
 
 
 def _vireo_stand_in(cls: type) -> type | None:
-    """Vireo's middleware for Starlette's `CORSMiddleware` or `GZipMiddleware` (also as
-    FastAPI re-exports them), which are ASGI middleware an App does not run."""
+    """Vireo's middleware for Starlette's `CORSMiddleware`, `GZipMiddleware` or
+    `SessionMiddleware` (also as FastAPI re-exports them), which are ASGI middleware an App
+    does not run."""
     if not cls.__module__.startswith(("starlette.middleware.", "fastapi.middleware.")):
         return None
     if cls.__name__ == "CORSMiddleware":
@@ -186,6 +187,10 @@ def _vireo_stand_in(cls: type) -> type | None:
         from .middleware.gzip import GZipMiddleware
 
         return GZipMiddleware
+    if cls.__name__ == "SessionMiddleware":
+        from .middleware.sessions import SessionMiddleware
+
+        return SessionMiddleware
     return None
 
 
@@ -501,8 +506,8 @@ class App(_Routes):
     def add_middleware(self, middleware: Any, **options: Any) -> None:
         """Add `async def mw(request, call_next)`, a class with `dispatch(request, call_next)`
         (a `BaseHTTPMiddleware` subclass, `vireo.middleware.CORSMiddleware`,
-        `vireo.middleware.GZipMiddleware`), or Starlette's or FastAPI's `CORSMiddleware` or
-        `GZipMiddleware`, which Vireo's stand in for."""
+        `GZipMiddleware`, `SessionMiddleware`), or Starlette's or FastAPI's `CORSMiddleware`,
+        `GZipMiddleware` or `SessionMiddleware`, which Vireo's stand in for."""
         if isinstance(middleware, type):
             middleware = _vireo_stand_in(middleware) or middleware
             if not hasattr(middleware, "dispatch"):

@@ -15,6 +15,38 @@ from . import _vireo
 from .encoders import jsonable
 
 
+def cookie_field(
+    key: str,
+    value: str = "",
+    max_age: int | None = None,
+    expires: int | None = None,
+    path: str | None = "/",
+    domain: str | None = None,
+    secure: bool = False,
+    httponly: bool = False,
+    samesite: str | None = "lax",
+) -> str:
+    """The value of a `set-cookie` field, as Starlette's `set_cookie` writes it."""
+    cookie: http.cookies.SimpleCookie = http.cookies.SimpleCookie()
+    cookie[key] = value
+    morsel = cookie[key]
+    if max_age is not None:
+        morsel["max-age"] = max_age
+    if expires is not None:
+        morsel["expires"] = expires
+    if path is not None:
+        morsel["path"] = path
+    if domain is not None:
+        morsel["domain"] = domain
+    if secure:
+        morsel["secure"] = True
+    if httponly:
+        morsel["httponly"] = True
+    if samesite is not None:
+        morsel["samesite"] = samesite
+    return cookie.output(header="").strip()
+
+
 class Response:
     media_type: str | None = None
     charset = "utf-8"
@@ -69,26 +101,11 @@ class Response:
         samesite: str | None = "lax",
     ) -> None:
         """Add a `set-cookie` field, as Starlette's `Response.set_cookie` does."""
-        cookie: http.cookies.SimpleCookie = http.cookies.SimpleCookie()
-        cookie[key] = value
-        morsel = cookie[key]
-        if max_age is not None:
-            morsel["max-age"] = max_age
-        if expires is not None:
-            morsel["expires"] = expires
-        if path is not None:
-            morsel["path"] = path
-        if domain is not None:
-            morsel["domain"] = domain
-        if secure:
-            morsel["secure"] = True
-        if httponly:
-            morsel["httponly"] = True
-        if samesite is not None:
-            morsel["samesite"] = samesite
+        field = cookie_field(key, value, max_age, expires, path, domain, secure, httponly,
+                             samesite)
         if self.raw_headers is None:
             self.raw_headers = []
-        self.raw_headers.append(("set-cookie", cookie.output(header="").strip()))
+        self.raw_headers.append(("set-cookie", field))
 
     def delete_cookie(self, key: str, path: str = "/", domain: str | None = None) -> None:
         self.set_cookie(key, max_age=0, expires=0, path=path, domain=domain)

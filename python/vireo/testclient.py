@@ -18,13 +18,15 @@ import weakref
 from typing import Any, Mapping, Sequence
 
 from . import _loop, _vireo
-from .websockets import WebSocketDisconnect
+from ._test_cookies import Cookies
+from .websockets import Headers, WebSocketDisconnect
 
 
 class TestResponse:
     def __init__(self, status: int, headers: list[tuple[str, bytes]], body: bytes) -> None:
         self.status_code = status
-        self.headers = {name: value.decode("latin-1") for name, value in headers}
+        # Names compared without case, `get_list` for every value of one, as httpx's.
+        self.headers = Headers([(name.encode("latin-1"), value) for name, value in headers])
         self.raw_headers = headers
         self.content = body
 
@@ -88,6 +90,9 @@ class TestClient:
         self.app = app
         # As Starlette's client: a 3xx with a `location` is followed, unless told not to.
         self.follow_redirects = follow_redirects
+        # Set by the app's `set-cookie` fields and sent back, as httpx's `client.cookies`.
+        self.cookies = Cookies()
+        self._extra_cookies: dict[str, str] = {}
         self._client: Any = None
         self._loop: Any = None
 
@@ -136,13 +141,16 @@ class TestClient:
         content: bytes | str | None = None,
         data: Mapping[str, Any] | None = None,
         files: Mapping[str, Any] | None = None,
+        cookies: Mapping[str, str] | None = None,
         follow_redirects: bool | None = None,
     ) -> TestResponse:
         """Send a request. `json` sends a JSON body; `data` form fields (a list value is sent
         once per item); `files` uploads, each `bytes` or `(filename, content[, media_type])`,
         with `data` as the other fields of the `multipart/form-data` body. A redirect is
         followed (up to 20) unless `follow_redirects` (or the client's) is false: a 303, or a
-        301 or 302 to a POST, as a GET without the body, as browsers and httpx do."""
+        301 or 302 to a POST, as a GET without the body, as browsers and httpx do. The
+        client's `cookies` (and `cookies` given here, for this request) are sent unless a
+        `cookie` header is given."""
         self._start()
         target = url
         if params:
@@ -169,6 +177,7 @@ class TestClient:
             else:
                 fields[name.lower()] = value
         method = method.upper()
+        self._extra_cookies = dict(cookies or {})
         response = self._send(method, target, fields, repeated, body)
         follow = self.follow_redirects if follow_redirects is None else follow_redirects
         for _ in range(_MAX_REDIRECTS):
@@ -195,6 +204,12 @@ class TestClient:
     ) -> TestResponse:
         """One request: `fields` (one per name) then the `repeated` ones."""
         fields = dict(fields)
+        if "cookie" not in fields:
+            jar = self.cookies.header_for(urllib.parse.urlsplit(target).path)
+            extra = "; ".join(f"{k}={v}" for k, v in self._extra_cookies.items())
+            cookie = "; ".join(c for c in (jar, extra) if c)
+            if cookie:
+                fields["cookie"] = cookie
         fields.pop("content-length", None)
         if body:
             fields["content-length"] = str(len(body))
@@ -202,6 +217,9 @@ class TestClient:
         head = f"{method} {target} HTTP/1.1\r\n"
         head += "".join(f"{name}: {value}\r\n" for name, value in lines) + "\r\n"
         status, raw_headers, data = self._client.request(head.encode("latin-1"), body)
+        for name, value in raw_headers:
+            if name == "set-cookie":
+                self.cookies.take(value.decode("latin-1"))
         # As Starlette's client does: the response's background tasks have run on return.
         self._background.wait()
         return TestResponse(status, raw_headers, data)

@@ -171,6 +171,12 @@ class Headers(Mapping[str, str]):
         key = name.lower()
         return [value for field, value in self._fields if field == key]
 
+    # httpx's name for it, as a test client's response headers are asked.
+    get_list = getlist
+
+    def multi_items(self) -> list[tuple[str, str]]:
+        return list(self._fields)
+
     def __iter__(self) -> Iterator[str]:
         return iter(dict.fromkeys(field for field, _ in self._fields))
 

@@ -2,5 +2,6 @@
 
 from .cors import CORSMiddleware
 from .gzip import GZipMiddleware
+from .sessions import SessionMiddleware
 
-__all__ = ["CORSMiddleware", "GZipMiddleware"]
+__all__ = ["CORSMiddleware", "GZipMiddleware", "SessionMiddleware"]
