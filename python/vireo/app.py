@@ -6,6 +6,7 @@ import contextvars
 import inspect
 import json
 import logging
+import typing
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
@@ -174,23 +175,14 @@ def _check_dependencies(dependencies: Sequence[Any] | None) -> list[Depends]:
 
 
 def _vireo_stand_in(cls: type) -> type | None:
-    """Vireo's middleware for Starlette's `CORSMiddleware`, `GZipMiddleware` or
-    `SessionMiddleware` (also as FastAPI re-exports them), which are ASGI middleware an App
-    does not run."""
+    """Vireo's middleware for one of Starlette's (also as FastAPI re-exports them), which are
+    ASGI middleware an App does not run."""
     if not cls.__module__.startswith(("starlette.middleware.", "fastapi.middleware.")):
         return None
-    if cls.__name__ == "CORSMiddleware":
-        from .middleware.cors import CORSMiddleware
+    from . import middleware
 
-        return CORSMiddleware
-    if cls.__name__ == "GZipMiddleware":
-        from .middleware.gzip import GZipMiddleware
-
-        return GZipMiddleware
-    if cls.__name__ == "SessionMiddleware":
-        from .middleware.sessions import SessionMiddleware
-
-        return SessionMiddleware
+    if cls.__name__ in middleware.__all__:
+        return typing.cast(type, getattr(middleware, cls.__name__))
     return None
 
 
@@ -505,9 +497,9 @@ class App(_Routes):
 
     def add_middleware(self, middleware: Any, **options: Any) -> None:
         """Add `async def mw(request, call_next)`, a class with `dispatch(request, call_next)`
-        (a `BaseHTTPMiddleware` subclass, `vireo.middleware.CORSMiddleware`,
-        `GZipMiddleware`, `SessionMiddleware`), or Starlette's or FastAPI's `CORSMiddleware`,
-        `GZipMiddleware` or `SessionMiddleware`, which Vireo's stand in for."""
+        (a `BaseHTTPMiddleware` subclass, or one of `vireo.middleware`'s), or one of
+        Starlette's or FastAPI's that `vireo.middleware` has (CORS, GZip, sessions, trusted
+        hosts, HTTPS redirect), which Vireo's stands in for."""
         if isinstance(middleware, type):
             middleware = _vireo_stand_in(middleware) or middleware
             if not hasattr(middleware, "dispatch"):

@@ -2,6 +2,14 @@
 
 from .cors import CORSMiddleware
 from .gzip import GZipMiddleware
+from .https_redirect import HTTPSRedirectMiddleware
 from .sessions import SessionMiddleware
+from .trusted_host import TrustedHostMiddleware
 
-__all__ = ["CORSMiddleware", "GZipMiddleware", "SessionMiddleware"]
+__all__ = [
+    "CORSMiddleware",
+    "GZipMiddleware",
+    "HTTPSRedirectMiddleware",
+    "SessionMiddleware",
+    "TrustedHostMiddleware",
+]
