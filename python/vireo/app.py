@@ -6,6 +6,7 @@ import contextvars
 import inspect
 import json
 import logging
+import sys
 import typing
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Iterable, Sequence
@@ -17,7 +18,12 @@ from .background import Runner
 from .dependencies import Depends, solver
 from .encoders import jsonable
 from .mounts import answering_http_errors
-from .exceptions import HTTPException, RequestValidationError
+from .exceptions import (
+    HTTPException,
+    RequestValidationError,
+    http_errors,
+    validation_errors,
+)
 from .routing import NoMatchFound, URLPath, fill, mount_path_for
 from .responses import (
     JSONResponse,
@@ -41,7 +47,7 @@ async def finish_async(awaitable: Awaitable[Any], request: Any, next_: Any) -> A
     """Behind middleware: await a blocking handler's future and render what it gives."""
     try:
         value = await awaitable
-    except (HTTPException, RequestValidationError) as exc:
+    except (*http_errors(), *validation_errors()) as exc:
         return next_.render_error(request, exc)
     return next_.render(request, value)
 
@@ -49,10 +55,20 @@ async def finish_async(awaitable: Awaitable[Any], request: Any, next_: Any) -> A
 def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., Any]:
     """The innermost middleware when the app has exception handlers: it turns what the
     handler raised into the registered handler's response, as Starlette's ExceptionMiddleware
-    does (HTTP errors without a handler get their usual answer)."""
+    does (HTTP errors without a handler get their usual answer). Vireo's HTTPException and
+    Starlette's (or FastAPI's) are one kind here, as are Vireo's and FastAPI's
+    RequestValidationError: a handler registered for one handles the others too."""
+    http_kinds, validation_kinds = http_errors(), validation_errors()
+    handlers = dict(handlers)
+    fastapi = sys.modules.get("fastapi.exceptions")
+    for kinds in (http_kinds + ((fastapi.HTTPException,) if fastapi else ()), validation_kinds):
+        registered = next((handlers[kind] for kind in kinds if kind in handlers), None)
+        for kind in kinds:
+            if registered is not None:
+                handlers.setdefault(kind, registered)
 
     def find(exc: BaseException) -> Callable[..., Any] | None:
-        if isinstance(exc, HTTPException) and exc.status_code in handlers:
+        if isinstance(exc, http_kinds) and exc.status_code in handlers:
             return handlers[exc.status_code]
         for cls in type(exc).__mro__:
             if cls in handlers:
@@ -68,9 +84,9 @@ def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., A
                 exc = RequestValidationError(json.loads(exc.args[0])["detail"])
             handler = find(exc)
             if handler is None:
-                if isinstance(exc, HTTPException):
+                if isinstance(exc, http_kinds):
                     return JSONResponse({"detail": exc.detail}, exc.status_code, exc.headers)
-                if isinstance(exc, RequestValidationError):
+                if isinstance(exc, validation_kinds):
                     return JSONResponse({"detail": exc.errors()}, 422)
                 raise
             response = handler(request, exc)
@@ -664,8 +680,8 @@ class App(_Routes):
         routes, so an upgrade request is plain HTTP."""
         self._background = Runner(loop)
         refs = {
-            "HTTPException": HTTPException,
-            "RequestValidationError": RequestValidationError,
+            "HTTPException": http_errors(),
+            "RequestValidationError": validation_errors(),
             "Response": Response,
             "StreamingResponse": StreamingResponse,
             "jsonable": jsonable,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http
+import sys
 from typing import Any, Mapping
 
 
@@ -33,12 +34,30 @@ class RequestValidationError(ValueError):
     """The request did not fit the handler's parameters: a 422 listing every error, each
     `{"type", "loc", "msg", "input"}` as FastAPI reports them."""
 
-    def __init__(self, errors: list[dict[str, Any]]) -> None:
+    def __init__(self, errors: list[dict[str, Any]], *, body: Any = None) -> None:
         super().__init__(errors)
         self._errors = list(errors)
+        # What FastAPI's carries: the request body it read, if any.
+        self.body = body
 
     def errors(self) -> list[dict[str, Any]]:
         return self._errors
+
+
+def http_errors() -> tuple[type, ...]:
+    """The exceptions answered as HTTP errors: Vireo's `HTTPException` and, once the app has
+    imported it, Starlette's (which FastAPI's subclasses), so library code raising theirs is
+    answered as under FastAPI."""
+    starlette = sys.modules.get("starlette.exceptions")
+    return (HTTPException,) + ((starlette.HTTPException,) if starlette is not None else ())
+
+
+def validation_errors() -> tuple[type, ...]:
+    """The exceptions answered as a 422: Vireo's `RequestValidationError` and, once imported,
+    FastAPI's."""
+    fastapi = sys.modules.get("fastapi.exceptions")
+    return (RequestValidationError,) + (
+        (fastapi.RequestValidationError,) if fastapi is not None else ())
 
 
 class ResponseValidationError(ValueError):

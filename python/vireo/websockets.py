@@ -16,7 +16,7 @@ from . import _vireo
 from .connection import HTTPConnection
 from .dependencies import Depends, solver
 from .encoders import jsonable
-from .exceptions import HTTPException, WebSocketException
+from .exceptions import HTTPException, WebSocketException, http_errors
 from .params import PATH_PARAM, is_websocket_type
 
 
@@ -329,7 +329,7 @@ class WebSocketEndpoint:
             except WebSocketException as refused:
                 if not websocket._closed:
                     await websocket.close(refused.code, refused.reason)
-            except HTTPException as denied:
+            except http_errors() as denied:
                 if websocket._answered:
                     raise
                 await _deny(send, denied)
