@@ -66,6 +66,17 @@ impl Request {
         }
     }
 
+    /// The prefix a proxy in front strips (`App.root_path`), which the URLs the app makes
+    /// carry; empty when there is none.
+    fn root_path(&self, py: Python<'_>) -> String {
+        self.app
+            .app
+            .bind(py)
+            .getattr(intern!(py, "root_path"))
+            .and_then(|root| root.extract())
+            .unwrap_or_default()
+    }
+
     fn netloc(&self) -> String {
         self.parts
             .head
@@ -99,12 +110,14 @@ impl Request {
         self.parts.head.query().unwrap_or("")
     }
 
+    /// The URL the client asked for, the app's `root_path` in front of the path, as
+    /// Starlette's.
     #[getter]
-    fn url(&self) -> Url {
+    fn url(&self, py: Python<'_>) -> Url {
         let head = &self.parts.head;
         Url {
             scheme: scheme(self.parts.secure),
-            path: decode(head.path(), false).into_owned(),
+            path: self.root_path(py) + &decode(head.path(), false),
             query: head.query().unwrap_or("").to_owned(),
             netloc: self.netloc(),
         }
@@ -112,8 +125,8 @@ impl Request {
 
     /// `scheme://host/`, as Starlette's `base_url`.
     #[getter]
-    fn base_url(&self) -> Url {
-        self.absolute("/".to_owned())
+    fn base_url(&self, py: Python<'_>) -> Url {
+        self.absolute(self.root_path(py) + "/")
     }
 
     /// The URL of the route (or mount) named `name` with these path parameters, on this
@@ -135,7 +148,7 @@ impl Request {
             Ok(protocol) => protocol.extract::<String>().unwrap_or_default(),
             Err(_) => String::new(),
         };
-        let mut url = self.absolute(path.str()?.to_string());
+        let mut url = self.absolute(self.root_path(py) + path.str()?.to_str()?);
         // A WebSocket route's URL is `ws://` (or `wss://`) even from an HTTP request.
         if protocol == "websocket" {
             url.scheme = if self.parts.secure { "wss" } else { "ws" };
@@ -312,11 +325,13 @@ impl Request {
                 scope.set_item("http_version", crate::asgi_scope::http_version(head))?;
                 scope.set_item("method", head.method().as_str())?;
                 scope.set_item("scheme", scheme(this.parts.secure))?;
-                scope.set_item("path", decode(head.path(), false))?;
-                scope.set_item("raw_path", PyBytes::new(py, head.path().as_bytes()))?;
+                let root = this.root_path(py);
+                scope.set_item("path", root.clone() + &decode(head.path(), false))?;
+                let raw_path = [root.as_bytes(), head.path().as_bytes()].concat();
+                scope.set_item("raw_path", PyBytes::new(py, &raw_path))?;
                 let query = head.query().unwrap_or("").as_bytes();
                 scope.set_item("query_string", PyBytes::new(py, query))?;
-                scope.set_item("root_path", "")?;
+                scope.set_item("root_path", root)?;
                 scope.set_item("headers", crate::asgi_scope::header_list(py, head)?)?;
                 scope.set_item("client", this.client())?;
                 scope.set_item("server", py.None())?;

@@ -127,7 +127,7 @@ def test_app_run_whose_startup_fails_raises_or_exits(workers, status):
     assert "StartupFailed" not in proc.stderr
 
 
-@pytest.mark.parametrize("flag", [["--root-path", "/api"], ["--interface", "asgi"],
+@pytest.mark.parametrize("flag", [["--interface", "asgi"],
                                   ["--proxy-headers"], ["--limit-concurrency", "10"],
                                   ["--batch-threads"]])
 def test_asgi_only_options_are_refused_for_a_vireo_app(flag):

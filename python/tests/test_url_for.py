@@ -186,3 +186,37 @@ def test_jinja2_templates_call_url_for_as_under_fastapi(apps, tmp_path):
     assert pages[1] == pages[0]
     assert 'href="http://testserver/static/css/site.css"' in pages[1][2]
     assert 'href="http://testserver/users/4"' in pages[1][2]
+
+
+def test_behind_a_proxy_the_urls_carry_the_root_path_as_under_fastapi():
+    answers = []
+    for mod, make_client, prefix in (
+        (fastapi, lambda app: FastAPIClient(app, root_path="/api"), "/api"),
+        (vireo, TestClient, ""),
+    ):
+        app = mod.FastAPI(**({"root_path": "/api"} if mod is vireo else {}))
+
+        @app.get("/items/{item_id}", name="item")
+        def item(item_id: int, request: mod.Request):
+            scope = request.scope
+            return {"url": str(request.url), "for": str(request.url_for("item", item_id=1)),
+                    "base": str(request.base_url), "root_path": scope["root_path"],
+                    "path": scope["path"], "raw_path": scope["raw_path"].decode()}
+
+        # The proxy strips the prefix before Vireo sees the request; Starlette's client
+        # sends it, as uvicorn's --root-path puts it in the path.
+        with make_client(app) as client:
+            answers.append((
+                client.get(prefix + "/items/7").json(),
+                client.get(prefix + "/openapi.json").json()["servers"],
+                "/api/openapi.json" in client.get(prefix + "/docs").text,
+            ))
+    assert answers[1] == answers[0]
+    assert answers[1][0]["url"] == "http://testserver/api/items/7"
+
+
+def test_vireo_serve_root_path_reaches_an_app(serve):
+    served = serve("url_for_app:app", "--root-path", "/api/")
+    status, _, body = served.get("/here/3", headers={"Host": "example.test"})
+    assert status == 200
+    assert body == b'{"url":"http://example.test/api/here/3","base":"http://example.test/api/"}'

@@ -169,7 +169,7 @@ def _threads(options: Options) -> int:
 
 
 # `vireo serve`'s options that only ASGI and WSGI apps take.
-_GATEWAY_ONLY = ("interface", "lifespan", "root_path", "proxy_headers", "limit_concurrency",
+_GATEWAY_ONLY = ("interface", "lifespan", "proxy_headers", "limit_concurrency",
                  "batch_threads")
 
 
@@ -181,6 +181,9 @@ def _serve_native(app: Any, opts: Options, announce: Callable[[str], None] | Non
         flags = ", ".join("--" + name.replace("_", "-") for name in given)
         raise OptionError(f"{flags}: only for ASGI and WSGI applications; a Vireo App is "
                          "served natively")
+    if opts.root_path:
+        # Behind a proxy that strips this prefix: the URLs the app makes carry it.
+        app.root_path = opts.root_path.rstrip("/")
     app._plan()  # a route that cannot be planned fails here, before anything forks
     listener, announce = _listen(opts, announce)
     worker = functools.partial(

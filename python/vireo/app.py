@@ -434,6 +434,8 @@ class App(_Routes):
         lifespan: Callable[[Any], Any] | None = None,
         default_response_class: Any = response_classes.DEFAULT,
         responses: dict[Any, Any] | None = None,
+        root_path: str = "",
+        root_path_in_servers: bool = True,
     ) -> None:
         if lifespan is not None and (on_startup or on_shutdown):
             raise TypeError("give App either lifespan or on_startup/on_shutdown, not both")
@@ -441,6 +443,11 @@ class App(_Routes):
         # A path no route matches, but would with its trailing slash added or removed, gets
         # a 307 there, as FastAPI answers it.
         self.redirect_slashes = redirect_slashes
+        # The prefix a proxy in front strips (`vireo serve --root-path`): requests arrive
+        # without it, and the URLs the app makes (`url_for`, the schema's `servers`, the
+        # docs page's schema URL) carry it.
+        self.root_path = root_path.rstrip("/")
+        self.root_path_in_servers = root_path_in_servers
         self.version = version
         self.description = description
         self.openapi_url = openapi_url

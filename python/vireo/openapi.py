@@ -452,7 +452,11 @@ def build_schema(app: Any) -> dict[str, Any]:
     info: dict[str, Any] = {"title": app.title, "version": app.version}
     if app.description:
         info["description"] = app.description
-    schema: dict[str, Any] = {"openapi": "3.1.0", "info": info, "paths": paths}
+    schema: dict[str, Any] = {"openapi": "3.1.0", "info": info}
+    root_path = getattr(app, "root_path", "")
+    if root_path and getattr(app, "root_path_in_servers", True):
+        schema["servers"] = [{"url": root_path}]
+    schema["paths"] = paths
     if components or schemes:
         schema["components"] = {}
         if components:
@@ -511,7 +515,7 @@ def schema_routes(app: Any) -> list[Any]:
         if app.docs_url and app.docs_url not in taken:
 
             def docs() -> Any:
-                return HTMLResponse(swagger_ui_html(app.title, openapi_url))
+                return HTMLResponse(swagger_ui_html(app.title, app.root_path + openapi_url))
 
             routes.append(_Route(["GET"], app.docs_url, docs, 200, False,
                                   include_in_schema=False, response_class=None))

@@ -79,8 +79,10 @@ class WebSocket:
 
     @property
     def base_url(self) -> str:
-        """`ws://host/` (or `wss://`), from the handshake's `Host`."""
-        return f"{self.scope.get('scheme', 'ws')}://{self.headers.get('host', '')}/"
+        """`ws://host/` (or `wss://`), from the handshake's `Host`, with the app's
+        `root_path`."""
+        root = getattr(self.app, "root_path", "")
+        return f"{self.scope.get('scheme', 'ws')}://{self.headers.get('host', '')}{root}/"
 
     def url_for(self, name: str, /, **path_params: Any) -> str:
         """The URL of the route named `name` (see `App.url_path_for`) on this connection's
