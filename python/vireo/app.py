@@ -176,6 +176,11 @@ class _Route:
         self.responses = dict(responses or {})
         self.response_model_options = dict(response_model_options or response_models.OPTIONS)
 
+    @property
+    def endpoint(self) -> Handler:
+        """The handler, by FastAPI's name for it."""
+        return self.handler
+
     def options(self) -> dict[str, Any]:
         """The keyword arguments of `add_api_route` that made this route."""
         options = {name: getattr(self, name) for name in self.__slots__[3:-1]}
@@ -328,6 +333,35 @@ class _Routes:
         self._websockets.add(path, handler, _check_dependencies(dependencies),
                              check=self._plan_websockets, name=name)
 
+    def include_router(
+        self,
+        router: "APIRouter",
+        *,
+        prefix: str = "",
+        dependencies: Sequence[Depends] | None = None,
+        tags: Sequence[str] | None = None,
+        responses: dict[Any, Any] | None = None,
+        default_response_class: Any = response_classes.DEFAULT,
+        include_in_schema: bool = True,
+        deprecated: bool | None = None,
+    ) -> None:
+        """Add every route of `router`, its path prefixed with `prefix` and the router's, run
+        after `dependencies` and the router's, tagged with `tags` and the router's, with the
+        schema's `responses` and the router's added to each route's, and a route that names
+        no `response_class` given `default_response_class` or the router's. With
+        `include_in_schema=False` (here or on the router) its routes leave the schema;
+        `deprecated=True` marks them deprecated there."""
+        _include(self, router, _Inclusion(prefix, dependencies, tags, responses,
+                                          default_response_class, include_in_schema,
+                                          deprecated))
+
+    @property
+    def routes(self) -> list[Any]:
+        """The routes, as FastAPI's `app.routes` lists them: HTTP routes (`path`, `name`,
+        `methods`, `endpoint`), then WebSocket routes, then mounts (`path`, `name`, `app`)."""
+        mounts = [Mount(path or "/", app, name) for path, app, name in getattr(self, "_mounts", ())]
+        return [*self._routes, *self._websockets.routes, *mounts]
+
     def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
         """The path of the route named `name` (see `add_api_route`) with these path
         parameters, as Starlette's: `app.url_path_for("user", user_id=7)` is `"/users/7"`.
@@ -363,47 +397,56 @@ class APIRouter(_Routes):
         tags: Sequence[str] | None = None,
         responses: dict[Any, Any] | None = None,
         default_response_class: Any = response_classes.DEFAULT,
+        include_in_schema: bool = True,
+        deprecated: bool | None = None,
     ) -> None:
         self.prefix = prefix.rstrip("/")
         self.responses = dict(responses or {})
         self.default_response_class = default_response_class
+        self.include_in_schema = include_in_schema
+        self.deprecated = deprecated
         self.dependencies = _check_dependencies(dependencies)
         self.tags = list(tags or ())
         self._routes = []
         self._websockets = WebSocketRoutes()
 
-    def include_router(
-        self,
-        router: "APIRouter",
-        *,
-        prefix: str = "",
-        dependencies: Sequence[Depends] | None = None,
-        tags: Sequence[str] | None = None,
-        responses: dict[Any, Any] | None = None,
-        default_response_class: Any = response_classes.DEFAULT,
-    ) -> None:
-        _include(self, router, prefix, dependencies, tags, responses, default_response_class)
+
+class _Inclusion(typing.NamedTuple):
+    """What `include_router` adds to each route of the router it includes."""
+
+    prefix: str
+    dependencies: Sequence[Depends] | None
+    tags: Sequence[str] | None
+    responses: dict[Any, Any] | None
+    default_response_class: Any
+    include_in_schema: bool
+    deprecated: bool | None
 
 
-def _include(
-    target: _Routes,
-    router: APIRouter,
-    prefix: str,
-    dependencies: Sequence[Depends] | None,
-    tags: Sequence[str] | None,
-    responses: dict[Any, Any] | None = None,
-    default_response_class: Any = response_classes.DEFAULT,
-) -> None:
-    base = prefix.rstrip("/") + router.prefix
-    outer = _check_dependencies(dependencies) + router.dependencies
-    outer_tags = list(tags or ()) + router.tags
-    outer_responses = {**(responses or {}), **router.responses}
+class Mount(typing.NamedTuple):
+    """A mounted app, as `routes` lists it."""
+
+    path: str
+    app: Any
+    name: str | None
+
+
+def _include(target: _Routes, router: APIRouter, inclusion: _Inclusion) -> None:
+    base = inclusion.prefix.rstrip("/") + router.prefix
+    outer = _check_dependencies(inclusion.dependencies) + router.dependencies
+    outer_tags = list(inclusion.tags or ()) + router.tags
+    outer_responses = {**(inclusion.responses or {}), **router.responses}
+    shown = inclusion.include_in_schema and router.include_in_schema
+    deprecated = inclusion.deprecated or router.deprecated
     for route in router._routes:
         options = route.options()
         options["responses"] = {**outer_responses, **route.responses}
         options["response_class"] = response_classes.resolve(
-            route.response_class, default_response_class, router.default_response_class
+            route.response_class, inclusion.default_response_class,
+            router.default_response_class,
         ) or response_classes.DEFAULT
+        options["include_in_schema"] = route.include_in_schema and shown
+        options["deprecated"] = route.deprecated or bool(deprecated)
         options["dependencies"] = outer + route.dependencies
         options["tags"] = outer_tags + [t for t in route.tags if t not in outer_tags]
         target.add_api_route(base + route.path, route.handler, methods=route.methods, **options)
@@ -489,22 +532,6 @@ class App(_Routes):
         if not callable(app):
             raise TypeError(f"a mounted app is an ASGI application, not {app!r}")
         self._mounts.append((path.rstrip("/"), app, name))
-
-    def include_router(
-        self,
-        router: APIRouter,
-        *,
-        prefix: str = "",
-        dependencies: Sequence[Depends] | None = None,
-        tags: Sequence[str] | None = None,
-        responses: dict[Any, Any] | None = None,
-        default_response_class: Any = response_classes.DEFAULT,
-    ) -> None:
-        """Add every route of `router`, its path prefixed with `prefix` and the router's, run
-        after `dependencies` and the router's, tagged with `tags` and the router's, with the
-        schema's `responses` and the router's added to each route's, and a route that names
-        no `response_class` given `default_response_class` or the router's."""
-        _include(self, router, prefix, dependencies, tags, responses, default_response_class)
 
     # Middleware: `async def mw(request, call_next) -> response`, the first added outermost.
 

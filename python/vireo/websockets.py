@@ -259,6 +259,11 @@ class _WsRoute:
         if check:
             self.solve((), None)
 
+    @property
+    def endpoint(self) -> Callable[..., Any]:
+        """The handler, by FastAPI's name for it."""
+        return self.handler
+
     def solve(self, outer: Sequence[Depends], overrides: dict[Any, Any] | None) -> "_Solved":
         """The route as served: after the `outer` dependencies, with `overrides` applied."""
         solve, _, _, plan = solver(self.handler, [*outer, *self.dependencies], self.path, 200,
