@@ -479,6 +479,15 @@ class App(_Routes):
         responses: dict[Any, Any] | None = None,
         root_path: str = "",
         root_path_in_servers: bool = True,
+        redoc_url: str | None = "/redoc",
+        summary: str | None = None,
+        terms_of_service: str | None = None,
+        contact: dict[str, Any] | None = None,
+        license_info: dict[str, Any] | None = None,
+        servers: list[dict[str, Any]] | None = None,
+        openapi_tags: list[dict[str, Any]] | None = None,
+        swagger_ui_parameters: dict[str, Any] | None = None,
+        debug: bool = False,
     ) -> None:
         if lifespan is not None and (on_startup or on_shutdown):
             raise TypeError("give App either lifespan or on_startup/on_shutdown, not both")
@@ -495,6 +504,18 @@ class App(_Routes):
         self.description = description
         self.openapi_url = openapi_url
         self.docs_url = docs_url
+        self.redoc_url = redoc_url
+        # The schema's `info` fields, `servers` and `tags`, and Swagger UI's settings, as
+        # FastAPI takes them.
+        self.summary = summary
+        self.terms_of_service = terms_of_service
+        self.contact = contact
+        self.license_info = license_info
+        self.servers = list(servers or ())
+        self.openapi_tags = openapi_tags
+        self.swagger_ui_parameters = swagger_ui_parameters
+        # Accepted for FastAPI's signature: a traceback is logged, never sent to the client.
+        self.debug = debug
         self.dependencies = _check_dependencies(dependencies)
         # What a route that names no `response_class` sends its value as; JSON by default.
         self.default_response_class = default_response_class

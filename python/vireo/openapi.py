@@ -7,7 +7,6 @@ import dataclasses
 import datetime
 import decimal
 import enum
-import html
 import http.client
 import inspect
 import json
@@ -18,6 +17,7 @@ import uuid
 from typing import Any
 
 from . import response_class as response_classes
+from .docs_pages import redoc_html, swagger_ui_html
 from . import response_model as response_models
 from .params import Planned, _unwrap_optional, analyse
 
@@ -450,12 +450,18 @@ def build_schema(app: Any) -> dict[str, Any]:
         for method in route.methods:
             item[method.lower()] = _operation(app, route, method, components, schemes)
     info: dict[str, Any] = {"title": app.title, "version": app.version}
-    if app.description:
-        info["description"] = app.description
+    for key, value in (("summary", app.summary), ("description", app.description),
+                       ("termsOfService", app.terms_of_service), ("contact", app.contact),
+                       ("license", app.license_info)):
+        if value:
+            info[key] = value
     schema: dict[str, Any] = {"openapi": "3.1.0", "info": info}
+    servers = list(app.servers or ())
     root_path = getattr(app, "root_path", "")
-    if root_path and getattr(app, "root_path_in_servers", True):
-        schema["servers"] = [{"url": root_path}]
+    if root_path and app.root_path_in_servers and root_path not in [s.get("url") for s in servers]:
+        servers.insert(0, {"url": root_path})
+    if servers:
+        schema["servers"] = servers
     schema["paths"] = paths
     if components or schemes:
         schema["components"] = {}
@@ -463,42 +469,14 @@ def build_schema(app: Any) -> dict[str, Any]:
             schema["components"]["schemas"] = dict(sorted(components.items()))
         if schemes:
             schema["components"]["securitySchemes"] = schemes
+    if app.openapi_tags:
+        schema["tags"] = app.openapi_tags
     return schema
 
 
-SWAGGER_UI = "https://cdn.jsdelivr.net/npm/swagger-ui-dist@5"
-
-
-def swagger_ui_html(title: str, openapi_url: str) -> str:
-    """The docs page: Swagger UI, its script and style from a CDN, reading `openapi_url`."""
-    return f"""<!DOCTYPE html>
-<html>
-<head>
-<link type="text/css" rel="stylesheet" href="{SWAGGER_UI}/swagger-ui.css">
-<title>{html.escape(title)} - Swagger UI</title>
-</head>
-<body>
-<div id="swagger-ui"></div>
-<script src="{SWAGGER_UI}/swagger-ui-bundle.js"></script>
-<script>
-const ui = SwaggerUIBundle({{
-    url: {json.dumps(openapi_url)},
-    dom_id: "#swagger-ui",
-    layout: "BaseLayout",
-    deepLinking: true,
-    showExtensions: true,
-    showCommonExtensions: true,
-    presets: [SwaggerUIBundle.presets.apis, SwaggerUIBundle.SwaggerUIStandalonePreset],
-}})
-</script>
-</body>
-</html>
-"""
-
-
 def schema_routes(app: Any) -> list[Any]:
-    """The routes serving the schema (`app.openapi_url`) and the docs page (`app.docs_url`);
-    none when those are `None`. Neither is listed in the schema."""
+    """The routes serving the schema (`app.openapi_url`) and the docs pages (`app.docs_url`,
+    `app.redoc_url`); none when those are `None`. None is listed in the schema."""
     from .app import _Route
     from .responses import HTMLResponse, JSONResponse
 
@@ -515,8 +493,16 @@ def schema_routes(app: Any) -> list[Any]:
         if app.docs_url and app.docs_url not in taken:
 
             def docs() -> Any:
-                return HTMLResponse(swagger_ui_html(app.title, app.root_path + openapi_url))
+                return HTMLResponse(swagger_ui_html(app.title, app.root_path + openapi_url,
+                                                    app.swagger_ui_parameters))
 
             routes.append(_Route(["GET"], app.docs_url, docs, 200, False,
+                                  include_in_schema=False, response_class=None))
+        if app.redoc_url and app.redoc_url not in taken:
+
+            def redoc() -> Any:
+                return HTMLResponse(redoc_html(app.title, app.root_path + openapi_url))
+
+            routes.append(_Route(["GET"], app.redoc_url, redoc, 200, False,
                                   include_in_schema=False, response_class=None))
     return routes
