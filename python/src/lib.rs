@@ -59,7 +59,6 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<request::Request>()?;
     m.add_class::<mappings::Headers>()?;
     m.add_class::<mappings::QueryParams>()?;
-    m.add_class::<request::Url>()?;
     m.add_class::<request::Ready>()?;
     m.add_class::<coroutine::Completion>()?;
     m.add_class::<coroutine::InlineTask>()?;

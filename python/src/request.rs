@@ -56,14 +56,18 @@ impl Request {
 }
 
 impl Request {
-    /// `path` on this request's scheme and host.
-    fn absolute(&self, path: String) -> Url {
-        Url {
-            scheme: scheme(self.parts.secure),
-            path,
-            query: String::new(),
-            netloc: self.netloc(),
-        }
+    /// `vireo.datastructures.URL` of `scheme://host` + `path_and_query` on this request's
+    /// host.
+    fn url_object<'py>(
+        &self,
+        py: Python<'py>,
+        scheme: &str,
+        path_and_query: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let text = format!("{scheme}://{}{path_and_query}", self.netloc());
+        py.import(intern!(py, "vireo.datastructures"))?
+            .getattr(intern!(py, "URL"))?
+            .call1((text,))
     }
 
     /// The prefix a proxy in front strips (`App.root_path`), which the URLs the app makes
@@ -113,32 +117,36 @@ impl Request {
     /// The URL the client asked for, the app's `root_path` in front of the path, as
     /// Starlette's.
     #[getter]
-    fn url(&self, py: Python<'_>) -> Url {
+    fn url<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let head = &self.parts.head;
-        Url {
-            scheme: scheme(self.parts.secure),
-            path: self.root_path(py) + &decode(head.path(), false),
-            query: head.query().unwrap_or("").to_owned(),
-            netloc: self.netloc(),
+        // The path decoded, as Starlette's, with what would end it escaped again.
+        let path = decode(head.path(), false)
+            .replace('?', "%3F")
+            .replace('#', "%23")
+            .replace('\\', "%5C");
+        let mut target = self.root_path(py) + &path;
+        if let Some(query) = head.query().filter(|q| !q.is_empty()) {
+            target = target + "?" + query;
         }
+        self.url_object(py, scheme(self.parts.secure), &target)
     }
 
     /// `scheme://host/`, as Starlette's `base_url`.
     #[getter]
-    fn base_url(&self, py: Python<'_>) -> Url {
-        self.absolute(self.root_path(py) + "/")
+    fn base_url<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.url_object(py, scheme(self.parts.secure), &(self.root_path(py) + "/"))
     }
 
     /// The URL of the route (or mount) named `name` with these path parameters, on this
     /// request's scheme and host: `app.url_path_for(name, **path_params)` made absolute, as
     /// Starlette's `url_for`.
     #[pyo3(signature = (name, /, **path_params))]
-    fn url_for(
+    fn url_for<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         name: &str,
-        path_params: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Url> {
+        path_params: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let path = self
             .app
             .app
@@ -148,12 +156,14 @@ impl Request {
             Ok(protocol) => protocol.extract::<String>().unwrap_or_default(),
             Err(_) => String::new(),
         };
-        let mut url = self.absolute(self.root_path(py) + path.str()?.to_str()?);
         // A WebSocket route's URL is `ws://` (or `wss://`) even from an HTTP request.
-        if protocol == "websocket" {
-            url.scheme = if self.parts.secure { "wss" } else { "ws" };
-        }
-        Ok(url)
+        let scheme = match (protocol.as_str(), self.parts.secure) {
+            ("websocket", true) => "wss",
+            ("websocket", false) => "ws",
+            (_, secure) => scheme(secure),
+        };
+        let target = self.root_path(py) + path.str()?.to_str()?;
+        self.url_object(py, scheme, &target)
     }
 
     #[getter]
@@ -373,41 +383,12 @@ impl Request {
     }
 }
 
-/// The request's URL, in the parts middleware usually reads.
-#[pyclass(frozen, module = "vireo._vireo")]
-pub(crate) struct Url {
-    #[pyo3(get)]
-    scheme: &'static str,
-    #[pyo3(get)]
-    path: String,
-    #[pyo3(get)]
-    query: String,
-    #[pyo3(get)]
-    netloc: String,
-}
-
 /// The URL scheme of a request made in the clear or over TLS.
 pub(crate) fn scheme(secure: bool) -> &'static str {
     if secure {
         "https"
     } else {
         "http"
-    }
-}
-
-#[pymethods]
-impl Url {
-    fn __str__(&self) -> String {
-        let query = if self.query.is_empty() {
-            String::new()
-        } else {
-            format!("?{}", self.query)
-        };
-        format!("{}://{}{}{}", self.scheme, self.netloc, self.path, query)
-    }
-
-    fn __repr__(&self) -> String {
-        format!("URL('{}')", self.__str__())
     }
 }
 

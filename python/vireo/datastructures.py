@@ -1,0 +1,97 @@
+"""`URL`, as Starlette's: what `request.url`, `request.base_url` and `request.url_for` give,
+a URL to read by part and to change into another (`replace`, the query helpers)."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit
+
+
+class URL:
+    """A URL: `scheme`, `netloc`, `hostname`, `port`, `path`, `query`, `fragment`, `str()`
+    for the whole; equal to a `str` or `URL` of the same text."""
+
+    def __init__(self, url: str = "") -> None:
+        self._url = url
+
+    @property
+    def components(self) -> SplitResult:
+        if not hasattr(self, "_components"):
+            self._components = urlsplit(self._url)
+        return self._components
+
+    scheme = property(lambda self: self.components.scheme)
+    netloc = property(lambda self: self.components.netloc)
+    path = property(lambda self: self.components.path)
+    query = property(lambda self: self.components.query)
+    fragment = property(lambda self: self.components.fragment)
+    username = property(lambda self: self.components.username)
+    password = property(lambda self: self.components.password)
+    hostname = property(lambda self: self.components.hostname)
+    port = property(lambda self: self.components.port)
+
+    @property
+    def is_secure(self) -> bool:
+        return self.scheme in ("https", "wss")
+
+    def replace(self, **parts: Any) -> URL:
+        """This URL with some parts replaced: `scheme`, `netloc`, `path`, `query`, `fragment`,
+        or `hostname`, `port`, `username`, `password` (which rebuild the netloc)."""
+        if parts.keys() & {"hostname", "port", "username", "password"}:
+            parts["netloc"] = self._netloc(parts.pop("hostname", None),
+                                           parts.pop("port", self.port),
+                                           parts.pop("username", self.username),
+                                           parts.pop("password", self.password))
+        return URL(self.components._replace(**parts).geturl())
+
+    def _netloc(self, hostname: str | None, port: int | None, username: str | None,
+                password: str | None) -> str:
+        if hostname is None:
+            hostname = self.netloc.rpartition("@")[2]
+            if hostname and not hostname.endswith("]"):
+                hostname = hostname.rsplit(":", 1)[0]
+        elif ":" in hostname and not hostname.startswith("["):
+            try:
+                ipaddress.IPv6Address(hostname)
+                hostname = f"[{hostname}]"
+            except ValueError:
+                pass
+        netloc = hostname if port is None else f"{hostname}:{port}"
+        if username is not None:
+            user = username if password is None else f"{username}:{password}"
+            netloc = f"{user}@{netloc}"
+        return netloc
+
+    def include_query_params(self, **params: Any) -> URL:
+        """With these query parameters set (each replacing every value of its name, the new
+        ones after the others), as Starlette's."""
+        given = {str(name): str(value) for name, value in params.items()}
+        kept = [(k, v) for k, v in parse_qsl(self.query, keep_blank_values=True)
+                if k not in given]
+        return self.replace(query=urlencode(kept + list(given.items())))
+
+    def replace_query_params(self, **params: Any) -> URL:
+        """With exactly these query parameters."""
+        return self.replace(query=urlencode([(str(k), str(v)) for k, v in params.items()]))
+
+    def remove_query_params(self, keys: str | Sequence[str]) -> URL:
+        """Without the query parameters of these names."""
+        drop = {keys} if isinstance(keys, str) else set(keys)
+        kept = [(k, v) for k, v in parse_qsl(self.query, keep_blank_values=True)
+                if k not in drop]
+        return self.replace(query=urlencode(kept))
+
+    def __eq__(self, other: Any) -> bool:
+        return str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(self._url)
+
+    def __str__(self) -> str:
+        return self._url
+
+    def __repr__(self) -> str:
+        url = str(self.replace(password="********")) if self.password else self._url
+        return f"URL({url!r})"
