@@ -152,10 +152,10 @@ impl Request {
             .app
             .bind(py)
             .call_method("url_path_for", (name,), path_params)?;
-        let protocol = match path.getattr("protocol") {
-            Ok(protocol) => protocol.extract::<String>().unwrap_or_default(),
-            Err(_) => String::new(),
-        };
+        let protocol: String = path
+            .getattr(intern!(py, "protocol"))
+            .and_then(|protocol| protocol.extract())
+            .unwrap_or_default();
         // A WebSocket route's URL is `ws://` (or `wss://`) even from an HTTP request.
         let scheme = match (protocol.as_str(), self.parts.secure) {
             ("websocket", true) => "wss",

@@ -6,7 +6,6 @@ import contextvars
 import inspect
 import json
 import logging
-import sys
 import typing
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Iterable, Sequence
@@ -60,11 +59,10 @@ def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., A
     RequestValidationError: a handler registered for one handles the others too."""
     http_kinds, validation_kinds = http_errors(), validation_errors()
     handlers = dict(handlers)
-    fastapi = sys.modules.get("fastapi.exceptions")
-    for kinds in (http_kinds + ((fastapi.HTTPException,) if fastapi else ()), validation_kinds):
+    for kinds in (http_kinds, validation_kinds):
         registered = next((handlers[kind] for kind in kinds if kind in handlers), None)
-        for kind in kinds:
-            if registered is not None:
+        if registered is not None:
+            for kind in kinds:
                 handlers.setdefault(kind, registered)
 
     def find(exc: BaseException) -> Callable[..., Any] | None:

@@ -46,10 +46,14 @@ class RequestValidationError(ValueError):
 
 def http_errors() -> tuple[type, ...]:
     """The exceptions answered as HTTP errors: Vireo's `HTTPException` and, once the app has
-    imported it, Starlette's (which FastAPI's subclasses), so library code raising theirs is
-    answered as under FastAPI."""
-    starlette = sys.modules.get("starlette.exceptions")
-    return (HTTPException,) + ((starlette.HTTPException,) if starlette is not None else ())
+    imported them, Starlette's and FastAPI's (a subclass of Starlette's, named so that a
+    handler registered for it is found), so library code raising theirs is answered as under
+    FastAPI."""
+    found = [HTTPException]
+    for module in ("starlette.exceptions", "fastapi.exceptions"):
+        if module in sys.modules:
+            found.append(sys.modules[module].HTTPException)
+    return tuple(found)
 
 
 def validation_errors() -> tuple[type, ...]:

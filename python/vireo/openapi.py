@@ -457,9 +457,9 @@ def build_schema(app: Any) -> dict[str, Any]:
             info[key] = value
     schema: dict[str, Any] = {"openapi": "3.1.0", "info": info}
     servers = list(app.servers or ())
-    root_path = getattr(app, "root_path", "")
-    if root_path and app.root_path_in_servers and root_path not in [s.get("url") for s in servers]:
-        servers.insert(0, {"url": root_path})
+    if app.root_path and app.root_path_in_servers and app.root_path not in [
+            server.get("url") for server in servers]:
+        servers.insert(0, {"url": app.root_path})
     if servers:
         schema["servers"] = servers
     schema["paths"] = paths
