@@ -14,8 +14,8 @@ order: list[str] = []
 
 
 @app.middleware("http")
-async def outer(request: Request, call_next):
-    order.append("outer")
+async def inner(request: Request, call_next):
+    order.append("added first")
     request.state.user = "alice"
     response = await call_next(request)
     response.headers["x-outer"] = "1"
@@ -24,7 +24,7 @@ async def outer(request: Request, call_next):
 
 class Timing(BaseHTTPMiddleware):
     async def dispatch(self, request, call_next):
-        order.append("inner")
+        order.append("added last")
         start = time.perf_counter()
         response = await call_next(request)
         response.headers["x-time"] = f"{time.perf_counter() - start:.6f}"
@@ -88,7 +88,8 @@ def test_state_and_order():
     order.clear()
     res = client.get("/whoami")
     assert res.json() == {"user": "alice", "path": "/whoami"}
-    assert order == ["outer", "inner"]
+    # The last added runs first (outermost), as in Starlette.
+    assert order == ["added last", "added first"]
     assert res.headers["x-outer"] == "1"
     assert "x-time" in res.headers
     assert res.headers["content-type"] == "application/json"

@@ -552,7 +552,8 @@ class App(_Routes):
             raise TypeError(f"a mounted app is an ASGI application, not {app!r}")
         self._mounts.append((path.rstrip("/"), app, name))
 
-    # Middleware: `async def mw(request, call_next) -> response`, the first added outermost.
+    # Middleware: `async def mw(request, call_next) -> response`, the last added outermost,
+    # as in Starlette.
 
     def middleware(self, kind: str = "http") -> Callable[[Handler], Handler]:
         if kind != "http":
@@ -580,7 +581,7 @@ class App(_Routes):
             middleware = middleware(self, **options).dispatch
         if not inspect.iscoroutinefunction(middleware):
             raise TypeError("middleware must be an `async def (request, call_next)`")
-        self._middleware.append(middleware)
+        self._middleware.insert(0, middleware)
 
     # Exception handlers: `handler(request, exc) -> response`, sync or async, by exception
     # class (matched along the MRO) or by an HTTPException's status code.
