@@ -91,17 +91,28 @@ pub(crate) async fn serve(
     let peer = req.remote_addr().copied();
     let tls = req.tls();
     let (head, body) = req.into_parts();
-    serve_parts(config, head, BodySource::Wire(body), peer, tls, running).await
+    serve_parts(
+        config,
+        &head,
+        BodySource::Wire(body),
+        peer,
+        tls,
+        running,
+        None,
+    )
+    .await
 }
 
-/// Answer a request, given in parts, with the ASGI app.
+/// Answer a request, given in parts, with the ASGI app; `scope_entry` is one more key of its
+/// scope.
 pub(crate) async fn serve_parts(
     config: &Arc<AppConfig>,
-    head: Head,
+    head: &Head,
     body: BodySource<'_>,
     peer: Option<std::net::SocketAddr>,
     tls: Option<&Arc<vireo_http::tls::TlsSession>>,
     running: &Arc<Running>,
+    scope_entry: Option<(&str, Py<PyAny>)>,
 ) -> Response {
     let state = match loop_for_thread(config) {
         Ok(state) => state,
@@ -112,8 +123,11 @@ pub(crate) async fn serve_parts(
     // The app runs as an asyncio task of its own, as under other servers: libraries such as
     // anyio tie cancel scopes to the task they were entered in.
     let started = Python::attach(|py| {
-        let origin = origin(&head, peer, tls, config);
-        let scope = http_scope(py, &head, &origin, config)?;
+        let origin = origin(head, peer, tls, config);
+        let scope = http_scope(py, head, &origin, config)?;
+        if let Some((key, value)) = scope_entry {
+            scope.set_item(key, value)?;
+        }
         let receive = Py::new(py, Receive(ex.clone()))?.into_any();
         let send = Py::new(py, Send(ex.clone()))?.into_any();
         let mut rx = start_app(py, config, &state, scope, receive, send, running.clone())?;
@@ -128,7 +142,6 @@ pub(crate) async fn serve_parts(
         }
         Ok(Started::Running(rx))
     });
-    drop(head);
     let (mut app_done, mut rx) = match started {
         Ok(Started::Answered(res)) => return res,
         Ok(Started::Running(rx)) => (None, Some(rx)),

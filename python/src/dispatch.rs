@@ -10,7 +10,7 @@ use crate::coroutine::{self, Started};
 use crate::errors::{self, error_response, CallError};
 use crate::event_loop::{self, LoopState};
 use crate::middleware::Rendered;
-use crate::mounts::mount_for;
+use crate::mounts::{mount_for, Mounted};
 use crate::plan::{CallKind, Route};
 use crate::render::render;
 use crate::request::{Parts, Request};
@@ -32,8 +32,19 @@ pub(crate) struct PyService(pub Arc<AppInner>);
 impl Service for PyService {
     async fn call(&self, req: vireo_http::Request<'_>) -> Response {
         if let Some(mount) = mount_for(&self.0, req.head()) {
-            let running = Arc::new(mount.config.running.start().0);
-            return asgi_service::serve(&mount.config, req, &running).await;
+            // Behind the app's middleware and exception handlers, a mounted app is answered as
+            // a route is, its body read first; otherwise the body streams to it as it asks.
+            if self.0.middleware.is_none() || asgi_ws::is_websocket(req.head()) {
+                let running = Arc::new(mount.config.running.start().0);
+                return asgi_service::serve(&mount.config, req, &running).await;
+            }
+            let mounted = mount.behind_middleware(req.tls());
+            let (peer, secure) = (req.remote_addr().copied(), req.is_secure());
+            let (head, mut body) = req.into_parts();
+            return match body.to_bytes().await {
+                Ok(body) => to_mount(&self.0, mounted, head, body, peer, secure).await,
+                Err(e) => Response::typed(e.status(), e.to_string(), ContentType::Text),
+            };
         }
         if let Some(websockets) = &self.0.websockets {
             if asgi_ws::is_websocket(req.head()) {
@@ -161,6 +172,40 @@ pub(crate) async fn handle(
     response
 }
 
+/// Answer a request whose body has been read with the mounted app, through the app's
+/// middleware and exception handlers when it has some.
+pub(crate) async fn to_mount(
+    app: &Arc<AppInner>,
+    mounted: Mounted,
+    head: Head,
+    body: Bytes,
+    peer: Option<std::net::SocketAddr>,
+    secure: bool,
+) -> Response {
+    let gone = Arc::new(AtomicBool::new(false));
+    let parts = Parts {
+        head,
+        body,
+        path_values: Vec::new(),
+        peer,
+        secure,
+        gone: Some(gone.clone()),
+    };
+    // A request under middleware runs the 404 route if no mount takes it; here one does.
+    let (Some(chain), Some((route, _))) = (&app.middleware, &app.fallback) else {
+        return mounted.serve(&parts).await;
+    };
+    let state = match loop_for_thread(app) {
+        Ok(state) => state,
+        Err(res) => return res,
+    };
+    let mut mark = MarkGone(Some(gone));
+    let request = |parts| Request::to_mount(parts, route.clone(), app.clone(), Some(mounted));
+    let response = through_middleware(app, &state, chain, parts, request).await;
+    mark.0 = None;
+    response
+}
+
 /// For a path no route matches: a `307` to the same path with its trailing slash added or
 /// removed, if a route matches that (whatever its methods), as Starlette's router answers.
 fn slash_redirect(app: &AppInner, head: &Head, secure: bool) -> Option<Response> {
@@ -200,37 +245,8 @@ async fn answer(
     parts: Parts,
 ) -> Response {
     if let Some(chain) = &app.middleware {
-        let step = Python::attach(|py| {
-            let request = Py::new(py, Request::new(parts, route, app.clone()))?;
-            let coro = chain.0.bind(py).call1((request, chain.1.bind(py)))?;
-            let context = app.refs.copy_context.bind(py).call0()?;
-            let started = coroutine::start(&coro, state, Some(&context));
-            state.kick(py);
-            Ok(match started? {
-                Started::Done(value) => Step::Ready(final_response(py, value, app)),
-                Started::Pending(rx, completion) => {
-                    let (app, orphan) = (app.clone(), app.orphans.start().0);
-                    completion.get().when_orphaned(Box::new(move |py, outcome| {
-                        let _orphan = orphan;
-                        drop(match outcome {
-                            Ok(value) => final_response(py, value.into_bound(py), &app),
-                            Err(e) => error_response(py, e, &app),
-                        })
-                    }));
-                    Step::Wait(rx)
-                }
-            })
-        });
-        return match step {
-            Ok(Step::Wait(rx)) => {
-                let outcome = coroutine::finish(rx).await;
-                Python::attach(|py| match outcome {
-                    Ok(value) => final_response(py, value.into_bound(py), app),
-                    Err(e) => error_response(py, e, app),
-                })
-            }
-            other => finish(other, app, http::StatusCode::OK).await,
-        };
+        let request = |parts| Request::new(parts, route, app.clone());
+        return through_middleware(app, state, chain, parts, request).await;
     }
     match route.kind {
         CallKind::Sync => Python::attach(|py| {
@@ -282,6 +298,47 @@ async fn answer(
             })
             .await
         }
+    }
+}
+
+/// The response of the app's middleware to the request `make_request` makes of `parts`.
+async fn through_middleware(
+    app: &Arc<AppInner>,
+    state: &Rc<LoopState>,
+    chain: &(Py<PyAny>, Py<PyAny>),
+    parts: Parts,
+    make_request: impl FnOnce(Parts) -> Request,
+) -> Response {
+    let step = Python::attach(|py| {
+        let request = Py::new(py, make_request(parts))?;
+        let coro = chain.0.bind(py).call1((request, chain.1.bind(py)))?;
+        let context = app.refs.copy_context.bind(py).call0()?;
+        let started = coroutine::start(&coro, state, Some(&context));
+        state.kick(py);
+        Ok(match started? {
+            Started::Done(value) => Step::Ready(final_response(py, value, app)),
+            Started::Pending(rx, completion) => {
+                let (app, orphan) = (app.clone(), app.orphans.start().0);
+                completion.get().when_orphaned(Box::new(move |py, outcome| {
+                    let _orphan = orphan;
+                    drop(match outcome {
+                        Ok(value) => final_response(py, value.into_bound(py), &app),
+                        Err(e) => error_response(py, e, &app),
+                    })
+                }));
+                Step::Wait(rx)
+            }
+        })
+    });
+    match step {
+        Ok(Step::Wait(rx)) => {
+            let outcome = coroutine::finish(rx).await;
+            Python::attach(|py| match outcome {
+                Ok(value) => final_response(py, value.into_bound(py), app),
+                Err(e) => error_response(py, e, app),
+            })
+        }
+        other => finish(other, app, http::StatusCode::OK).await,
     }
 }
 

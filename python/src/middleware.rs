@@ -7,7 +7,7 @@ use crate::args::invoke;
 use crate::convert::convert;
 use crate::coroutine::send_value;
 use crate::errors::{handled_error, CallError, ValidationFailed};
-use crate::event_loop;
+use crate::event_loop::{self, LoopState};
 use crate::handler_await::AwaitHandler;
 use crate::plan::CallKind;
 use crate::render::render;
@@ -21,6 +21,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::iterator::PySendResult;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
+use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use vireo_http::{ContentType, Response};
 
@@ -100,6 +101,9 @@ impl Next {
     fn __call__(slf: &Bound<'_, Self>, request: &Bound<'_, Request>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let this = request.get();
+        if this.mounted.is_some() {
+            return crate::mounts::call_mounted(request);
+        }
         let refs = &this.app.refs;
         match this.route.kind {
             CallKind::Sync => {
@@ -166,13 +170,7 @@ impl Next {
 /// Run a blocking handler on the blocking pool; its value arrives through an asyncio future.
 fn blocking_future(request: &Bound<'_, Request>) -> PyResult<Py<PyAny>> {
     let py = request.py();
-    let state = event_loop::current()
-        .ok_or_else(|| PyRuntimeError::new_err("no event loop on this thread"))?;
-    let future = state
-        .event_loop
-        .bind(py)
-        .call_method0("create_future")?
-        .unbind();
+    let (future, state) = loop_future(py)?;
     let delivered = future.clone_ref(py);
     let request = request.clone().unbind();
     tokio::task::spawn_local(async move {
@@ -188,21 +186,38 @@ fn blocking_future(request: &Bound<'_, Request>) -> PyResult<Py<PyAny>> {
         })
         .await;
         Python::attach(|py| {
-            let future = delivered.bind(py);
-            let done = future.call_method0("done").and_then(|d| d.is_truthy());
-            if !done.unwrap_or(true) {
-                let set = match outcome {
-                    Ok(value) => future.call_method1("set_result", (value,)),
-                    Err(e) => future.call_method1("set_exception", (e.into_value(py),)),
-                };
-                if let Err(e) = set {
-                    e.print(py);
-                }
-            }
+            settle(delivered.bind(py), outcome);
             state.kick(py);
         });
     });
     Ok(future)
+}
+
+/// A new asyncio future on this thread's loop, and the loop.
+pub(crate) fn loop_future(py: Python<'_>) -> PyResult<(Py<PyAny>, Rc<LoopState>)> {
+    let state = event_loop::current()
+        .ok_or_else(|| PyRuntimeError::new_err("no event loop on this thread"))?;
+    let future = state
+        .event_loop
+        .bind(py)
+        .call_method0("create_future")?
+        .unbind();
+    Ok((future, state))
+}
+
+/// Give `future` its result or exception, unless it is already done (cancelled).
+pub(crate) fn settle(future: &Bound<'_, PyAny>, outcome: PyResult<Py<PyAny>>) {
+    let py = future.py();
+    let done = future.call_method0("done").and_then(|d| d.is_truthy());
+    if !done.unwrap_or(true) {
+        let set = match outcome {
+            Ok(value) => future.call_method1("set_result", (value,)),
+            Err(e) => future.call_method1("set_exception", (e.into_value(py),)),
+        };
+        if let Err(e) = set {
+            e.print(py);
+        }
+    }
 }
 
 /// The response `call_next` answers with: its status and header fields may be changed

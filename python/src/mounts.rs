@@ -3,9 +3,15 @@
 
 use crate::app::AppInner;
 use crate::asgi_config::AppConfig;
+use crate::asgi_service::{serve_parts, BodySource};
 use crate::asgi_ws;
+use crate::middleware::{loop_future, settle, Rendered};
+use crate::request::{Parts, Request};
+use pyo3::prelude::*;
+use pyo3::types::PyList;
 use std::sync::Arc;
-use vireo_http::Head;
+use vireo_http::tls::TlsSession;
+use vireo_http::{Head, Response};
 
 /// One mounted app.
 pub(crate) struct Mount {
@@ -13,6 +19,88 @@ pub(crate) struct Mount {
     pub prefix: String,
     /// The app, with the prefix as its `root_path`.
     pub config: Arc<AppConfig>,
+}
+
+impl Mount {
+    /// This mount, for a request that reaches it through the app's middleware.
+    pub(crate) fn behind_middleware(&self, tls: Option<&Arc<TlsSession>>) -> Mounted {
+        Mounted {
+            config: self.config.clone(),
+            tls: tls.cloned(),
+        }
+    }
+}
+
+/// The mounted app a request goes to once the app's middleware has run: the innermost
+/// `call_next` serves it, with the body the middleware's request holds.
+pub(crate) struct Mounted {
+    config: Arc<AppConfig>,
+    tls: Option<Arc<TlsSession>>,
+}
+
+impl Mounted {
+    /// The mounted app's response to the request in `parts`.
+    pub(crate) async fn serve(&self, parts: &Parts) -> Response {
+        self.serve_with(parts, None).await
+    }
+
+    async fn serve_with(&self, parts: &Parts, scope_entry: Option<(&str, Py<PyAny>)>) -> Response {
+        let running = Arc::new(self.config.running.start().0);
+        let body = BodySource::Read(Some(parts.body.clone()));
+        let (peer, tls) = (parts.peer, self.tls.as_ref());
+        serve_parts(
+            &self.config,
+            &parts.head,
+            body,
+            peer,
+            tls,
+            &running,
+            scope_entry,
+        )
+        .await
+    }
+
+    /// The mounted app's response, or the HTTP error it raised before its response began,
+    /// for the app's exception handlers (`vireo.mounts.answering_http_errors` puts it in the
+    /// list under [`RAISED`] in the scope, and answers it).
+    async fn serve_raising(&self, parts: &Parts) -> PyResult<Response> {
+        let raised = Python::attach(|py| PyList::empty(py).unbind());
+        let entry = Python::attach(|py| raised.clone_ref(py).into_any());
+        let response = self.serve_with(parts, Some((RAISED, entry))).await;
+        Python::attach(|py| match raised.bind(py).get_item(0) {
+            Ok(error) => Err(PyErr::from_value(error)),
+            Err(_) => Ok(response),
+        })
+    }
+}
+
+/// The scope key under which a mounted app's HTTP error is handed back to the app's exception
+/// handlers.
+const RAISED: &str = "vireo.raised";
+
+/// The innermost `call_next` for a request a mounted app answers: a future of the mounted
+/// app's response, as a `RenderedResponse` whose status and header fields the middleware may
+/// change and whose body streams from the app.
+pub(crate) fn call_mounted(request: &Bound<'_, Request>) -> PyResult<Py<PyAny>> {
+    let (future, state) = loop_future(request.py())?;
+    let delivered = future.clone_ref(request.py());
+    let request = request.clone().unbind();
+    tokio::task::spawn_local(async move {
+        let this = request.get();
+        let Some(mounted) = &this.mounted else {
+            return;
+        };
+        let response = match this.app.raise_http_errors {
+            true => mounted.serve_raising(&this.parts).await,
+            false => Ok(mounted.serve(&this.parts).await),
+        };
+        Python::attach(|py| {
+            let rendered = response.and_then(|res| Py::new(py, Rendered::new(res)));
+            settle(delivered.bind(py), rendered.map(Py::into_any));
+            state.kick(py);
+        });
+    });
+    Ok(future)
 }
 
 /// Whether `path` is under `prefix`: the prefix, then `/` and anything.

@@ -3,6 +3,7 @@
 
 use crate::app::AppInner;
 use crate::mappings::{Headers, QueryParams};
+use crate::mounts::Mounted;
 use crate::plan::Route;
 use crate::urlencoded::{decode, query_pairs};
 use bytes::Bytes;
@@ -35,6 +36,8 @@ pub(crate) struct Request {
     pub parts: Parts,
     pub route: Arc<Route>,
     pub app: Arc<AppInner>,
+    /// The mounted app that answers this request once the middleware has run, if one does.
+    pub mounted: Option<Mounted>,
     state: PyOnceLock<Py<PyAny>>,
     headers: PyOnceLock<Py<Headers>>,
     query: PyOnceLock<Py<QueryParams>>,
@@ -43,10 +46,21 @@ pub(crate) struct Request {
 
 impl Request {
     pub(crate) fn new(parts: Parts, route: Arc<Route>, app: Arc<AppInner>) -> Self {
+        Self::to_mount(parts, route, app, None)
+    }
+
+    /// A request that `mounted` answers behind the middleware (`route` runs if none does).
+    pub(crate) fn to_mount(
+        parts: Parts,
+        route: Arc<Route>,
+        app: Arc<AppInner>,
+        mounted: Option<Mounted>,
+    ) -> Self {
         Request {
             parts,
             route,
             app,
+            mounted,
             state: PyOnceLock::new(),
             headers: PyOnceLock::new(),
             query: PyOnceLock::new(),

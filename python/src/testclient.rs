@@ -3,8 +3,7 @@
 //! (its own runtime and the app's event loop), without the connection layer.
 
 use crate::app::{AppCore, AppInner};
-use crate::asgi_service::{self, BodySource};
-use crate::dispatch::handle;
+use crate::dispatch::{handle, to_mount};
 use crate::event_loop;
 use crate::mounts::mount_for;
 use crate::thread_state;
@@ -85,17 +84,8 @@ fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
             let reply = match Head::parse(&job.head, &Limits::default()) {
                 Ok((head, _)) => match mount_for(&app, &head) {
                     Some(mount) => {
-                        let running = Arc::new(mount.config.running.start().0);
-                        let body = BodySource::Read(Some(job.body));
-                        let served = asgi_service::serve_parts(
-                            &mount.config,
-                            head,
-                            body,
-                            None,
-                            None,
-                            &running,
-                        );
-                        collect(served.await).await
+                        let mounted = mount.behind_middleware(None);
+                        collect(to_mount(&app, mounted, head, job.body, None, false).await).await
                     }
                     None => collect(handle(&app, head, job.body, None, false).await).await,
                 },

@@ -1,17 +1,22 @@
 """ASGI apps mounted in an App (`App.mount`): an HTTP error a mounted app raises (Starlette's
 `StaticFiles` raises `HTTPException(404)` for a missing file) is answered as FastAPI's
-exception middleware, which a mount sits behind there, answers it."""
+exception middleware, which a mount sits behind there, answers it, and handed to the app's
+exception handlers when it has some."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Callable
 
+# The scope key of the list an HTTP error is added to for the app's exception handlers, when
+# the app has some (the server's `vireo.raised`).
+RAISED = "vireo.raised"
+
 
 def answering_http_errors(app: Callable[..., Any]) -> Callable[..., Any]:
     """`app`, with an exception that has an int `status_code` and a `detail`, raised before
     the response starts, answered `{"detail": ...}` with its status and headers (empty for
-    204 and 304)."""
+    204 and 304), and added to the scope's `RAISED` list if it has one."""
 
     async def mounted(scope: dict[str, Any], receive: Any, send: Any) -> None:
         started = False
@@ -30,6 +35,8 @@ def answering_http_errors(app: Callable[..., Any]) -> Callable[..., Any]:
                 exc, "detail"
             ):
                 raise
+            if RAISED in scope:
+                scope[RAISED].append(exc)
             headers = [
                 (name.lower().encode("latin-1"), value.encode("latin-1"))
                 for name, value in (getattr(exc, "headers", None) or {}).items()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import fastapi
+import fastapi.middleware.gzip
 from fastapi.staticfiles import StaticFiles
 
 from vireo import App
@@ -32,3 +33,20 @@ def own():
 
 app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
 app.mount("/sub", sub)
+
+
+# The same mounts behind the app's middleware: GZip and a middleware of the app's own, which
+# wrap a mounted app as they wrap a route.
+wrapped = App()
+wrapped.add_middleware(fastapi.middleware.gzip.GZipMiddleware, minimum_size=16)
+
+
+@wrapped.middleware("http")
+async def seen(request, call_next):
+    response = await call_next(request)
+    response.headers["x-seen"] = f"{request.method} {request.url.path}"
+    return response
+
+
+wrapped.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
+wrapped.mount("/sub", sub)

@@ -41,7 +41,8 @@ def _add_vary(fields: dict[str, str], name: str) -> None:
 class GZipMiddleware:
     """Compress response bodies of at least `minimum_size` bytes for clients whose
     `Accept-Encoding` names gzip, at `compresslevel` (1 to 9). Streamed bodies are compressed
-    chunk by chunk as they are made, each flushed, whatever their size. Responses already
+    chunk by chunk as they are made, each flushed, unless their `Content-Length` is under
+    `minimum_size`. Responses already
     encoded, partial ones (206) and types in `exclude_content_types` are left alone. Every
     response that could have been compressed gets `Vary: Accept-Encoding`."""
 
@@ -88,6 +89,9 @@ class GZipMiddleware:
             return response
         body = response.body
         if body is None:  # streamed
+            length = fields.get("content-length", "")
+            if length.isdigit() and int(length) < self.minimum_size:
+                return response
             _add_vary(fields, "Accept-Encoding")
             if gzip and response.gzip_stream(self.compresslevel):
                 fields["content-encoding"] = "gzip"
