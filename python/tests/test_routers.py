@@ -45,3 +45,49 @@ def test_prefixed_routes():
         assert client.delete("/v1/users/admin/purge").text == "purged"
         assert client.get("/").text == "root"
         assert client.get("/users/3").status_code == 404
+
+
+def empty_path_app(mod):
+    app = mod.FastAPI() if mod.__name__ == "fastapi" else mod.App()
+    items = mod.APIRouter(prefix="/items")
+
+    @items.get("")
+    def list_items():
+        return {"items": []}
+
+    @items.post("", status_code=201)
+    def create_item():
+        return {"created": True}
+
+    app.include_router(items)
+    return app
+
+
+def test_a_router_route_with_the_empty_path_answers_at_the_prefix_as_in_fastapi():
+    import pytest
+
+    fastapi = pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient as FastAPIClient
+
+    import vireo
+
+    theirs = FastAPIClient(empty_path_app(fastapi))
+    with TestClient(empty_path_app(vireo)) as ours:
+        for method, path in [("GET", "/items"), ("POST", "/items"), ("GET", "/items/")]:
+            mine, other = ours.request(method, path), theirs.request(method, path)
+            assert (mine.status_code, mine.json()) == (other.status_code, other.json())
+
+
+def test_an_empty_prefix_and_an_empty_path_are_refused():
+    import pytest
+
+    router = APIRouter()
+
+    @router.get("")
+    def nowhere():
+        return "never"
+
+    with pytest.raises(ValueError, match="cannot both be empty .*'nowhere'"):
+        App().include_router(router)
+    with pytest.raises(ValueError, match="starts with '/'"):
+        App().get("")(nowhere)

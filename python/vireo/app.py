@@ -249,7 +249,8 @@ class _Routes:
         `url_path_for` and `request.url_for` find the route by. What the handler returns,
         unless it is a response, is sent as `response_class(value)` (by default the router's
         or app's `default_response_class`: JSON); `responses` adds answers to the schema."""
-        if not path.startswith("/"):
+        # A router's route may have the empty path, for its prefix itself (`@router.get("")`).
+        if not path.startswith("/") and not (path == "" and isinstance(self, APIRouter)):
             raise ValueError(f"a route path starts with '/': {path!r}")
         model_options = {
             "response_model_include": response_model_include,
@@ -447,7 +448,11 @@ def _include(target: _Routes, router: APIRouter, inclusion: _Inclusion) -> None:
         options["deprecated"] = route.deprecated or bool(deprecated)
         options["dependencies"] = outer + route.dependencies
         options["tags"] = outer_tags + [t for t in route.tags if t not in outer_tags]
-        target.add_api_route(base + route.path, route.handler, methods=route.methods, **options)
+        path = base + route.path
+        if not path and not isinstance(target, APIRouter):
+            raise ValueError(
+                f"a prefix and a route path cannot both be empty (route {route.name!r})")
+        target.add_api_route(path, route.handler, methods=route.methods, **options)
     for ws_route in router._websockets.routes:
         target.add_websocket_route(
             base + ws_route.path, ws_route.handler, ws_route.name,
