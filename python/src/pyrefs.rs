@@ -40,6 +40,11 @@ pub(crate) struct PyRefs {
     /// turns one a handler returned into a `vireo.Response`.
     pub starlette_response: Option<Py<PyAny>>,
     pub from_starlette: Py<PyAny>,
+    /// `Address(host, port)`, Starlette's `request.client` type.
+    pub address: Py<PyAny>,
+    /// The client a request without a peer address is from: the test client's
+    /// `("testclient", 50000)`, as an `Address`; None when serving.
+    pub client_without_peer: Option<Py<PyAny>>,
 }
 
 impl PyRefs {
@@ -69,6 +74,11 @@ impl PyRefs {
             run_background: get("run_background")?,
             starlette_response: Some(get("StarletteResponse")?).filter(|c| !c.is_none(d.py())),
             from_starlette: get("from_starlette")?,
+            address: get("Address")?,
+            client_without_peer: d
+                .get_item("client_without_peer")?
+                .filter(|c| !c.is_none())
+                .map(Bound::unbind),
         })
     }
 }

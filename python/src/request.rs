@@ -286,10 +286,18 @@ impl Request {
         self.app.app.clone_ref(py)
     }
 
-    /// `(host, port)` of the peer, or None on a transport without one.
+    /// The peer's `Address(host, port)`, or None on a transport without one (the test
+    /// client's own in a test).
     #[getter]
-    fn client(&self) -> Option<(String, u16)> {
-        self.parts.peer.map(|a| (a.ip().to_string(), a.port()))
+    fn client(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let refs = &self.app.refs;
+        match self.parts.peer {
+            Some(peer) => {
+                let address = refs.address.call1(py, (peer.ip().to_string(), peer.port()))?;
+                Ok(Some(address))
+            }
+            None => Ok(refs.client_without_peer.as_ref().map(|c| c.clone_ref(py))),
+        }
     }
 
     /// The whole body, as `bytes` (awaitable, as in Starlette).
@@ -357,7 +365,7 @@ impl Request {
                 scope.set_item("query_string", PyBytes::new(py, query))?;
                 scope.set_item("root_path", root)?;
                 scope.set_item("headers", crate::asgi_scope::header_list(py, head)?)?;
-                scope.set_item("client", this.client())?;
+                scope.set_item("client", this.client(py)?)?;
                 scope.set_item("server", py.None())?;
                 scope.set_item("app", this.app.app.clone_ref(py))?;
                 scope.set_item("path_params", this.path_params(py)?)?;

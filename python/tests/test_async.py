@@ -368,7 +368,7 @@ def test_a_task_factory_makes_the_task_a_suspended_handler_goes_on_in():
 
 
 def test_a_suspended_handler_can_catch_its_own_tasks_cancellation():
-    with TestClient(app) as client:
+    with TestClient(app, raise_server_exceptions=False) as client:
         assert client.get("/cancel-own-task").json() == {"caught": True, "cancelling": 1}
         # Uncaught, the cancellation is the handler's failure, and the worker serves on.
         assert client.get("/cancel-own-task?catch=false").status_code == 500

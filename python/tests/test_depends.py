@@ -196,7 +196,7 @@ def test_generator_teardown_runs_after_the_response_is_made_and_on_error() -> No
         events.append("handler")
         return PlainTextResponse(r + a)
 
-    with TestClient(app) as client:
+    with TestClient(app, raise_server_exceptions=False) as client:
         assert client.get("/ok").json() == {"r": "res", "session": {"open": True}}
         assert events == ["open", "handler", "closed session", "close"]
         events.clear()
@@ -355,6 +355,6 @@ def test_a_generator_dependency_that_does_not_yield_is_a_clear_error(caplog) -> 
     def index(v: None = Depends(empty)) -> str:
         return "x"
 
-    with TestClient(app) as client:
+    with TestClient(app, raise_server_exceptions=False) as client:
         assert client.get("/").status_code == 500
     assert any("did not yield" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)

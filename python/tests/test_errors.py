@@ -93,7 +93,7 @@ def mixed(n: int, item: Item):
     return n
 
 
-client = TestClient(app)
+client = TestClient(app, raise_server_exceptions=False)
 
 
 def test_http_exception():

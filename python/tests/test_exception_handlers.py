@@ -63,7 +63,7 @@ def crash():
 
 
 def test_handlers():
-    with TestClient(app) as client:
+    with TestClient(app, raise_server_exceptions=False) as client:
         res = client.get("/overdrawn")
         assert (res.status_code, res.json()) == (400, {"error": "Overdrawn", "msg": "balance below zero"})
         res = client.get("/missing")

@@ -75,7 +75,7 @@ def test_a_missing_file_is_a_500_with_the_error_logged(files: Path, caplog) -> N
     def gone() -> FileResponse:
         return FileResponse(files / "nope.txt")
 
-    with caplog.at_level(logging.ERROR, logger="vireo"), TestClient(app) as client:
+    with caplog.at_level(logging.ERROR, logger="vireo"), TestClient(app, raise_server_exceptions=False) as client:
         assert client.get("/gone").status_code == 500
     assert any("nope.txt does not exist" in repr(r.exc_info) for r in caplog.records if r.exc_info)
     with pytest.raises(RuntimeError, match="does not exist"):

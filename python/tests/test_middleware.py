@@ -81,7 +81,7 @@ def crash():
     raise RuntimeError("crash")
 
 
-client = TestClient(app)
+client = TestClient(app, raise_server_exceptions=False)
 
 
 def test_state_and_order():
@@ -157,7 +157,7 @@ def test_a_failing_middleware_is_500_and_the_app_goes_on():
     def good():
         return "fine"
 
-    with TestClient(broken) as c:
+    with TestClient(broken, raise_server_exceptions=False) as c:
         assert c.get("/bad").status_code == 500
         assert c.get("/good").text == "fine"
     assert calls == ["/bad", "/good"]

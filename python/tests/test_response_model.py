@@ -214,7 +214,7 @@ PATHS = [
 
 @pytest.fixture(scope="module")
 def clients():
-    with TestClient(build(vireo)) as ours:
+    with TestClient(build(vireo), raise_server_exceptions=False) as ours:
         yield ours, FastAPIClient(build(fastapi))
 
 

@@ -174,7 +174,7 @@ def stream_fails():
     return StreamingResponse(chunks())
 
 
-client = TestClient(app)
+client = TestClient(app, raise_server_exceptions=False)
 
 
 def test_str_is_text():

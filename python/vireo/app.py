@@ -14,6 +14,7 @@ from . import _loop, _vireo, params
 from . import response_class as response_classes
 from . import response_model as response_models
 from .background import Runner
+from .datastructures import Address
 from .dependencies import Depends, solver
 from .encoders import jsonable
 from .mounts import answering_http_errors
@@ -310,6 +311,15 @@ class _Routes:
 
     def delete(self, path: str, **options: Any) -> Any:
         return self.api_route(path, methods=["DELETE"], **options)
+
+    def head(self, path: str, **options: Any) -> Any:
+        return self.api_route(path, methods=["HEAD"], **options)
+
+    def options(self, path: str, **options: Any) -> Any:
+        return self.api_route(path, methods=["OPTIONS"], **options)
+
+    def trace(self, path: str, **options: Any) -> Any:
+        return self.api_route(path, methods=["TRACE"], **options)
 
     def websocket(
         self, path: str, name: str | None = None, *,
@@ -732,11 +742,15 @@ class App(_Routes):
             self.openapi_schema = build_schema(self)
         return self.openapi_schema
 
-    def _build(self, loop: Any, websocket_options: dict[str, Any] | None = None) -> Any:
+    def _build(self, loop: Any, websocket_options: dict[str, Any] | None = None, *,
+               log: Callable[[BaseException, str], None] = log_exception,
+               client_without_peer: Address | None = None) -> Any:
         """The native app, bound to this process's event loop. `websocket_options` are the
         WebSocket settings `vireo serve` takes (`ws`, `ws_max_size`, `ws_ping_interval`,
         `ws_ping_timeout`, `ws_per_message_deflate`); `ws=False` serves no WebSocket
-        routes, so an upgrade request is plain HTTP."""
+        routes, so an upgrade request is plain HTTP. `log(exc, context)` logs what a handler
+        raised; `client_without_peer` is `request.client` where there is no peer (the test
+        client's)."""
         self._background = Runner(loop)
         refs = {
             "HTTPException": http_errors(),
@@ -744,7 +758,9 @@ class App(_Routes):
             "Response": Response,
             "StreamingResponse": StreamingResponse,
             "jsonable": jsonable,
-            "log_exception": log_exception,
+            "log_exception": log,
+            "Address": Address,
+            "client_without_peer": client_without_peer,
             "json_loads": json.loads,
             "copy_context": contextvars.copy_context,
             "context_run": contextvars.Context.run,

@@ -1,12 +1,20 @@
 """`URL`, as Starlette's: what `request.url`, `request.base_url` and `request.url_for` give,
-a URL to read by part and to change into another (`replace`, the query helpers)."""
+a URL to read by part and to change into another (`replace`, the query helpers); and
+`Address`, what `request.client` gives."""
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit
+
+
+class Address(NamedTuple):
+    """A client's `host` and `port`, as Starlette's."""
+
+    host: str
+    port: int
 
 
 class URL:

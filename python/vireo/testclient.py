@@ -11,24 +11,101 @@ the app's WebSocket routes, run on the same event loop.
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
+import http
 import json as jsonlib
 import queue
 import urllib.parse
 import weakref
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, MutableMapping, Sequence
 
 from . import _loop, _vireo
 from ._test_cookies import Cookies
+from .app import log_exception
+from .datastructures import URL, Address
 from .websockets import Headers, WebSocketDisconnect
 
 
+class ClientHeaders(MutableMapping[str, str]):
+    """The header fields a client sends with every request (`client.headers["authorization"]
+    = ...`), names compared without case, as httpx's `client.headers`."""
+
+    def __init__(self, fields: Mapping[str, str]) -> None:
+        self._fields: dict[str, str] = {}
+        self.update(fields)
+
+    def __getitem__(self, name: str) -> str:
+        return self._fields[name.lower()]
+
+    def __setitem__(self, name: str, value: str) -> None:
+        self._fields[name.lower()] = value
+
+    def __delitem__(self, name: str) -> None:
+        del self._fields[name.lower()]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._fields)
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+    def __repr__(self) -> str:
+        return f"ClientHeaders({self._fields!r})"
+
+
+class TestRequest:
+    """The request a `TestResponse` answers, as httpx's `response.request` shows it."""
+
+    def __init__(self, method: str, url: URL, headers: Headers, content: bytes) -> None:
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.content = content
+
+    def __repr__(self) -> str:
+        return f"<TestRequest({self.method!r}, {str(self.url)!r})>"
+
+
+class HTTPStatusError(Exception):
+    """What `raise_for_status()` raises for a 4xx or 5xx, as httpx's: its `request` and
+    `response`."""
+
+    def __init__(self, message: str, *, request: TestRequest, response: "TestResponse") -> None:
+        super().__init__(message)
+        self.request = request
+        self.response = response
+
+
 class TestResponse:
-    def __init__(self, status: int, headers: list[tuple[str, bytes]], body: bytes) -> None:
+    """A response, as httpx's shows it: `status_code`, `headers`, `content`, `text`,
+    `json()`, `url`, `request`, the `is_*` checks and `raise_for_status()`."""
+
+    def __init__(self, status: int, headers: list[tuple[str, bytes]], body: bytes,
+                 request: TestRequest | None = None) -> None:
         self.status_code = status
         # Names compared without case, `get_list` for every value of one, as httpx's.
         self.headers = Headers([(name.encode("latin-1"), value) for name, value in headers])
         self.raw_headers = headers
         self.content = body
+        self._request = request
+
+    @property
+    def request(self) -> TestRequest:
+        if self._request is None:
+            raise RuntimeError("this response was not made by a request of the test client")
+        return self._request
+
+    @property
+    def url(self) -> URL:
+        return self.request.url
+
+    @property
+    def reason_phrase(self) -> str:
+        try:
+            return http.HTTPStatus(self.status_code).phrase
+        except ValueError:
+            return ""
 
     @property
     def text(self) -> str:
@@ -37,6 +114,56 @@ class TestResponse:
     def json(self) -> Any:
         return jsonlib.loads(self.content)
 
+    def iter_bytes(self, chunk_size: int | None = None) -> Iterator[bytes]:
+        """The body in pieces of `chunk_size` (the whole body by default): it has been read
+        whole already."""
+        size = chunk_size or len(self.content) or 1
+        for start in range(0, len(self.content), size):
+            yield self.content[start:start + size]
+
+    def iter_text(self, chunk_size: int | None = None) -> Iterator[str]:
+        for chunk in self.iter_bytes(chunk_size):
+            yield chunk.decode()
+
+    def iter_lines(self) -> Iterator[str]:
+        yield from self.text.splitlines()
+
+    def read(self) -> bytes:
+        return self.content
+
+    @property
+    def is_informational(self) -> bool:
+        return 100 <= self.status_code < 200
+
+    @property
+    def is_success(self) -> bool:
+        return 200 <= self.status_code < 300
+
+    @property
+    def is_redirect(self) -> bool:
+        return self.status_code in _REDIRECTS and "location" in self.headers
+
+    @property
+    def is_client_error(self) -> bool:
+        return 400 <= self.status_code < 500
+
+    @property
+    def is_server_error(self) -> bool:
+        return 500 <= self.status_code < 600
+
+    @property
+    def is_error(self) -> bool:
+        return 400 <= self.status_code < 600
+
+    def raise_for_status(self) -> "TestResponse":
+        """`HTTPStatusError` for a 4xx or 5xx; the response itself otherwise."""
+        if self.is_error:
+            kind = "Client error" if self.is_client_error else "Server error"
+            raise HTTPStatusError(
+                f"{kind} '{self.status_code} {self.reason_phrase}' for url '{self.url}'",
+                request=self.request, response=self)
+        return self
+
     def __repr__(self) -> str:
         return f"<TestResponse [{self.status_code}]>"
 
@@ -44,7 +171,8 @@ class TestResponse:
 _BOUNDARY = "vireo-test-boundary-7MA4YWxkTrZu0gW"
 
 
-def _multipart(data: Mapping[str, Any], files: Mapping[str, Any]) -> tuple[bytes, str]:
+def _multipart(data: Mapping[str, Any],
+               files: Mapping[str, Any] | Sequence[tuple[str, Any]]) -> tuple[bytes, str]:
     """A `multipart/form-data` body of `data`'s fields and `files`' uploads."""
     out = bytearray()
 
@@ -61,7 +189,9 @@ def _multipart(data: Mapping[str, Any], files: Mapping[str, Any]) -> tuple[bytes
     for name, value in data.items():
         for item in value if isinstance(value, (list, tuple)) else [value]:
             part(name, str(item).encode(), None, None)
-    for name, value in files.items():
+    # A mapping, or (name, file) pairs, which may repeat a name (as httpx takes them).
+    pairs = files.items() if isinstance(files, Mapping) else files
+    for name, value in pairs:
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, (bytes, str)):
                 item = (name, item)
@@ -86,12 +216,33 @@ _MAX_REDIRECTS = 20
 class TestClient:
     __test__ = False  # not a pytest test class
 
-    def __init__(self, app: Any, *, follow_redirects: bool = True) -> None:
+    def __init__(
+        self,
+        app: Any,
+        base_url: str = "http://testserver",
+        raise_server_exceptions: bool = True,
+        *,
+        cookies: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        follow_redirects: bool = True,
+        client: tuple[str, int] = ("testclient", 50000),
+    ) -> None:
+        """As Starlette's: requests go to `base_url`'s host; an exception a handler raises
+        (and does not turn into a response) is raised in the test when
+        `raise_server_exceptions`, else answered 500; `headers` and `cookies` go with every
+        request; `client` is `request.client`."""
         self.app = app
+        self.base_url = URL(base_url.rstrip("/"))
+        self.raise_server_exceptions = raise_server_exceptions
         # As Starlette's client: a 3xx with a `location` is followed, unless told not to.
         self.follow_redirects = follow_redirects
         # Set by the app's `set-cookie` fields and sent back, as httpx's `client.cookies`.
         self.cookies = Cookies()
+        for name, value in (cookies or {}).items():
+            self.cookies.set(name, value)
+        self.headers = ClientHeaders(headers or {})
+        self._client_address = Address(*client)
+        self._raised: list[BaseException] = []
         self._extra_cookies: dict[str, str] = {}
         self._client: Any = None
         self._loop: Any = None
@@ -112,11 +263,19 @@ class TestClient:
         except BaseException:
             self._loop.close()
             raise
-        self._client = _vireo.LocalClient(self.app._build(self._loop))
+        self._client = _vireo.LocalClient(self.app._build(
+            self._loop, log=self._log, client_without_peer=self._client_address))
         self._background = self.app._background
         # A client never closed stops its thread and ends its loop at exit, before the
         # interpreter goes away (its shutdown hooks do not run: they run on `close`).
         self._finalizer = weakref.finalize(self, _release, self._client, self._loop)
+
+    def _log(self, exc: BaseException, context: str) -> None:
+        """Keep what a handler raised to raise in the test, or log it as when serving."""
+        if self.raise_server_exceptions:
+            self._raised.append(exc)
+        else:
+            log_exception(exc, context)
 
     def close(self) -> None:
         if self._client is None:
@@ -143,6 +302,8 @@ class TestClient:
         files: Mapping[str, Any] | None = None,
         cookies: Mapping[str, str] | None = None,
         follow_redirects: bool | None = None,
+        auth: tuple[str, str] | None = None,
+        timeout: Any = None,
     ) -> TestResponse:
         """Send a request. `json` sends a JSON body; `data` form fields (a list value is sent
         once per item); `files` uploads, each `bytes` or `(filename, content[, media_type])`,
@@ -150,14 +311,24 @@ class TestClient:
         followed (up to 20) unless `follow_redirects` (or the client's) is false: a 303, or a
         301 or 302 to a POST, as a GET without the body, as browsers and httpx do. The
         client's `cookies` (and `cookies` given here, for this request) are sent unless a
-        `cookie` header is given."""
+        `cookie` header is given. `auth=(user, password)` sends HTTP Basic credentials;
+        `timeout` is accepted for httpx's signature (the app runs in-process)."""
         self._start()
         target = url
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme or parts.netloc:  # an absolute URL: its path and query go
+            target = parts.path or "/"
+            target += f"?{parts.query}" if parts.query else ""
         if params:
             query = urllib.parse.urlencode(params, doseq=True)
             target += ("&" if "?" in target else "?") + query
         body = b""
-        fields = {"host": "testserver"}
+        fields = {"host": parts.netloc or self.base_url.netloc}
+        for name, value in self.headers.items():
+            fields[name] = value
+        if auth is not None:
+            token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+            fields["authorization"] = f"Basic {token}"
         if json is not None:
             body = jsonlib.dumps(json).encode()
             fields["content-type"] = "application/json"
@@ -216,13 +387,22 @@ class TestClient:
         lines = [*fields.items(), *repeated]
         head = f"{method} {target} HTTP/1.1\r\n"
         head += "".join(f"{name}: {value}\r\n" for name, value in lines) + "\r\n"
+        self._raised.clear()
         status, raw_headers, data = self._client.request(head.encode("latin-1"), body)
+        if method == "HEAD" or status in (204, 304) or status < 200:
+            data = b""  # as on the wire: these answers have no body
         for name, value in raw_headers:
             if name == "set-cookie":
                 self.cookies.take(value.decode("latin-1"))
         # As Starlette's client does: the response's background tasks have run on return.
         self._background.wait()
-        return TestResponse(status, raw_headers, data)
+        if self._raised and self.raise_server_exceptions:
+            raised = self._raised[0]
+            self._raised.clear()
+            raise raised
+        url = URL(f"{self.base_url.scheme}://{fields['host']}{target}")
+        sent = Headers([(name.encode("latin-1"), value.encode("latin-1")) for name, value in lines])
+        return TestResponse(status, raw_headers, data, TestRequest(method, url, sent, body))
 
     def get(self, url: str, **kwargs: Any) -> TestResponse:
         return self.request("GET", url, **kwargs)
@@ -242,6 +422,15 @@ class TestClient:
     def head(self, url: str, **kwargs: Any) -> TestResponse:
         return self.request("HEAD", url, **kwargs)
 
+    def options(self, url: str, **kwargs: Any) -> TestResponse:
+        return self.request("OPTIONS", url, **kwargs)
+
+    @contextlib.contextmanager
+    def stream(self, method: str, url: str, **kwargs: Any) -> Iterator[TestResponse]:
+        """`with client.stream("GET", url) as response:` as httpx's, for `iter_bytes()` and
+        the like; the body has been read whole when the block starts."""
+        yield self.request(method, url, **kwargs)
+
     def websocket_connect(self, url: str, subprotocols: Sequence[str] | None = None,
                           headers: Mapping[str, str] | None = None,
                           timeout: float = 10) -> "WebSocketTestSession":
@@ -259,7 +448,7 @@ class TestClient:
             "type": "websocket", "asgi": {"version": "3.0"}, "http_version": "1.1",
             "scheme": "ws", "path": urllib.parse.unquote(path), "raw_path": path.encode(),
             "query_string": query.encode(), "root_path": "", "headers": fields,
-            "client": ("testclient", 50000), "server": ("testserver", 80),
+            "client": list(self._client_address), "server": ("testserver", 80),
             "subprotocols": list(subprotocols or ()),
         }
         endpoint = self.app._websocket_endpoint()

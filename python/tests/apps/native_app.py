@@ -29,6 +29,12 @@ def user(user_id: int, q: str | None = None):
     return {"id": user_id, "q": q, "started": started == [os.getpid()]}
 
 
+@app.get("/client")
+def client(request: Request):
+    return {"host": request.client.host, "port": request.client.port,
+            "tuple": list(request.client)}
+
+
 @app.post("/size")
 async def size(request: Request):
     return {"size": len(await request.body())}

@@ -1,0 +1,148 @@
+"""The test client as Starlette's (httpx's) is used in FastAPI apps' tests: an exception a
+handler raises is raised in the test unless `raise_server_exceptions=False`; `base_url`,
+`headers`, `cookies`, `client`; `auth=`; the response's `url`, `request`, `is_*` checks and
+`raise_for_status()`; `options()`, `stream()`; files given as pairs. Each is checked
+against Starlette's client on the same app where it has one; `request.client` also over a
+real socket."""
+
+import json
+
+import pytest
+
+fastapi = pytest.importorskip("fastapi")
+
+from fastapi.testclient import TestClient as FastAPIClient  # noqa: E402
+
+import vireo  # noqa: E402
+from vireo.testclient import HTTPStatusError, TestClient  # noqa: E402
+
+
+def build(mod):
+    app = mod.FastAPI() if mod is fastapi else mod.App()
+
+    request_class = mod.Request
+
+    @app.get("/echo")
+    def echo(request: request_class):
+        return {"client": [request.client.host, request.client.port],
+                "host": request.headers.get("host"), "team": request.headers.get("x-team"),
+                "auth": request.headers.get("authorization"),
+                "cookie": request.cookies.get("session"), "url": str(request.url)}
+
+    @app.get("/boom")
+    def boom():
+        raise RuntimeError("the handler fails")
+
+    @app.get("/missing")
+    def missing():
+        raise mod.HTTPException(404, "nothing here")
+
+    @app.options("/echo")
+    def options():
+        return {"options": True}
+
+    upload_file = mod.UploadFile
+
+    @app.head("/head")
+    def head():
+        return {"not": "sent"}
+
+    @app.get("/nothing", status_code=204)
+    def nothing():
+        return None
+
+    @app.post("/upload")
+    async def upload(files: list[upload_file]):
+        return [[f.filename, (await f.read()).decode()] for f in files]
+
+    return app
+
+
+def both(**options):
+    return TestClient(build(vireo), **options), FastAPIClient(build(fastapi), **options)
+
+
+def test_a_handlers_exception_is_raised_in_the_test_as_by_starlettes_client():
+    ours, theirs = both()
+    with ours:
+        for client in (ours, theirs):
+            with pytest.raises(RuntimeError, match="the handler fails"):
+                client.get("/boom")
+            # An HTTP error is an answer, not raised; the client goes on.
+            assert client.get("/missing").status_code == 404
+            assert client.get("/echo").status_code == 200
+
+
+def test_with_raise_server_exceptions_false_it_is_a_500_as_served(caplog):
+    ours, theirs = both(raise_server_exceptions=False)
+    with ours:
+        assert ours.get("/boom").status_code == theirs.get("/boom").status_code == 500
+    assert any("the handler fails" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
+
+
+def test_base_url_headers_cookies_client_and_auth_as_starlettes():
+    options = dict(base_url="https://api.example.org", headers={"X-Team": "blue"},
+                   cookies={"session": "s1"}, client=("10.1.2.3", 4321))
+    ours, theirs = both(**options)
+    with ours:
+        mine = ours.get("/echo?x=1", auth=("ada", "secret"))
+        other = theirs.get("/echo?x=1", auth=("ada", "secret"))
+    assert mine.json()["client"] == other.json()["client"] == ["10.1.2.3", 4321]
+    fields = ("host", "team", "auth", "cookie")
+    assert {k: mine.json()[k] for k in fields} == {k: other.json()[k] for k in fields}
+    assert str(mine.url) == str(other.url) == "https://api.example.org/echo?x=1"
+    assert mine.request.method == other.request.method == "GET"
+
+
+def test_the_default_client_is_testclient_50000_and_headers_can_change():
+    ours, theirs = both()
+    with ours:
+        for client in (ours, theirs):
+            assert client.get("/echo").json()["client"] == ["testclient", 50000]
+            client.headers["X-Team"] = "red"
+            assert client.get("/echo").json()["team"] == "red"
+            del client.headers["x-team"]
+            assert client.get("/echo").json()["team"] is None
+
+
+def test_answers_without_a_body_have_none_as_on_the_wire():
+    ours, theirs = both()
+    with ours:
+        for method, path in [("HEAD", "/head"), ("GET", "/nothing")]:
+            mine, other = ours.request(method, path), theirs.request(method, path)
+            assert (mine.status_code, mine.content) == (other.status_code, other.content)
+            assert mine.content == b""
+
+
+def test_the_response_checks_and_raise_for_status():
+    ours, theirs = both()
+    with ours:
+        for client in (ours, theirs):
+            ok, missing = client.get("/echo"), client.get("/missing")
+            assert (ok.is_success, ok.is_error, missing.is_client_error) == (True, False, True)
+            assert ok.raise_for_status() is ok
+            assert missing.reason_phrase == "Not Found"
+        with pytest.raises(HTTPStatusError, match="Client error '404 Not Found'") as raised:
+            ours.get("/missing").raise_for_status()
+        assert raised.value.response.status_code == 404
+
+
+def test_options_stream_and_files_as_pairs_as_starlettes():
+    ours, theirs = both()
+    files = [("files", ("a.txt", b"first")), ("files", ("b.txt", b"second"))]
+    with ours:
+        assert ours.options("/echo").json() == theirs.options("/echo").json()
+        assert ours.post("/upload", files=files).json() == theirs.post(
+            "/upload", files=files).json() == [["a.txt", "first"], ["b.txt", "second"]]
+        with ours.stream("GET", "/echo") as mine, theirs.stream("GET", "/echo") as other:
+            assert json.loads(b"".join(mine.iter_bytes())) == json.loads(b"".join(
+                other.iter_bytes()))
+
+
+def test_over_a_socket_request_client_is_the_peers_address(serve):
+    served = serve("native_app:app")
+    status, _, body = served.get("/client")
+    seen = json.loads(body)
+    assert status == 200 and seen["host"] == "127.0.0.1" and seen["port"] > 0
+    assert seen["tuple"] == [seen["host"], seen["port"]]
+    assert served.stop() == 0
