@@ -373,19 +373,27 @@ impl Rendered {
     }
 
     /// Add a `set-cookie` field that deletes the cookie, as Starlette's `delete_cookie`.
-    #[pyo3(signature = (key, path = "/", domain = None))]
+    #[pyo3(signature = (key, path = "/", domain = None, secure = false, httponly = false,
+        samesite = Some("lax")))]
+    #[allow(clippy::too_many_arguments)] // Starlette's signature
     fn delete_cookie(
         &self,
         py: Python<'_>,
         key: &str,
         path: &str,
         domain: Option<&str>,
+        secure: bool,
+        httponly: bool,
+        samesite: Option<&str>,
     ) -> PyResult<()> {
         let kwargs = PyDict::new(py);
         kwargs.set_item("max_age", 0)?;
         kwargs.set_item("expires", 0)?;
         kwargs.set_item("path", path)?;
         kwargs.set_item("domain", domain)?;
+        kwargs.set_item("secure", secure)?;
+        kwargs.set_item("httponly", httponly)?;
+        kwargs.set_item("samesite", samesite)?;
         self.set_cookie(py, &PyTuple::new(py, [key])?, Some(&kwargs))
     }
 

@@ -293,7 +293,9 @@ impl Request {
         let refs = &self.app.refs;
         match self.parts.peer {
             Some(peer) => {
-                let address = refs.address.call1(py, (peer.ip().to_string(), peer.port()))?;
+                let address = refs
+                    .address
+                    .call1(py, (peer.ip().to_string(), peer.port()))?;
                 Ok(Some(address))
             }
             None => Ok(refs.client_without_peer.as_ref().map(|c| c.clone_ref(py))),

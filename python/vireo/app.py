@@ -132,6 +132,8 @@ class _Route:
         "name",
         "response_class",
         "responses",
+        "response_description",
+        "openapi_extra",
         "response_model_options",
     )
 
@@ -153,6 +155,8 @@ class _Route:
         name: str | None = None,
         response_class: Any = response_classes.DEFAULT,
         responses: dict[Any, Any] | None = None,
+        response_description: str = "Successful Response",
+        openapi_extra: dict[str, Any] | None = None,
         response_model_options: dict[str, Any] | None = None,
     ) -> None:
         self.methods = [m.upper() for m in methods]
@@ -173,6 +177,10 @@ class _Route:
         self.response_class = response_class
         # More answers for the OpenAPI schema, by status: {404: {"model": ..., ...}}.
         self.responses = dict(responses or {})
+        # The success answer's description in the schema, and what is merged into the
+        # route's operation there, as FastAPI takes them.
+        self.response_description = response_description
+        self.openapi_extra = openapi_extra
         self.response_model_options = dict(response_model_options or response_models.OPTIONS)
 
     @property
@@ -240,6 +248,8 @@ class _Routes:
         response_model_exclude_unset: bool = False,
         response_model_exclude_defaults: bool = False,
         response_model_exclude_none: bool = False,
+        response_description: str = "Successful Response",
+        openapi_extra: dict[str, Any] | None = None,
     ) -> None:
         """Add a route. `dependencies` run before the handler (their values are not passed);
         `tags`, `summary`, `description`, `deprecated`, `operation_id` and
@@ -249,7 +259,9 @@ class _Routes:
         `response_model=None` turns that off. `name` (by default the handler's) is what
         `url_path_for` and `request.url_for` find the route by. What the handler returns,
         unless it is a response, is sent as `response_class(value)` (by default the router's
-        or app's `default_response_class`: JSON); `responses` adds answers to the schema."""
+        or app's `default_response_class`: JSON); `responses` adds answers to the schema,
+        `response_description` describes the success answer there, and `openapi_extra` is
+        merged into the route's operation."""
         # A router's route may have the empty path, for its prefix itself (`@router.get("")`).
         if not path.startswith("/") and not (path == "" and isinstance(self, APIRouter)):
             raise ValueError(f"a route path starts with '/': {path!r}")
@@ -279,6 +291,8 @@ class _Routes:
                 name,
                 response_class,
                 responses,
+                response_description,
+                openapi_extra,
                 model_options,
             )
         )
@@ -501,6 +515,8 @@ class App(_Routes):
         openapi_tags: list[dict[str, Any]] | None = None,
         swagger_ui_parameters: dict[str, Any] | None = None,
         debug: bool = False,
+        middleware: Sequence[Any] | None = None,
+        exception_handlers: dict[Any, Callable[..., Any]] | None = None,
     ) -> None:
         if lifespan is not None and (on_startup or on_shutdown):
             raise TypeError("give App either lifespan or on_startup/on_shutdown, not both")
@@ -553,6 +569,17 @@ class App(_Routes):
         self._planned_overrides: dict[Any, Any] = {}
         self._websockets = WebSocketRoutes()
         self._mounts: list[tuple[str, Any, str | None]] = []
+        # Starlette's `Middleware(cls, *args, **kwargs)` items, the first outermost.
+        for item in reversed(list(middleware or ())):
+            try:
+                cls, args, kwargs = item
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"App(middleware=...) takes Middleware(cls, ...) items, not {item!r}"
+                ) from None
+            self.add_middleware(cls, *args, **kwargs)
+        for key, handler in (exception_handlers or {}).items():
+            self.add_exception_handler(key, handler)
 
     # Routes: the decorators come from _Routes.
 
@@ -580,11 +607,12 @@ class App(_Routes):
 
         return register
 
-    def add_middleware(self, middleware: Any, **options: Any) -> None:
+    def add_middleware(self, middleware: Any, *args: Any, **options: Any) -> None:
         """Add `async def mw(request, call_next)`, a class with `dispatch(request, call_next)`
         (a `BaseHTTPMiddleware` subclass, or one of `vireo.middleware`'s), or one of
         Starlette's or FastAPI's that `vireo.middleware` has (CORS, GZip, sessions, trusted
-        hosts, HTTPS redirect), which Vireo's stands in for."""
+        hosts, HTTPS redirect), which Vireo's stands in for; a class is made with `args` and
+        `options`."""
         if isinstance(middleware, type):
             middleware = _vireo_stand_in(middleware) or middleware
             if not hasattr(middleware, "dispatch"):
@@ -593,7 +621,9 @@ class App(_Routes):
                     "give a class with `async def dispatch(request, call_next)` or an "
                     "`async def (request, call_next)` (or serve an ASGI app with `vireo serve`)"
                 )
-            middleware = middleware(self, **options).dispatch
+            middleware = middleware(self, *args, **options).dispatch
+        elif args or options:
+            raise TypeError("arguments are for a middleware class, not a function")
         if not inspect.iscoroutinefunction(middleware):
             raise TypeError("middleware must be an `async def (request, call_next)`")
         self._middleware.insert(0, middleware)

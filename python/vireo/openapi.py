@@ -201,6 +201,11 @@ def _parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any] |
     examples = getattr(marker, "examples", None)
     if examples is not None:
         schema["examples"] = examples
+    schema.update(getattr(marker, "json_schema_extra", None) or {})
+    if getattr(marker, "example", None) is not None:
+        out["example"] = marker.example
+    if getattr(marker, "openapi_examples", None):
+        out["examples"] = marker.openapi_examples
     if not required and default_json is not None and _json_ready(default_json):
         schema["default"] = default_json
     return out
@@ -363,7 +368,12 @@ def _operation(
             inner = planned.annotation
             required = planned.tuple[5]
             schema = type_schema(inner, components)
-            body = {"content": {"application/json": {"schema": schema}}}
+            media: dict[str, Any] = {"schema": schema}
+            examples = getattr(planned.marker, "openapi_examples", None)
+            if examples:
+                media["examples"] = examples
+            media_type = getattr(planned.marker, "media_type", "application/json")
+            body = {"content": {media_type: media}}
             if required:
                 body["required"] = True
     if parameters:
@@ -379,7 +389,7 @@ def _operation(
     status = route.status_code
     if status == 200 and cls is not None:
         status = response_classes.default_status(cls)
-    success: dict[str, Any] = {"description": "Successful Response"}
+    success: dict[str, Any] = {"description": route.response_description}
     if status not in (204, 304) and media_type:
         if json_class:
             schema = type_schema(model, components) if model is not None else {}
@@ -399,7 +409,21 @@ def _operation(
         components.setdefault("HTTPValidationError", HTTP_VALIDATION_ERROR)
         components.setdefault("ValidationError", VALIDATION_ERROR)
     op["responses"] = responses
+    if route.openapi_extra:
+        _merge(op, route.openapi_extra)
     return op
+
+
+def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
+    """`extra` merged into `into` as FastAPI merges `openapi_extra`: objects member by
+    member, lists one after the other, anything else replaced."""
+    for key, value in extra.items():
+        if isinstance(into.get(key), dict) and isinstance(value, dict):
+            _merge(into[key], value)
+        elif isinstance(into.get(key), list) and isinstance(value, list):
+            into[key] = into[key] + value
+        else:
+            into[key] = value
 
 
 # The descriptions FastAPI gives a range of statuses in `responses`.

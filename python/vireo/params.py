@@ -24,8 +24,9 @@ class Param:
     `Annotated[int, Query(alias="n")]`. The constraints (`gt`, `ge`, `lt`, `le`,
     `multiple_of` for numbers; `min_length`, `max_length` for text and lists; `pattern` for
     text) are checked before the handler runs, a failure being a 422 in pydantic's words; the
-    rest (`title`, `description`, `examples`, `deprecated`, `include_in_schema`) is for the
-    OpenAPI schema."""
+    rest (`title`, `description`, `examples`, `example`, `openapi_examples`,
+    `json_schema_extra`, `deprecated`, `include_in_schema`) is for the OpenAPI schema.
+    `validation_alias` is another spelling of `alias`."""
 
     source = ""
 
@@ -46,11 +47,26 @@ class Param:
         pattern: str | None = None,
         regex: str | None = None,
         examples: list[Any] | None = None,
+        example: Any = None,
+        openapi_examples: dict[str, Any] | None = None,
+        json_schema_extra: dict[str, Any] | None = None,
+        validation_alias: str | None = None,
+        serialization_alias: str | None = None,
         deprecated: bool | None = None,
         include_in_schema: bool = True,
     ) -> None:
         self.default = default
-        self.alias = alias
+        # The name it is read by: pydantic's `validation_alias` is that, as in FastAPI.
+        if alias is not None and validation_alias is not None and alias != validation_alias:
+            raise TypeError(f"{self!r}: give `alias` or `validation_alias`, not two names")
+        self.alias = alias or validation_alias
+        # A value's name when written out; a parameter is only read, so it changes nothing.
+        self.serialization_alias = serialization_alias
+        # `example` (OpenAPI's older single example) and `openapi_examples` (named examples)
+        # go on the parameter; `json_schema_extra` is merged into its schema.
+        self.example = example
+        self.openapi_examples = openapi_examples
+        self.json_schema_extra = json_schema_extra
         self.title = title
         self.description = description
         self.examples = examples
@@ -147,9 +163,12 @@ class Body(Param):
 
     source = "body"
 
-    def __init__(self, default: Any = ..., *, embed: bool = False, **options: Any) -> None:
+    def __init__(self, default: Any = ..., *, embed: bool = False,
+                 media_type: str = "application/json", **options: Any) -> None:
         super().__init__(default, **options)
         self.embed = embed
+        # The body's media type in the schema; JSON is read whatever it says.
+        self.media_type = media_type
 
 
 def path_names(path: str) -> list[str]:

@@ -4,6 +4,8 @@ is, other values as JSON)."""
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import http.cookies
 import mimetypes
 import os
@@ -19,20 +21,24 @@ def cookie_field(
     key: str,
     value: str = "",
     max_age: int | None = None,
-    expires: int | None = None,
+    expires: datetime.datetime | str | int | None = None,
     path: str | None = "/",
     domain: str | None = None,
     secure: bool = False,
     httponly: bool = False,
     samesite: str | None = "lax",
+    partitioned: bool = False,
 ) -> str:
-    """The value of a `set-cookie` field, as Starlette's `set_cookie` writes it."""
+    """The value of a `set-cookie` field, as Starlette's `set_cookie` writes it: `expires` a
+    datetime (written as an HTTP date), a date string, or seconds from now."""
     cookie: http.cookies.SimpleCookie = http.cookies.SimpleCookie()
     cookie[key] = value
     morsel = cookie[key]
     if max_age is not None:
         morsel["max-age"] = max_age
-    if expires is not None:
+    if isinstance(expires, datetime.datetime):
+        morsel["expires"] = email.utils.format_datetime(expires, usegmt=True)
+    elif expires is not None:
         morsel["expires"] = expires
     if path is not None:
         morsel["path"] = path
@@ -43,7 +49,13 @@ def cookie_field(
     if httponly:
         morsel["httponly"] = True
     if samesite is not None:
+        if samesite.lower() not in ("strict", "lax", "none"):
+            raise ValueError(f"samesite must be either 'strict', 'lax' or 'none', not {samesite!r}")
         morsel["samesite"] = samesite
+    if partitioned:
+        if sys.version_info < (3, 14):
+            raise ValueError("Partitioned cookies are only supported in Python 3.14 and above.")
+        morsel["partitioned"] = True
     return cookie.output(header="").strip()
 
 
@@ -93,22 +105,27 @@ class Response:
         key: str,
         value: str = "",
         max_age: int | None = None,
-        expires: int | None = None,
+        expires: datetime.datetime | str | int | None = None,
         path: str | None = "/",
         domain: str | None = None,
         secure: bool = False,
         httponly: bool = False,
         samesite: str | None = "lax",
+        partitioned: bool = False,
     ) -> None:
         """Add a `set-cookie` field, as Starlette's `Response.set_cookie` does."""
         field = cookie_field(key, value, max_age, expires, path, domain, secure, httponly,
-                             samesite)
+                             samesite, partitioned)
         if self.raw_headers is None:
             self.raw_headers = []
         self.raw_headers.append(("set-cookie", field))
 
-    def delete_cookie(self, key: str, path: str = "/", domain: str | None = None) -> None:
-        self.set_cookie(key, max_age=0, expires=0, path=path, domain=domain)
+    def delete_cookie(self, key: str, path: str = "/", domain: str | None = None,
+                      secure: bool = False, httponly: bool = False,
+                      samesite: str | None = "lax") -> None:
+        """Add a `set-cookie` field that deletes the cookie, as Starlette's does."""
+        self.set_cookie(key, max_age=0, expires=0, path=path, domain=domain, secure=secure,
+                        httponly=httponly, samesite=samesite)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.status_code}>"
@@ -165,7 +182,8 @@ class StreamingResponse(Response):
 class FileResponse(StreamingResponse):
     """A file sent in chunks (never read whole into memory), with `content-length`. The media
     type is guessed from the file name unless given; with `filename`, a `content-disposition`
-    field offers it as a download of that name. The file is opened when the response is
+    field offers it as a download of that name (`content_disposition_type="inline"` to show
+    it in place). The file is opened when the response is
     sent: if it is missing then, the request fails with `RuntimeError` (a 500, logged)."""
 
     chunk_size = 64 * 1024
@@ -178,6 +196,7 @@ class FileResponse(StreamingResponse):
         media_type: str | None = None,
         background: Any = None,
         filename: str | None = None,
+        content_disposition_type: str = "attachment",
     ) -> None:
         self.path = os.fspath(path)
         self.filename = filename
@@ -191,9 +210,9 @@ class FileResponse(StreamingResponse):
         if filename is not None:
             quoted = urllib.parse.quote(filename)
             if quoted != filename:
-                value = f"attachment; filename*=utf-8''{quoted}"
+                value = f"{content_disposition_type}; filename*=utf-8''{quoted}"
             else:
-                value = f'attachment; filename="{filename}"'
+                value = f'{content_disposition_type}; filename="{filename}"'
             self.headers.setdefault("content-disposition", value)
 
     def _open(self) -> None:
