@@ -82,3 +82,45 @@ def test_handlers_for_their_classes_handle_every_http_and_validation_error():
         for path in PATHS:
             assert answer(b, path) == answer(a, path), path
         assert answer(b, "/missing") == (404, None, "http 404: Not Found")
+
+
+def test_a_validation_errors_body_is_the_body_fastapi_read():
+    from pydantic import BaseModel
+
+    from fastapi.encoders import jsonable_encoder
+
+    class Item(BaseModel):
+        title: str
+        size: int
+
+    apps = []
+    for mod in (fastapi, vireo):
+        app = mod.FastAPI()
+
+        @app.exception_handler(fastapi.exceptions.RequestValidationError)
+        async def invalid(request, exc, mod=mod):
+            body = exc.body
+            if hasattr(body, "multi_items"):  # a form: its fields
+                body = sorted(body.multi_items())
+            return mod.responses.JSONResponse(
+                jsonable_encoder({"errors": len(exc.errors()), "body": body}), 422)
+
+        @app.post("/items")
+        def items(item: Item, n: int = 1):
+            return item
+
+        @app.post("/form")
+        def form(size: int = mod.Form()):
+            return size
+
+        apps.append(app)
+    sent = [
+        ("/items", {"json": {"title": "t", "size": "XL"}}),
+        ("/items?n=x", {"json": {"title": "t", "size": 3}}),
+        ("/items", {"content": b"{bad", "headers": {"content-type": "application/json"}}),
+        ("/items", {"content": b"{bad"}),
+        ("/form", {"data": {"size": "big", "other": "x"}}),
+    ]
+    with FastAPIClient(apps[0]) as a, TestClient(apps[1]) as b:
+        for path, options in sent:
+            assert b.post(path, **options).json() == a.post(path, **options).json(), path

@@ -52,6 +52,24 @@ async def finish_async(awaitable: Awaitable[Any], request: Any, next_: Any) -> A
     return next_.render(request, value)
 
 
+async def _body_read(request: Any) -> Any:
+    """The request body as FastAPI's `RequestValidationError.body` gives it: JSON parsed (the
+    text if it is not JSON), a form's `FormData`, other bytes as they came; None if empty."""
+    raw = await request.body()
+    if not raw:
+        return None
+    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        return await request.form()
+    if not media or media == "application/json" or (
+            media.startswith("application/") and media.endswith("+json")):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode("utf-8", "replace")
+    return raw
+
+
 def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., Any]:
     """The innermost middleware when the app has exception handlers: it turns what the
     handler raised into the registered handler's response, as Starlette's ExceptionMiddleware
@@ -80,7 +98,8 @@ def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., A
         except Exception as raised:  # noqa: BLE001 - matched against the registered handlers
             exc: Exception = raised
             if isinstance(exc, _vireo.ValidationFailed):
-                exc = RequestValidationError(json.loads(exc.args[0])["detail"])
+                exc = RequestValidationError(json.loads(exc.args[0])["detail"],
+                                             body=await _body_read(request))
             handler = find(exc)
             if handler is None:
                 if isinstance(exc, http_kinds):
