@@ -220,6 +220,17 @@ pub(crate) fn settle(future: &Bound<'_, PyAny>, outcome: PyResult<Py<PyAny>>) {
     }
 }
 
+/// An empty `vireo.datastructures.MutableHeaders`, a dict whose names are compared without
+/// case.
+fn mutable_headers(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    static CLASS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let class = CLASS.get_or_try_init(py, || {
+        let module = py.import(intern!(py, "vireo.datastructures"))?;
+        Ok::<_, PyErr>(module.getattr(intern!(py, "MutableHeaders"))?.unbind())
+    })?;
+    Ok(class.bind(py).call0()?.cast_into::<PyDict>()?)
+}
+
 /// The response `call_next` answers with: its status and header fields may be changed
 /// before it is returned; the body is already rendered.
 #[pyclass(frozen, module = "vireo._vireo", name = "RenderedResponse")]
@@ -278,6 +289,15 @@ impl Rendered {
                     fields.insert(name, value);
                 }
             }
+            // Those `headers.append` added beside a name's first.
+            let extra = headers.getattr(intern!(py, "extra"))?;
+            for pair in extra.try_iter()? {
+                let (name, value): (String, String) = pair?.extract()?;
+                let name =
+                    HeaderName::from_bytes(name.as_bytes()).map_err(crate::errors::value_error)?;
+                let value = HeaderValue::from_str(&value).map_err(crate::errors::value_error)?;
+                fields.append(name, value);
+            }
         }
         Ok(res)
     }
@@ -301,7 +321,7 @@ impl Rendered {
     fn headers(&self, py: Python<'_>) -> PyResult<Py<PyDict>> {
         self.headers
             .get_or_try_init(py, || {
-                let d = PyDict::new(py);
+                let d = mutable_headers(py)?;
                 let pairs: Vec<(String, String)> = self.with(|r| {
                     r.headers()
                         .iter()

@@ -151,12 +151,21 @@ fn response_fields(obj: &Bound<'_, PyAny>, pull: Pull, app: &Arc<AppInner>) -> P
             HeaderValue::from_str(&media_type).map_err(value_error)?,
         );
     }
+    // A `MutableHeaders` (a dict) keeps a name's fields after the first in `extra`.
+    let extra =
+        match headers.is_instance_of::<PyDict>() && !headers.is_exact_instance_of::<PyDict>() {
+            true => headers
+                .getattr(pyo3::intern!(py, "extra"))
+                .ok()
+                .filter(|extra| extra.is_truthy().unwrap_or(false)),
+            false => None,
+        };
     let headers = match headers.cast::<PyDict>() {
         Ok(d) => Some(d.items().into_any()),
         Err(_) if headers.is_none() => None,
         Err(_) => Some(headers),
     };
-    for pairs in [headers, raw].into_iter().flatten() {
+    for pairs in [headers, extra, raw].into_iter().flatten() {
         for pair in pairs.try_iter()? {
             let (name, value): (String, String) = pair?.extract()?;
             let name = HeaderName::from_bytes(name.as_bytes()).map_err(value_error)?;

@@ -1,13 +1,84 @@
 """`URL`, as Starlette's: what `request.url`, `request.base_url` and `request.url_for` give,
 a URL to read by part and to change into another (`replace`, the query helpers); and
-`Address`, what `request.client` gives."""
+`Address`, what `request.client` gives; `MutableHeaders`, a response's header fields."""
 
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit
+
+
+class MutableHeaders(dict):  # type: ignore[type-arg]
+    """A response's header fields, as Starlette's `MutableHeaders` shows them: names compared
+    without case (kept lower-case), `headers["X-Token"] = "1"` replacing the field, `append`
+    adding one more of a name (a second `set-cookie`), `add_vary_header`. It is a `dict`, so
+    code that treats the headers as one keeps working; a name appended to shows its first
+    value."""
+
+    # The fields `append` added beside a name's first, as (lower-case name, value) pairs.
+    extra: list[tuple[str, str]] | tuple[()] = ()
+
+    def __init__(self, fields: Mapping[str, str] | Iterable[tuple[str, str]] = (), **more: str):
+        super().__init__()
+        if fields or more:
+            self.update(fields, **more)
+
+    def __getitem__(self, name: str) -> str:
+        return super().__getitem__(name.lower())
+
+    def __setitem__(self, name: str, value: str) -> None:
+        super().__setitem__(name.lower(), value)
+
+    def __delitem__(self, name: str) -> None:
+        super().__delitem__(name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return super().__contains__(name.lower() if isinstance(name, str) else name)
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return super().get(name.lower(), default)
+
+    def pop(self, name: str, *default: Any) -> Any:  # type: ignore[override]
+        return super().pop(name.lower(), *default)
+
+    def setdefault(self, name: str, value: str) -> str:  # type: ignore[override]
+        return super().setdefault(name.lower(), value)
+
+    def update(self, fields: Any = (), **more: str) -> None:  # type: ignore[override]
+        pairs = fields.items() if isinstance(fields, Mapping) else fields
+        for name, value in [*pairs, *more.items()]:
+            self[name] = value
+
+    def append(self, name: str, value: str) -> None:
+        """One more field of `name`, beside those there are."""
+        if name not in self:
+            self[name] = value
+        elif isinstance(self.extra, list):
+            self.extra.append((name.lower(), value))
+        else:
+            self.extra = [(name.lower(), value)]
+
+    def getlist(self, name: str) -> list[str]:
+        name = name.lower()
+        first = [super().__getitem__(name)] if super().__contains__(name) else []
+        return first + [value for key, value in self.extra if key == name]
+
+    def add_vary_header(self, vary: str) -> None:
+        existing = self.get("vary")
+        self["vary"] = f"{existing}, {vary}" if existing else vary
+
+    @property
+    def raw(self) -> list[tuple[bytes, bytes]]:
+        """Every field as `(name, value)` byte pairs, as Starlette's `headers.raw`."""
+        pairs = [*super().items(), *self.extra]
+        return [(name.encode("latin-1"), value.encode("latin-1")) for name, value in pairs]
+
+    def mutablecopy(self) -> "MutableHeaders":
+        copy = MutableHeaders(dict(self))
+        copy.extra = list(self.extra)
+        return copy
 
 
 class Address(NamedTuple):

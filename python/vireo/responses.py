@@ -14,6 +14,7 @@ import urllib.parse
 from typing import Any, AsyncIterable, Iterable, Iterator, Mapping
 
 from . import _vireo
+from .datastructures import MutableHeaders
 from .encoders import jsonable
 
 
@@ -91,7 +92,7 @@ class Response:
             self.background = background
         if media_type is not None:
             self.media_type = media_type
-        self.headers: dict[str, str] = dict(headers) if headers else {}
+        self.headers = MutableHeaders(headers) if headers else MutableHeaders()
 
     def render(self, content: Any) -> bytes:
         if content is None:
