@@ -415,8 +415,8 @@ def _operation(
 
 
 def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
-    """`extra` merged into `into` as FastAPI merges `openapi_extra`: objects member by
-    member, lists one after the other, anything else replaced."""
+    """`extra` merged into `into` as FastAPI merges `openapi_extra` and `responses`: objects
+    member by member, lists one after the other, anything else replaced."""
     for key, value in extra.items():
         if isinstance(into.get(key), dict) and isinstance(value, dict):
             _merge(into[key], value)
@@ -452,14 +452,6 @@ def _add_response(responses: dict[str, Any], code: Any, extra: dict[str, Any],
     description = extra.get("description") or entry.get("description") or phrase
     _merge(entry, extra)
     entry["description"] = description or "Additional Response"
-
-
-def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(into.get(key), dict):
-            _merge(into[key], value)
-        else:
-            into[key] = value
 
 
 def build_schema(app: Any) -> dict[str, Any]:
