@@ -1,6 +1,7 @@
 """`app.routes`, and `include_router(..., include_in_schema=..., deprecated=...)` (and the
 same on `APIRouter`), as FastAPI's: the same app built against FastAPI and Vireo lists what
-FastAPI lists (its included routes flattened) and gives the same schema entries."""
+FastAPI lists (its included routes flattened) and gives the same schema entries; and
+`app.add_route`, `app.router`, `app.exception_handlers` as FastAPI's."""
 
 import pytest
 
@@ -10,8 +11,10 @@ import fastapi  # noqa: E402
 import fastapi.routing  # noqa: E402
 import starlette.routing  # noqa: E402
 from fastapi.staticfiles import StaticFiles  # noqa: E402
+from fastapi.testclient import TestClient as FastAPIClient  # noqa: E402
 
 import vireo  # noqa: E402
+from vireo.testclient import TestClient  # noqa: E402
 
 
 def build(mod, static_dir):
@@ -112,3 +115,40 @@ def test_schema_hides_and_deprecates_as_fastapi_does(apps):
     assert got == expected
     assert "/hidden/b" not in got and "/v2/public/a" not in got
     assert got["/v3/public/a"]["get"] is True and got["/old/c"]["get"] is True
+
+
+def starlette_style(mod):
+    app = mod.FastAPI() if mod is fastapi else mod.App()
+
+    async def homepage(request):
+        return mod.responses.PlainTextResponse(
+            f"home {request.method} {request.query_params.get('q')}")
+
+    def sync_page(request):
+        return mod.responses.JSONResponse({"path": request.url.path})
+
+    async def teapot(request, exc):
+        return mod.responses.JSONResponse({"teapot": str(exc)}, 418)
+
+    app.add_route("/home", homepage, methods=["GET", "POST"])
+    app.add_route("/sync", sync_page)
+    app.exception_handlers[KeyError] = teapot
+    app.router.add_api_route("/via-router", lambda: {"via": "router"})
+
+    @app.get("/key")
+    def key():
+        raise KeyError("k")
+
+    return app
+
+
+def test_add_route_router_and_exception_handlers_as_in_fastapi():
+    theirs = FastAPIClient(starlette_style(fastapi))
+    with TestClient(starlette_style(vireo)) as ours:
+        for method, path in [("GET", "/home?q=1"), ("POST", "/home"), ("GET", "/sync"),
+                             ("GET", "/key"), ("GET", "/via-router")]:
+            mine, other = ours.request(method, path), theirs.request(method, path)
+            assert (mine.status_code, mine.content) == (other.status_code, other.content)
+        # Starlette-style routes are left out of the schema, as FastAPI leaves them.
+        assert ours.get("/openapi.json").json()["paths"].keys() == theirs.get(
+            "/openapi.json").json()["paths"].keys() == {"/key", "/via-router"}

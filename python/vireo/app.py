@@ -317,6 +317,24 @@ class _Routes:
         )
         self._planned = None
 
+    def add_route(self, path: str, route: Callable[[Any], Any], methods: Sequence[str] | None = None,
+                  name: str | None = None, include_in_schema: bool = True) -> None:
+        """Add a Starlette-style endpoint, `(async) def endpoint(request) -> response`: it
+        gets the `Request` and nothing is read for it. As in FastAPI, it is not in the
+        schema."""
+        del include_in_schema  # Starlette's routes are left out of FastAPI's schema too
+
+        if inspect.iscoroutinefunction(route):
+            async def endpoint(request: _vireo.Request) -> Any:
+                return await route(request)
+        else:
+            def endpoint(request: _vireo.Request) -> Any:  # type: ignore[misc]
+                return route(request)
+
+        self.add_api_route(path, endpoint, methods=list(methods or ["GET"]),
+                           name=name or getattr(route, "__name__", None),
+                           include_in_schema=False, response_model=None)
+
     def api_route(
         self, path: str, *, methods: Sequence[str] = ("GET",), **options: Any
     ) -> Callable[[Handler], Handler]:
@@ -396,6 +414,12 @@ class _Routes:
         _include(self, router, _Inclusion(prefix, dependencies, tags, responses,
                                           default_response_class, include_in_schema,
                                           deprecated))
+
+    @property
+    def router(self) -> "_Routes":
+        """The app's routes, as FastAPI's `app.router` (`app.router.routes`,
+        `app.router.add_api_route`, ...): the app itself here."""
+        return self
 
     @property
     def routes(self) -> list[Any]:
@@ -659,6 +683,12 @@ class App(_Routes):
 
     def add_exception_handler(self, key: type[BaseException] | int, handler: Handler) -> None:
         self._exception_handlers[key] = handler
+
+    @property
+    def exception_handlers(self) -> dict[Any, Callable[..., Any]]:
+        """The handlers by exception class or status code, as FastAPI's `app.exception_handlers`
+        (changing it before the app starts changes them)."""
+        return self._exception_handlers
 
     # Lifecycle: run in each worker process, before it serves and after it stops.
 
