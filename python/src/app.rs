@@ -34,6 +34,9 @@ pub(crate) struct AppInner {
     /// A path that matches no route but would with its trailing slash added or removed is
     /// redirected there (`App(redirect_slashes=...)`, on by default as in FastAPI).
     pub redirect_slashes: bool,
+    /// A body with no `content-type` is not read as JSON (`App(strict_content_type=...)`, on
+    /// by default as in FastAPI, against cross-site requests that skip a CORS preflight).
+    pub strict_content_type: bool,
     /// What the app's `lifespan` yielded (a dict), copied into each request's `state`.
     pub lifespan_state: Option<Py<PyAny>>,
     /// With middleware (or exception handlers): the routes a request no route takes runs
@@ -111,10 +114,12 @@ impl AppCore {
             route_from(route, &mut router)?;
         }
         let refs = PyRefs::from_dict(refs)?;
-        let redirect_slashes = match app.bind(py).getattr("redirect_slashes") {
-            Ok(flag) => flag.is_truthy()?,
-            Err(_) => true,
+        let flag = |name: &str| match app.bind(py).getattr(name) {
+            Ok(flag) => flag.is_truthy(),
+            Err(_) => Ok(true),
         };
+        let (redirect_slashes, strict_content_type) =
+            (flag("redirect_slashes")?, flag("strict_content_type")?);
         // Read once the app has started (startup runs before the app is built).
         let lifespan_state = app
             .bind(py)
@@ -159,6 +164,7 @@ impl AppCore {
                     .collect(),
                 orphans: Arc::default(),
                 redirect_slashes,
+                strict_content_type,
                 lifespan_state,
                 fallback,
             }),

@@ -34,7 +34,7 @@ pub(crate) fn to_py<'py>(py: Python<'py>, arg: Arg, param: &Param) -> PyResult<B
             None => py.None().into_bound(py),
         },
         // Filled by the caller.
-        Arg::Body | Arg::Form(_) | Arg::Request => py.None().into_bound(py),
+        Arg::Body(_) | Arg::Request => py.None().into_bound(py),
     })
 }
 
@@ -63,21 +63,18 @@ pub(crate) fn through_converter<'py>(
     Ok(py.None().into_bound(py))
 }
 
-/// Validate the body with `validator` (given the `content-type` too for a form); its
-/// `RequestValidationError` adds to `errors`.
+/// Validate the body with `validator(body, how)`, `how` being whether a JSON body is JSON
+/// or, for a form, the `content-type`; its `RequestValidationError` adds to `errors`.
 fn body_value<'py>(
     py: Python<'py>,
     app: &AppInner,
     validator: &Py<PyAny>,
     body: &Bytes,
-    form: Option<Option<String>>,
+    how: Bound<'py, PyAny>,
     errors: &mut Vec<u8>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let body = PyBytes::new(py, body);
-    let validated = match form {
-        None => validator.call1(py, (body,)),
-        Some(content_type) => validator.call1(py, (body, content_type)),
-    };
+    let validated = validator.call1(py, (body, how));
     match validated {
         Ok(value) => Ok(value.into_bound(py)),
         Err(e) if e.is_instance(py, app.refs.request_validation_error.bind(py)) => {
@@ -94,6 +91,20 @@ fn body_value<'py>(
         }
         Err(e) => Err(e),
     }
+}
+
+/// Whether a body of this `content-type` is read as JSON, as FastAPI reads it:
+/// `application/json` or `application/*+json`; with none, only when not `strict`.
+fn is_json(content_type: Option<&str>, strict: bool) -> bool {
+    let Some(content_type) = content_type else {
+        return !strict;
+    };
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    let Some((main, sub)) = media.split_once('/') else {
+        return false;
+    };
+    let sub = sub.to_ascii_lowercase();
+    main.eq_ignore_ascii_case("application") && (sub == "json" || sub.ends_with("+json"))
 }
 
 /// Call the route's handler, in `context` if given (a `contextvars.Context` of the request's
@@ -119,11 +130,16 @@ pub(crate) fn invoke<'py>(
     let kwargs = route.has_keywords.then(|| PyDict::new(py));
     for (arg, param) in converted.args.into_iter().zip(&route.params) {
         let value = match (&arg, &param.source) {
-            (Arg::Body, Source::Body(validator)) => {
-                body_value(py, app, validator, body, None, &mut body_errors)?
+            (Arg::Body(content_type), Source::Body(validator)) => {
+                let json = is_json(content_type.as_deref(), app.strict_content_type);
+                let json = PyBool::new(py, json).to_owned().into_any();
+                body_value(py, app, validator, body, json, &mut body_errors)?
             }
-            (Arg::Form(content_type), Source::Form(validator)) => {
-                let content_type = Some(content_type.clone());
+            (Arg::Body(content_type), Source::Form(validator)) => {
+                let content_type = match content_type {
+                    Some(content_type) => PyString::new(py, content_type).into_any(),
+                    None => py.None().into_bound(py),
+                };
                 body_value(py, app, validator, body, content_type, &mut body_errors)?
             }
             (Arg::Request, _) => make_request(py)?,
@@ -160,4 +176,31 @@ pub(crate) fn invoke<'py>(
         }
     };
     Ok(result?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_json;
+
+    #[test]
+    fn json_is_application_json_or_a_json_suffix_and_none_only_when_not_strict() {
+        for json in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            "application/vnd.api+json",
+        ] {
+            assert!(is_json(Some(json), true), "{json}");
+        }
+        for other in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "json",
+            "",
+            "text/json",
+        ] {
+            assert!(!is_json(Some(other), false), "{other}");
+        }
+        assert!(!is_json(None, true));
+        assert!(is_json(None, false));
+    }
 }

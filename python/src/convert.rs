@@ -18,10 +18,8 @@ pub(crate) enum Arg {
     List(Vec<Arg>),
     /// The parameter's default.
     Default,
-    /// Filled from the body, under the GIL.
-    Body,
-    /// Filled from the body as a form, under the GIL; the request's `content-type`.
-    Form(Option<String>),
+    /// Filled from the body (as JSON or a form), under the GIL; the request's `content-type`.
+    Body(Option<String>),
     /// The `Request`.
     Request,
 }
@@ -136,8 +134,7 @@ pub(crate) fn convert(params: &[Param], head: &impl Fields, path_values: &[Strin
     for param in params {
         let loc = location(param);
         let arg = match &param.source {
-            Source::Body(_) => Arg::Body,
-            Source::Form(_) => Arg::Form(
+            Source::Body(_) | Source::Form(_) => Arg::Body(
                 head.header("content-type")
                     .map(|v| String::from_utf8_lossy(v).into_owned()),
             ),

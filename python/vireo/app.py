@@ -560,6 +560,7 @@ class App(_Routes):
         debug: bool = False,
         middleware: Sequence[Any] | None = None,
         exception_handlers: dict[Any, Callable[..., Any]] | None = None,
+        strict_content_type: bool = True,
     ) -> None:
         if lifespan is not None and (on_startup or on_shutdown):
             raise TypeError("give App either lifespan or on_startup/on_shutdown, not both")
@@ -567,6 +568,10 @@ class App(_Routes):
         # A path no route matches, but would with its trailing slash added or removed, gets
         # a 307 there, as FastAPI answers it.
         self.redirect_slashes = redirect_slashes
+        # A JSON body is read as JSON only under a JSON content type; with none at all, only
+        # when this is off, as in FastAPI (a browser's cross-site request without a CORS
+        # preflight cannot send JSON's content type).
+        self.strict_content_type = strict_content_type
         # The prefix a proxy in front strips (`vireo serve --root-path`): requests arrive
         # without it, and the URLs the app makes (`url_for`, the schema's `servers`, the
         # docs page's schema URL) carry it.

@@ -67,18 +67,22 @@ def _value_check(tp: Any, loc: list[Any]) -> Callable[[Any], Any]:
     return check
 
 
-def body_validator(tp: Any, required: bool, default: Any, optional: bool) -> Callable[[bytes], Any]:
-    """`validate(body_bytes) -> value`, raising `RequestValidationError`."""
+def body_validator(
+    tp: Any, required: bool, default: Any, optional: bool
+) -> Callable[[bytes, bool], Any]:
+    """`validate(body_bytes, is_json) -> value`, raising `RequestValidationError`. A body whose
+    content type is not JSON is validated as the bytes it is, as FastAPI does: a `str` or
+    `bytes` takes it, a model or dict refuses it."""
     check = _value_check(tp, ["body"])
 
-    def validate(body: bytes) -> Any:
+    def validate(body: bytes, is_json: bool = True) -> Any:
         if not body:
             if not required:
                 return default
             raise RequestValidationError(
                 [{"type": "missing", "loc": ["body"], "msg": "Field required", "input": None}]
             )
-        data = _parse(body)
+        data = _parse(body) if is_json else body
         if data is None and optional:
             return None
         return check(data)
@@ -91,14 +95,14 @@ def embedded_body_validator(
 ) -> Callable[[bytes], Any]:
     """For one of several body parameters of a handler (or one marked `Body(embed=True)`),
     as FastAPI reads them: the body is a JSON object and this parameter is its member `key`.
-    `validate(body_bytes) -> value`, raising `RequestValidationError`. What is wrong with the
+    `validate(body_bytes, is_json) -> value`, raising `RequestValidationError`. What is wrong with the
     body as a whole (JSON that does not parse) is reported once, by the parameter with
     `reports_body`; the others then raise with no error of their own."""
     check = _value_check(tp, ["body", key])
     missing = {"type": "missing", "loc": ["body", key], "msg": "Field required", "input": None}
 
-    def validate(body: bytes) -> Any:
-        if not body:
+    def validate(body: bytes, is_json: bool = True) -> Any:
+        if not body or not is_json:  # a body that is not JSON has none of the members
             data = None
         elif reports_body:
             data = _parse(body)
@@ -230,6 +234,12 @@ def _coerce(value: Any, tp: Any, loc: list[Any], errors: list[dict[str, Any]]) -
     if tp is str:
         if isinstance(value, str):
             return value
+        if isinstance(value, bytes):  # a body that is not JSON
+            try:
+                return value.decode()
+            except UnicodeDecodeError:
+                return _error(errors, "string_unicode", loc, "Input should be a valid string, "
+                              "unable to parse raw data as a unicode string", value)
         return _error(errors, "string_type", loc, "Input should be a valid string", value)
     if origin in (list, set, frozenset, tuple) or tp in (list, set, frozenset, tuple):
         if not isinstance(value, list):
