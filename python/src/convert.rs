@@ -4,6 +4,7 @@
 use crate::plan::{Check, Kind, Param, Rule, Source};
 use crate::urlencoded::query_pairs;
 use serde_json::{json, Value};
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use vireo_http::RequestHead;
 
@@ -28,17 +29,44 @@ pub(crate) enum Arg {
 /// (`sys.get_int_max_str_digits`), which pydantic keeps too.
 const MAX_INT_DIGITS: usize = 4300;
 
+const INT_PARSING: (&str, &str) = (
+    "int_parsing",
+    "Input should be a valid integer, unable to parse string as an integer",
+);
+
+/// `s` without the underscores Python and pydantic allow between two digits (`1_000`); `None`
+/// if one stands anywhere else.
+fn without_underscores(s: &str) -> Option<Cow<'_, str>> {
+    if !s.contains('_') {
+        return Some(Cow::Borrowed(s));
+    }
+    let b = s.as_bytes();
+    let between_digits = |i: usize| {
+        i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit)
+    };
+    let placed = (0..b.len()).filter(|&i| b[i] == b'_').all(between_digits);
+    placed.then(|| Cow::Owned(s.replace('_', "")))
+}
+
+/// An integer as pydantic reads one from text: spaces around it, `_` between digits, and a
+/// fraction of zeros (`3.0`) allowed.
 fn parse_int(s: &str) -> Result<Arg, (&'static str, &'static str)> {
     let t = s.trim();
     if let Ok(n) = t.parse::<i64>() {
         return Ok(Arg::Int(n));
     }
+    let t = without_underscores(t).ok_or(INT_PARSING)?;
+    let t = match t.split_once('.') {
+        Some((whole, zeros)) if !zeros.is_empty() && zeros.bytes().all(|b| b == b'0') => whole,
+        Some(_) => return Err(INT_PARSING),
+        None => &t,
+    };
+    if let Ok(n) = t.parse::<i64>() {
+        return Ok(Arg::Int(n));
+    }
     let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err((
-            "int_parsing",
-            "Input should be a valid integer, unable to parse string as an integer",
-        ));
+        return Err(INT_PARSING);
     }
     if digits.len() > MAX_INT_DIGITS {
         return Err((
@@ -49,10 +77,11 @@ fn parse_int(s: &str) -> Result<Arg, (&'static str, &'static str)> {
     Ok(Arg::BigInt(t.to_owned()))
 }
 
+/// A boolean as pydantic reads one from text: one of its words, in any case, nothing around.
 fn parse_bool(s: &str) -> Option<bool> {
     const TRUE: [&str; 6] = ["1", "on", "t", "true", "y", "yes"];
     const FALSE: [&str; 6] = ["0", "off", "f", "false", "n", "no"];
-    let t = s.trim();
+    let t = s;
     if TRUE.iter().any(|w| t.eq_ignore_ascii_case(w)) {
         Some(true)
     } else if FALSE.iter().any(|w| t.eq_ignore_ascii_case(w)) {
@@ -67,12 +96,13 @@ fn scalar(kind: Kind, s: &str) -> Result<Arg, (&'static str, &'static str)> {
     match kind {
         Kind::Str => Ok(Arg::Str(s.to_owned())),
         Kind::Int => parse_int(s),
-        Kind::Float => s.trim().parse::<f64>().map(Arg::Float).map_err(|_| {
-            (
+        Kind::Float => without_underscores(s.trim())
+            .and_then(|t| t.parse::<f64>().ok())
+            .map(Arg::Float)
+            .ok_or((
                 "float_parsing",
                 "Input should be a valid number, unable to parse string as a number",
-            )
-        }),
+            )),
         Kind::Bool => parse_bool(s).map(Arg::Bool).ok_or((
             "bool_parsing",
             "Input should be a valid boolean, unable to interpret input",
