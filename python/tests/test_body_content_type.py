@@ -64,3 +64,22 @@ def test_the_same_answer_as_fastapi_for_each_content_type(path, strict):
             other = theirs.post(path, content=BODIES[path], headers=headers)
             assert (mine.status_code, mine.json()) == (other.status_code, other.json()), (
                 content_type)
+
+
+def test_a_body_without_an_annotation_takes_any_json_as_in_fastapi():
+    def build_any(mod):
+        app = mod.FastAPI() if mod is fastapi else mod.App()
+
+        @app.post("/any")
+        def anything(payload=mod.Body()):
+            return {"payload": payload}
+
+        return app
+
+    theirs = FastAPIClient(build_any(fastapi))
+    with TestClient(build_any(vireo)) as ours:
+        for value in [{"a": 1}, [1, "two"], "text", 3.5, None]:
+            mine, other = ours.post("/any", json=value), theirs.post("/any", json=value)
+            assert (mine.status_code, mine.json()) == (other.status_code, other.json())
+        assert ours.get("/openapi.json").json()["paths"] == theirs.get(
+            "/openapi.json").json()["paths"]

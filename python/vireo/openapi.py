@@ -107,10 +107,9 @@ def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
         return out
     if origin is dict or tp is dict:
         args = typing.get_args(tp)
-        out = {"type": "object"}
-        if len(args) == 2:
-            out["additionalProperties"] = type_schema(args[1], components)
-        return out
+        value_schema = type_schema(args[1], components) if len(args) == 2 else {}
+        # As pydantic writes it: any value is `true`.
+        return {"additionalProperties": value_schema or True, "type": "object"}
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return {"enum": [m.value for m in tp], "title": tp.__name__}
     if _pydantic_model(tp):
@@ -368,6 +367,10 @@ def _operation(
             inner = planned.annotation
             required = planned.tuple[5]
             schema = type_schema(inner, components)
+            # A bare reference stands alone, as pydantic writes one.
+            if set(schema) != {"$ref"}:
+                schema["title"] = getattr(planned.marker, "title", None) or _title(
+                    planned.body[0])
             media: dict[str, Any] = {"schema": schema}
             examples = getattr(planned.marker, "openapi_examples", None)
             if examples:

@@ -415,6 +415,8 @@ def analyse(
             )
         if source == "body":
             native_constraints(marker, source, "", False, where)
+            if inner is inspect.Parameter.empty:  # `payload=Body()`: any JSON value
+                inner = Any
             validator = body_validator(inner, required, default, optional)
             plan_tuple = (
                 name, "body", name, "str", False, required, default, validator, keyword_only, None
