@@ -73,6 +73,25 @@ impl Headers {
         Ok(PyList::new(py, self.keys(py))?.try_iter()?.into_any())
     }
 
+    /// Every field as `(name, value)` bytes, names in lower case, as Starlette's `raw`.
+    #[getter]
+    fn raw<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let request = self.request.bind(py).get();
+        crate::asgi_scope::header_list(py, &request.parts.head)
+    }
+
+    /// A `MutableHeaders` of these fields, as Starlette's `mutablecopy()`.
+    fn mutablecopy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let copy = py
+            .import(pyo3::intern!(py, "vireo.datastructures"))?
+            .getattr(pyo3::intern!(py, "MutableHeaders"))?
+            .call0()?;
+        for (name, value) in self.items(py) {
+            copy.call_method1(pyo3::intern!(py, "append"), (name, value))?;
+        }
+        Ok(copy)
+    }
+
     fn __repr__(&self, py: Python<'_>) -> String {
         format!("Headers({:?})", self.items(py))
     }

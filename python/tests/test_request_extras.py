@@ -119,3 +119,26 @@ def test_scope_says_its_asgi_version():
 
     with TestClient(app) as client:
         assert client.get("/").json() == {"version": "3.0", "spec_version": "2.4"}
+
+
+def test_headers_raw_and_mutablecopy_as_starlettes():
+    def build_headers(mod):
+        app = mod.FastAPI()
+
+        @app.get("/raw")
+        def raw(request: mod.Request):
+            mine = [[k.decode(), v.decode()] for k, v in request.headers.raw
+                    if k.startswith(b"x-")]
+            copy = request.headers.mutablecopy()
+            copy["X-Added"] = "yes"
+            return {"raw": mine, "copy": [copy.get("x-one"), copy.get("X-ADDED"),
+                                          copy.getlist("x-two")]}
+
+        return app
+
+    headers = [("X-One", "1"), ("x-two", "a"), ("X-Two", "b")]
+    theirs = FastAPIClient(build_headers(fastapi)).get("/raw", headers=headers)
+    with TestClient(build_headers(vireo)) as ours:
+        mine = ours.get("/raw", headers=headers)
+    assert mine.json() == theirs.json()
+    assert mine.json()["raw"] == [["x-one", "1"], ["x-two", "a"], ["x-two", "b"]]
