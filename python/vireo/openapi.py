@@ -177,6 +177,8 @@ def _parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any] |
     """A path, query, header or cookie parameter's object; `None` if left out of the schema."""
     _, source, key, kind, is_list, required, default, converter, _, _ = planned.tuple
     marker = planned.marker
+    if hasattr(marker, "schema_required"):  # a field of a parameter model
+        required, default = marker.schema_required, marker.schema_default
     if marker is not None and not getattr(marker, "include_in_schema", True):
         return None
     constraints = getattr(marker, "constraints", None) or {}

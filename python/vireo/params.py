@@ -13,7 +13,13 @@ import typing
 from typing import Any, Callable
 
 from . import _vireo
-from .validation import body_validator, embedded_body_validator, is_body_type, param_converter
+from .validation import (
+    _pydantic_model,
+    body_validator,
+    embedded_body_validator,
+    is_body_type,
+    param_converter,
+)
 
 _SCALARS = {str: "str", int: "int", float: "float", bool: "bool"}
 PATH_PARAM = re.compile(r"\{(\*?)([A-Za-z_][A-Za-z0-9_]*)(:path)?\}")
@@ -349,6 +355,12 @@ def analyse(
             )
             continue
         bare = _unwrap_optional(tp)[0]
+        if isinstance(marker, (Query, Header, Cookie)) and _pydantic_model(bare):
+            from .param_models import parameter_model
+
+            reader = parameter_model(bare, marker, where)
+            planned.append(Planned(name, "depends", None, tp, Depends(reader), positional_only))
+            continue
         if websocket and (name == socket_param or is_websocket_type(bare)):
             plan_tuple = (name, "request", name, "str", False, True, None, None, True, None)
             planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only))

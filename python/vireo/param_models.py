@@ -1,0 +1,77 @@
+"""Parameter models, as FastAPI's: `filters: Annotated[Filters, Query()]` reads each field of
+the pydantic model `Filters` as a query parameter (or header, or cookie) and passes the model
+made of them. Each field becomes a parameter of a dependency the route depends on, so it is
+converted, checked and listed in the schema as a parameter of its own."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+from .exceptions import RequestValidationError
+
+# Stands for a field the request did not give, so the model applies its own default.
+_UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<unset>"})()
+
+# pydantic's constraint metadata (annotated_types) by class name, as `Param` keywords.
+_CONSTRAINTS = {"Gt": "gt", "Ge": "ge", "Lt": "lt", "Le": "le", "MultipleOf": "multiple_of",
+                "MinLen": "min_length", "MaxLen": "max_length"}
+
+
+def _field_options(field: Any) -> dict[str, Any]:
+    """A model field's constraints and schema text as `Query(...)` keywords."""
+    options: dict[str, Any] = {}
+    for meta in field.metadata:
+        name = _CONSTRAINTS.get(type(meta).__name__)
+        if name is not None:
+            options[name] = getattr(meta, name)
+        elif getattr(meta, "pattern", None) is not None:
+            options["pattern"] = meta.pattern
+    for name in ("title", "description", "examples", "deprecated"):
+        if getattr(field, name, None) is not None:
+            options[name] = getattr(field, name)
+    return options
+
+
+def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
+    """A dependency whose parameters are `model`'s fields, each read as `marker` reads (its
+    class: `Query`, `Header`, `Cookie`), and whose value is the model made of them. A value the
+    model refuses is a 422 located at the field, as FastAPI reports it."""
+    source = type(marker)
+    parameters = []
+    keys: dict[str, str] = {}
+    for name, field in model.model_fields.items():  # type: ignore[attr-defined]
+        if not name.isidentifier():
+            raise TypeError(f"{where}: field {name!r} of {model.__name__} is not a Python name")
+        # Every field may be absent here: the model says what is missing, as in FastAPI.
+        options = _field_options(field)
+        if field.alias is None and "title" not in options:
+            # Titled by the field's name, as pydantic titles it (a header's name has hyphens).
+            options["title"] = name.replace("_", " ").title()
+        param = source(_UNSET, alias=field.alias, **options)
+        # What the schema shows: the field's own default and whether it is required.
+        param.schema_required = field.is_required()
+        plain_default = field.default_factory is None and not field.is_required()
+        param.schema_default = field.default if plain_default else None
+        parameters.append(inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, default=param, annotation=field.annotation))
+        keys[name] = field.alias or name
+    location = source.source
+
+    def read(**values: Any) -> Any:
+        given = {keys[name]: value for name, value in values.items() if value is not _UNSET}
+        import pydantic
+
+        try:
+            return model.model_validate(given)  # type: ignore[attr-defined]
+        except pydantic.ValidationError as exc:
+            errors = []
+            for error in exc.errors(include_url=False):
+                error["loc"] = [location, *error["loc"]]
+                errors.append(error)
+            raise RequestValidationError(errors) from None
+
+    read.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
+    read.__annotations__ = {p.name: p.annotation for p in parameters}
+    read.__qualname__ = read.__name__ = f"{model.__name__}_parameters"
+    return read
