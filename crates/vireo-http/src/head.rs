@@ -41,6 +41,15 @@ impl Head {
     }
 }
 
+impl Clone for Head {
+    /// A copy in a head from the pool, whose buffers it reuses.
+    fn clone(&self) -> Head {
+        let mut copy = Head::take();
+        RequestHead::clone_from(&mut copy, self);
+        copy
+    }
+}
+
 impl Deref for Head {
     type Target = RequestHead;
     fn deref(&self) -> &RequestHead {
@@ -63,5 +72,24 @@ impl Drop for Head {
         if let Some(head) = self.0.take() {
             give_to(&pool::HEADS, head);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Head;
+    use crate::Limits;
+
+    #[test]
+    fn a_cloned_head_is_a_copy_of_its_own() {
+        let bytes = b"POST /a?b=1 HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n";
+        let (head, _) = Head::parse(bytes, &Limits::default()).unwrap();
+        let mut copy = head.clone();
+        assert!(copy.strip_path_prefix("/a"));
+        assert_eq!(copy.path(), "/");
+        assert_eq!(head.path(), "/a");
+        assert_eq!(copy.method(), head.method());
+        assert_eq!(copy.header("host"), Some(&b"x"[..]));
+        assert_eq!(copy.headers().len(), 2);
     }
 }

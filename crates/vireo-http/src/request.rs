@@ -50,6 +50,12 @@ impl<'c> Request<'c> {
         &self.head
     }
 
+    /// The head, to change before handing the request on (as a service that routes a prefix
+    /// to another does, with [`RequestHead::strip_path_prefix`](crate::RequestHead::strip_path_prefix)).
+    pub fn head_mut(&mut self) -> &mut Head {
+        &mut self.head
+    }
+
     /// The body, to read.
     pub fn body(&mut self) -> &mut RequestBody<'c> {
         &mut self.body

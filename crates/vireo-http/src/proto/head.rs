@@ -109,6 +109,21 @@ impl RequestHead {
         }
     }
 
+    /// Take `prefix` off the front of the path, for an app mounted under it that routes the
+    /// rest: `/v1/items` under `/v1` becomes `/items`. The target stays as received. Returns
+    /// whether the path was under the prefix (it, then `/` or the end); if not, nothing changes.
+    pub fn strip_path_prefix(&mut self, prefix: &str) -> bool {
+        let path = &self.raw[self.path.start as usize..self.path_end as usize];
+        let under = path
+            .strip_prefix(prefix.as_bytes())
+            .is_some_and(|rest| rest.first().is_none_or(|&b| b == b'/'));
+        if under {
+            // The prefix is at most the path's length, which fits the span's `u32`.
+            self.path.start += prefix.len() as u32;
+        }
+        under
+    }
+
     /// The query string after `?`, if there is one.
     pub fn query(&self) -> Option<&str> {
         (self.path_end < self.path.end).then(|| self.text(self.path_end + 1, self.path.end))
@@ -779,6 +794,34 @@ fn method_and_target(line: &[u8]) -> (&[u8], &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parsed(head: &[u8]) -> RequestHead {
+        let mut parsed = RequestHead::default();
+        parse_head(head, &Limits::default(), &mut parsed)
+            .unwrap()
+            .unwrap();
+        parsed
+    }
+
+    #[test]
+    fn a_path_prefix_is_stripped_only_at_a_segment_boundary() {
+        let mut head = parsed(b"GET /v1/items?q=1 HTTP/1.1\r\nhost: a\r\n\r\n");
+        assert!(!head.strip_path_prefix("/v"));
+        assert_eq!(head.path(), "/v1/items");
+        assert!(head.strip_path_prefix("/v1"));
+        assert_eq!(head.path(), "/items");
+        assert_eq!(head.path_and_query(), "/items?q=1");
+        assert_eq!(head.query(), Some("q=1"));
+        assert_eq!(head.target(), "/v1/items?q=1");
+
+        let mut whole = parsed(b"GET /v1 HTTP/1.1\r\nhost: a\r\n\r\n");
+        assert!(whole.strip_path_prefix("/v1"));
+        assert_eq!(whole.path(), "/");
+
+        let mut absolute = parsed(b"GET http://a/v1/x HTTP/1.1\r\nhost: a\r\n\r\n");
+        assert!(absolute.strip_path_prefix("/v1"));
+        assert_eq!(absolute.path(), "/x");
+    }
 
     /// The bytes of a token (RFC 9110 §5.6.2), which is all a field name can hold.
     fn tchars() -> impl Iterator<Item = u8> {
