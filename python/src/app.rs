@@ -2,7 +2,7 @@
 
 use crate::asgi_config::{AppConfig, AsgiApp};
 use crate::middleware::Next;
-use crate::mounts::Mount;
+use crate::mounts::{Mount, Target};
 use crate::plan::{template_names, CallKind, Param, Route};
 use crate::pyrefs::PyRefs;
 use crate::router::Router;
@@ -26,7 +26,7 @@ pub(crate) struct AppInner {
     pub raise_http_errors: bool,
     /// The app's WebSocket routes, served as an ASGI app of their own (`App._websockets`).
     pub websockets: Option<Arc<AppConfig>>,
-    /// ASGI apps mounted at a prefix (`App.mount`), in the order mounted.
+    /// Apps mounted at a prefix (`App.mount`), in the order mounted.
     pub mounts: Vec<Mount>,
     /// Handler tasks counted from when they first wait until they end; once a graceful
     /// shutdown has closed the connections, those left are the ones whose client left.
@@ -94,6 +94,16 @@ fn route_of(t: &Bound<'_, PyTuple>) -> PyResult<(Vec<Method>, String, Route)> {
     Ok((methods, path, route))
 }
 
+/// A mount from its prefix and what `App._build` made of the app mounted there: an `AsgiApp`
+/// or, for a Vireo app, its `AppCore`.
+fn mount_of(prefix: String, target: &Bound<'_, PyAny>) -> PyResult<Mount> {
+    let target = match target.cast::<AppCore>() {
+        Ok(core) => Target::App(core.get().inner.clone()),
+        Err(_) => Target::Asgi(target.cast::<AsgiApp>()?.get().config.clone()),
+    };
+    Ok(Mount { prefix, target })
+}
+
 #[pymethods]
 impl AppCore {
     #[new]
@@ -106,7 +116,7 @@ impl AppCore {
         refs: &Bound<'_, PyDict>,
         raise_http_errors: bool,
         websockets: Option<PyRef<'_, AsgiApp>>,
-        mounts: Vec<(String, PyRef<'_, AsgiApp>)>,
+        mounts: Vec<(String, Bound<'_, PyAny>)>,
     ) -> PyResult<Self> {
         let py = refs.py();
         let mut router = Router::default();
@@ -157,11 +167,8 @@ impl AppCore {
                 websockets: websockets.map(|ws| ws.config.clone()),
                 mounts: mounts
                     .into_iter()
-                    .map(|(prefix, app)| Mount {
-                        prefix,
-                        config: app.config.clone(),
-                    })
-                    .collect(),
+                    .map(|(prefix, target)| mount_of(prefix, &target))
+                    .collect::<PyResult<_>>()?,
                 orphans: Arc::default(),
                 redirect_slashes,
                 strict_content_type,

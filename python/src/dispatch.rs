@@ -10,7 +10,7 @@ use crate::coroutine::{self, Started};
 use crate::errors::{self, error_response, CallError};
 use crate::event_loop::{self, LoopState};
 use crate::middleware::Rendered;
-use crate::mounts::{mount_for, Mounted};
+use crate::mounts::{mount_for, Mounted, Target};
 use crate::plan::{CallKind, Route};
 use crate::render::render;
 use crate::request::{Parts, Request};
@@ -24,6 +24,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::oneshot;
+use vireo_http::tls::TlsSession;
 use vireo_http::{Body, BodyKind, ContentType, Head, Response, Service};
 
 /// The app as the engine's service.
@@ -31,54 +32,98 @@ pub(crate) struct PyService(pub Arc<AppInner>);
 
 impl Service for PyService {
     async fn call(&self, req: vireo_http::Request<'_>) -> Response {
-        if let Some(mount) = mount_for(&self.0, req.head()) {
-            // Behind the app's middleware and exception handlers, a mounted app is answered as
-            // a route is, its body read first; otherwise the body streams to it as it asks.
-            if self.0.middleware.is_none() || asgi_ws::is_websocket(req.head()) {
-                let running = Arc::new(mount.config.running.start().0);
-                return asgi_service::serve(&mount.config, req, &running).await;
-            }
-            let mounted = mount.behind_middleware(req.tls());
-            let (peer, secure) = (req.remote_addr().copied(), req.is_secure());
-            let (head, mut body) = req.into_parts();
-            return match body.to_bytes().await {
-                Ok(body) => to_mount(&self.0, mounted, head, body, peer, secure).await,
-                Err(e) => Response::typed(e.status(), e.to_string(), ContentType::Text),
-            };
-        }
-        if let Some(websockets) = &self.0.websockets {
-            if asgi_ws::is_websocket(req.head()) {
-                let running = Arc::new(websockets.running.start().0);
-                return asgi_ws::serve(websockets, req, &running).await;
-            }
-        }
-        let peer = req.remote_addr().copied();
-        let secure = req.is_secure();
-        let (head, mut body) = req.into_parts();
-        let body = if matches!(head.body_kind(), BodyKind::Empty) {
-            Bytes::new()
-        } else {
-            match body.to_bytes().await {
-                Ok(bytes) => bytes,
-                Err(e) => return Response::typed(e.status(), e.to_string(), ContentType::Text),
-            }
-        };
-        handle(&self.0, head, body, peer, secure).await
+        serve(&self.0, req).await
     }
 
     /// Once the connections are closed: WebSocket handlers, handlers whose client left, and
     /// responses' background tasks still running get to end.
     async fn drained(&self) {
-        if let Some(websockets) = &self.0.websockets {
-            websockets.running.all_ended().await;
+        drain(&self.0).await;
+    }
+}
+
+/// The app's answer to a request from a connection.
+async fn serve(app: &Arc<AppInner>, mut req: vireo_http::Request<'_>) -> Response {
+    if let Some(mount) = mount_for(app, req.head()) {
+        // Behind the app's middleware and exception handlers, a mounted app is answered as a
+        // route is, its body read first; otherwise the body streams to it as it asks.
+        if app.middleware.is_none() || asgi_ws::is_websocket(req.head()) {
+            return match &mount.target {
+                Target::Asgi(config) => {
+                    let running = Arc::new(config.running.start().0);
+                    asgi_service::serve(config, req, &running).await
+                }
+                Target::App(mounted) => {
+                    req.head_mut().strip_path_prefix(&mount.prefix);
+                    Box::pin(serve(mounted, req)).await
+                }
+            };
         }
-        for mount in &self.0.mounts {
-            mount.config.running.all_ended().await;
+        let mounted = mount.behind_middleware(req.tls());
+        let (peer, secure) = (req.remote_addr().copied(), req.is_secure());
+        let (head, mut body) = req.into_parts();
+        return match body.to_bytes().await {
+            Ok(body) => to_mount(app, mounted, head, body, peer, secure).await,
+            Err(e) => Response::typed(e.status(), e.to_string(), ContentType::Text),
+        };
+    }
+    if let Some(websockets) = &app.websockets {
+        if asgi_ws::is_websocket(req.head()) {
+            let running = Arc::new(websockets.running.start().0);
+            return asgi_ws::serve(websockets, req, &running).await;
         }
-        self.0.orphans.all_ended().await;
-        while Python::attach(|py| background_pending(py, &self.0)) {
-            tokio::time::sleep(BACKGROUND_POLL).await;
+    }
+    let peer = req.remote_addr().copied();
+    let secure = req.is_secure();
+    let (head, mut body) = req.into_parts();
+    let body = if matches!(head.body_kind(), BodyKind::Empty) {
+        Bytes::new()
+    } else {
+        match body.to_bytes().await {
+            Ok(bytes) => bytes,
+            Err(e) => return Response::typed(e.status(), e.to_string(), ContentType::Text),
         }
+    };
+    handle(app, head, body, peer, secure).await
+}
+
+/// The app's answer to a request whose body has been read: by a mounted app if one takes it
+/// (through the app's middleware), otherwise by a route.
+pub(crate) async fn answer_read(
+    app: &Arc<AppInner>,
+    mut head: Head,
+    body: Bytes,
+    peer: Option<std::net::SocketAddr>,
+    secure: bool,
+    tls: Option<&Arc<TlsSession>>,
+) -> Response {
+    let Some(mount) = mount_for(app, &head) else {
+        return handle(app, head, body, peer, secure).await;
+    };
+    match (&mount.target, &app.middleware) {
+        (Target::App(mounted), None) => {
+            head.strip_path_prefix(&mount.prefix);
+            Box::pin(answer_read(mounted, head, body, peer, secure, tls)).await
+        }
+        _ => to_mount(app, mount.behind_middleware(tls), head, body, peer, secure).await,
+    }
+}
+
+/// Wait for what the app (and the Vireo apps mounted in it) still runs once its connections
+/// are closed.
+async fn drain(app: &Arc<AppInner>) {
+    if let Some(websockets) = &app.websockets {
+        websockets.running.all_ended().await;
+    }
+    for mount in &app.mounts {
+        match &mount.target {
+            Target::Asgi(config) => config.running.all_ended().await,
+            Target::App(mounted) => Box::pin(drain(mounted)).await,
+        }
+    }
+    app.orphans.all_ended().await;
+    while Python::attach(|py| background_pending(py, app)) {
+        tokio::time::sleep(BACKGROUND_POLL).await;
     }
 }
 

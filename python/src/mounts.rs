@@ -1,5 +1,6 @@
-//! ASGI apps mounted at a path prefix (`App.mount`): a request under the prefix that no route
-//! of the app answers goes to the mounted app, as Starlette's `Mount` takes it.
+//! Apps mounted at a path prefix (`App.mount`): a request under the prefix that no route of
+//! the app answers goes to the mounted app, as Starlette's `Mount` takes it. The mounted app is
+//! an ASGI app, or a Vireo `App`, which is served natively with the prefix taken off its path.
 
 use crate::app::AppInner;
 use crate::asgi_config::AppConfig;
@@ -17,15 +18,24 @@ use vireo_http::{Head, Response};
 pub(crate) struct Mount {
     /// The prefix without its trailing slash: `/static`, or empty for an app mounted at `/`.
     pub prefix: String,
-    /// The app, with the prefix as its `root_path`.
-    pub config: Arc<AppConfig>,
+    pub target: Target,
+}
+
+/// What a mount serves.
+#[derive(Clone)]
+pub(crate) enum Target {
+    /// An ASGI app, with the prefix as its `root_path` and the full path in its scope.
+    Asgi(Arc<AppConfig>),
+    /// A Vireo app, whose `root_path` is the prefix: it routes the path after it.
+    App(Arc<AppInner>),
 }
 
 impl Mount {
     /// This mount, for a request that reaches it through the app's middleware.
     pub(crate) fn behind_middleware(&self, tls: Option<&Arc<TlsSession>>) -> Mounted {
         Mounted {
-            config: self.config.clone(),
+            prefix: self.prefix.clone(),
+            target: self.target.clone(),
             tls: tls.cloned(),
         }
     }
@@ -34,39 +44,52 @@ impl Mount {
 /// The mounted app a request goes to once the app's middleware has run: the innermost
 /// `call_next` serves it, with the body the middleware's request holds.
 pub(crate) struct Mounted {
-    config: Arc<AppConfig>,
+    prefix: String,
+    target: Target,
     tls: Option<Arc<TlsSession>>,
 }
 
 impl Mounted {
     /// The mounted app's response to the request in `parts`.
     pub(crate) async fn serve(&self, parts: &Parts) -> Response {
-        self.serve_with(parts, None).await
+        match &self.target {
+            Target::Asgi(config) => self.serve_asgi(config, parts, None).await,
+            Target::App(app) => {
+                let mut head = parts.head.clone();
+                head.strip_path_prefix(&self.prefix);
+                let body = parts.body.clone();
+                let (peer, secure, tls) = (parts.peer, parts.secure, self.tls.as_ref());
+                Box::pin(crate::dispatch::answer_read(
+                    app, head, body, peer, secure, tls,
+                ))
+                .await
+            }
+        }
     }
 
-    async fn serve_with(&self, parts: &Parts, scope_entry: Option<(&str, Py<PyAny>)>) -> Response {
-        let running = Arc::new(self.config.running.start().0);
+    async fn serve_asgi(
+        &self,
+        config: &Arc<AppConfig>,
+        parts: &Parts,
+        scope_entry: Option<(&str, Py<PyAny>)>,
+    ) -> Response {
+        let running = Arc::new(config.running.start().0);
         let body = BodySource::Read(Some(parts.body.clone()));
         let (peer, tls) = (parts.peer, self.tls.as_ref());
-        serve_parts(
-            &self.config,
-            &parts.head,
-            body,
-            peer,
-            tls,
-            &running,
-            scope_entry,
-        )
-        .await
+        serve_parts(config, &parts.head, body, peer, tls, &running, scope_entry).await
     }
 
-    /// The mounted app's response, or the HTTP error it raised before its response began,
-    /// for the app's exception handlers (`vireo.mounts.answering_http_errors` puts it in the
-    /// list under [`RAISED`] in the scope, and answers it).
+    /// The mounted app's response, or the HTTP error an ASGI app raised before its response
+    /// began, for the app's exception handlers (`vireo.mounts.answering_http_errors` puts it
+    /// in the list under [`RAISED`] in the scope, and answers it). A Vireo app answers its
+    /// errors with its own handlers, as a mounted Starlette app does.
     async fn serve_raising(&self, parts: &Parts) -> PyResult<Response> {
+        let Target::Asgi(config) = &self.target else {
+            return Ok(self.serve(parts).await);
+        };
         let raised = Python::attach(|py| PyList::empty(py).unbind());
         let entry = Python::attach(|py| raised.clone_ref(py).into_any());
-        let response = self.serve_with(parts, Some((RAISED, entry))).await;
+        let response = self.serve_asgi(config, parts, Some((RAISED, entry))).await;
         Python::attach(|py| match raised.bind(py).get_item(0) {
             Ok(error) => Err(PyErr::from_value(error)),
             Err(_) => Ok(response),

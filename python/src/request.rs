@@ -95,6 +95,25 @@ impl Request {
             .unwrap_or_default()
     }
 
+    /// The app that names the routes `url_for` finds, and whose `root_path` its URLs and
+    /// `base_url` carry: the outermost app, for a request to a Vireo app mounted in another,
+    /// as Starlette resolves names from the outermost router.
+    fn url_root<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        let app = self.app.app.bind(py);
+        match app.getattr(intern!(py, "_url_root")) {
+            Ok(root) if !root.is_none() => root,
+            _ => app.clone(),
+        }
+    }
+
+    /// The `root_path` of [`Request::url_root`].
+    fn app_root_path(&self, py: Python<'_>) -> String {
+        self.url_root(py)
+            .getattr(intern!(py, "root_path"))
+            .and_then(|root| root.extract())
+            .unwrap_or_default()
+    }
+
     fn netloc(&self) -> String {
         self.parts
             .head
@@ -148,7 +167,11 @@ impl Request {
     /// `scheme://host/`, as Starlette's `base_url`.
     #[getter]
     fn base_url<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.url_object(py, scheme(self.parts.secure), &(self.root_path(py) + "/"))
+        self.url_object(
+            py,
+            scheme(self.parts.secure),
+            &(self.app_root_path(py) + "/"),
+        )
     }
 
     /// The URL of the route (or mount) named `name` with these path parameters, on this
@@ -162,9 +185,7 @@ impl Request {
         path_params: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let path = self
-            .app
-            .app
-            .bind(py)
+            .url_root(py)
             .call_method("url_path_for", (name,), path_params)?;
         let protocol: String = path
             .getattr(intern!(py, "protocol"))
@@ -176,7 +197,7 @@ impl Request {
             ("websocket", false) => "ws",
             (_, secure) => scheme(secure),
         };
-        let target = self.root_path(py) + path.str()?.to_str()?;
+        let target = self.app_root_path(py) + path.str()?.to_str()?;
         self.url_object(py, scheme, &target)
     }
 

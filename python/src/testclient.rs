@@ -3,9 +3,8 @@
 //! (its own runtime and the app's event loop), without the connection layer.
 
 use crate::app::{AppCore, AppInner};
-use crate::dispatch::{handle, to_mount};
+use crate::dispatch::answer_read;
 use crate::event_loop;
-use crate::mounts::mount_for;
 use crate::thread_state;
 use bytes::Bytes;
 
@@ -82,13 +81,9 @@ fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
         }
         while let Some(job) = jobs.recv().await {
             let reply = match Head::parse(&job.head, &Limits::default()) {
-                Ok((head, _)) => match mount_for(&app, &head) {
-                    Some(mount) => {
-                        let mounted = mount.behind_middleware(None);
-                        collect(to_mount(&app, mounted, head, job.body, None, false).await).await
-                    }
-                    None => collect(handle(&app, head, job.body, None, false).await).await,
-                },
+                Ok((head, _)) => {
+                    collect(answer_read(&app, head, job.body, None, false, None).await).await
+                }
                 Err(e) => Err(format!("bad request head: {e}")),
             };
             let _ = job.reply.send(reply);

@@ -19,6 +19,7 @@ from .exceptions import (
     HTTPException,
     RequestValidationError,
     ResponseValidationError,
+    ValidationException,
     WebSocketException,
 )
 from .background import BackgroundTask, BackgroundTasks
@@ -70,6 +71,7 @@ __all__ = [
     "UploadFile",
     "WebSocket",
     "WebSocketDisconnect",
+    "ValidationException",
     "WebSocketException",
     "serve",
     "status",

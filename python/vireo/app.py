@@ -576,6 +576,9 @@ class App(_Routes):
         # without it, and the URLs the app makes (`url_for`, the schema's `servers`, the
         # docs page's schema URL) carry it.
         self.root_path = root_path.rstrip("/")
+        # The outermost app when this one is mounted in another: it names the routes
+        # `url_for` finds, as Starlette's outermost router does.
+        self._url_root: App | None = None
         self.root_path_in_servers = root_path_in_servers
         self.version = version
         self.description = description
@@ -632,14 +635,19 @@ class App(_Routes):
     # Routes: the decorators come from _Routes.
 
     def mount(self, path: str, app: Any, name: str | None = None) -> None:
-        """Serve the ASGI app `app` (Starlette's `StaticFiles`, a FastAPI or Starlette app, ...)
-        under `path`, as Starlette's `Mount`: a request for `path/...` that no route of this
-        app answers goes to it, with `root_path` set to `path` and the full path in `path`.
-        `name` is what `url_path_for` finds it by."""
+        """Serve `app` under `path`, as Starlette's `Mount`: a request for `path/...` that no
+        route of this app answers goes to it. `app` is an ASGI app (Starlette's `StaticFiles`,
+        a FastAPI or Starlette app, ...), given `root_path` set to `path` and the full path in
+        `path`; or another Vireo `App`, served natively, whose `root_path` becomes `path` and
+        which routes the rest of the path with its own middleware, exception handlers and
+        docs (`path/docs`). `name` is what `url_path_for` finds it by."""
         if not path.startswith("/"):
             raise ValueError(f"a mount path starts with '/': {path!r}")
-        if not callable(app):
-            raise TypeError(f"a mounted app is an ASGI application, not {app!r}")
+        if app is self:
+            raise ValueError("an app cannot be mounted in itself")
+        if not isinstance(app, App) and not callable(app):
+            raise TypeError(
+                f"a mounted app is a Vireo App or an ASGI application, not {app!r}")
         self._mounts.append((path.rstrip("/"), app, name))
 
     # Middleware: `async def mw(request, call_next) -> response`, the last added outermost,
@@ -871,14 +879,35 @@ class App(_Routes):
         if self._websockets.routes and ws:
             endpoint = self._websocket_endpoint()
             websockets = _vireo.AsgiApp(endpoint, "asgi", _helpers(loop), **options)
-        mounts = [
-            (prefix, _vireo.AsgiApp(answering_http_errors(app), "asgi", _helpers(loop),
-                                    root_path=prefix, mounted=True, ws=ws, **options))
-            for prefix, app, _ in self._mounts
-        ]
+        mounts = []
+        for prefix, app, _ in self._mounts:
+            if isinstance(app, App):
+                mounts.append((prefix, self._build_mounted(app, prefix, loop, websocket_options,
+                                                           log, client_without_peer)))
+            else:
+                mounts.append((prefix, _vireo.AsgiApp(
+                    answering_http_errors(app), "asgi", _helpers(loop), root_path=prefix,
+                    mounted=True, ws=ws, **options)))
         return _vireo.AppCore(
             self, self._plan(), middleware, refs, bool(handlers), websockets, mounts
         )
+
+    def _build_mounted(self, app: App, prefix: str, loop: Any,
+                       websocket_options: dict[str, Any] | None,
+                       log: Callable[[BaseException, str], None],
+                       client_without_peer: Address | None) -> Any:
+        """The native app of a Vireo app mounted at `prefix`: its URLs and schema are under
+        the prefix, its requests see this app's lifespan state, and their `url_for` finds
+        routes by this app's names (`"mount:route"`), as in Starlette (its own startup and
+        shutdown hooks do not run, as there)."""
+        root_path = self.root_path + prefix
+        if app.root_path != root_path:
+            app.root_path = root_path
+            app.openapi_schema = None
+        app._lifespan_state = self._lifespan_state
+        app._url_root = self._url_root or self
+        return app._build(loop, websocket_options, log=log,
+                          client_without_peer=client_without_peer)
 
     def run(self, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
             ssl_certfile: str | None = None, ssl_keyfile: str | None = None,

@@ -30,18 +30,26 @@ class HTTPException(Exception):
         return f"HTTPException(status_code={self.status_code!r}, detail={self.detail!r})"
 
 
-class RequestValidationError(ValueError):
+class ValidationException(Exception):
+    """A request or response that did not fit what its route declares, as FastAPI's: not a
+    `ValueError`, so a handler registered for `ValueError` does not take it."""
+
+    def __init__(self, errors: list[dict[str, Any]]) -> None:
+        super().__init__(errors)
+        self._errors = list(errors)
+
+    def errors(self) -> list[dict[str, Any]]:
+        return self._errors
+
+
+class RequestValidationError(ValidationException):
     """The request did not fit the handler's parameters: a 422 listing every error, each
     `{"type", "loc", "msg", "input"}` as FastAPI reports them."""
 
     def __init__(self, errors: list[dict[str, Any]], *, body: Any = None) -> None:
         super().__init__(errors)
-        self._errors = list(errors)
         # What FastAPI's carries: the request body it read, if any.
         self.body = body
-
-    def errors(self) -> list[dict[str, Any]]:
-        return self._errors
 
 
 def http_errors() -> tuple[type, ...]:
@@ -64,17 +72,13 @@ def validation_errors() -> tuple[type, ...]:
         (fastapi.RequestValidationError,) if fastapi is not None else ())
 
 
-class ResponseValidationError(ValueError):
+class ResponseValidationError(ValidationException):
     """What a handler returned did not fit its route's response model: a 500 (the client
     learns nothing of it), with each error logged as `{"type", "loc", "msg", "input"}`."""
 
     def __init__(self, errors: list[dict[str, Any]], body: Any = None) -> None:
         super().__init__(errors)
-        self._errors = list(errors)
         self.body = body
-
-    def errors(self) -> list[dict[str, Any]]:
-        return self._errors
 
     def __str__(self) -> str:
         lines = [f"{len(self._errors)} validation error(s) in the response:"]

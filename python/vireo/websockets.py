@@ -81,8 +81,13 @@ class WebSocket:
     def base_url(self) -> str:
         """`ws://host/` (or `wss://`), from the handshake's `Host`, with the app's
         `root_path`."""
-        root = getattr(self.app, "root_path", "")
+        root = getattr(self._url_root, "root_path", "")
         return f"{self.scope.get('scheme', 'ws')}://{self.headers.get('host', '')}{root}/"
+
+    @property
+    def _url_root(self) -> Any:
+        """The app whose names `url_for` finds: the outermost, as for `Request.url_for`."""
+        return getattr(self.app, "_url_root", None) or self.app
 
     def url_for(self, name: str, /, **path_params: Any) -> str:
         """The URL of the route named `name` (see `App.url_path_for`) on this connection's
@@ -90,7 +95,7 @@ class WebSocket:
         Starlette's."""
         if self.app is None:
             raise RuntimeError("this WebSocket was not routed by an App")
-        return self.app.url_path_for(name, **path_params).make_absolute_url(self.base_url)
+        return self._url_root.url_path_for(name, **path_params).make_absolute_url(self.base_url)
 
     @property
     def client(self) -> tuple[str, int] | None:
