@@ -1,5 +1,5 @@
-"""Parameter models, as FastAPI's: `Annotated[Model, Query()]` (or `Header()`, `Cookie()`)
-reads each field of the pydantic model as a parameter of its own and passes the model. The
+"""Parameter models, as FastAPI's: `Annotated[Model, Query()]` (or `Header()`, `Cookie()`,
+`Form()`) reads each field of the pydantic model as a parameter of its own and passes the model. The
 same app under FastAPI and Vireo gives the same answers and lists the same parameters."""
 
 from typing import Annotated, Literal
@@ -28,6 +28,13 @@ class Trace(BaseModel):
     user_agent: str | None = None
 
 
+class Login(BaseModel):
+    username: str
+    password: str = Field(min_length=3)
+    remember: bool = False
+    scopes: list[str] = []
+
+
 class Session(BaseModel):
     session_id: str
     theme: str = "light"
@@ -47,6 +54,10 @@ def build(mod):
     @app.get("/session")
     def session(cookies: Annotated[Session, mod.Cookie()], page: int = 1):
         return {**cookies.model_dump(), "page": page}
+
+    @app.post("/login")
+    def login(form: Annotated[Login, mod.Form()]):
+        return form.model_dump()
 
     return app
 
@@ -94,3 +105,69 @@ def test_each_field_is_a_parameter_in_the_schema_as_in_fastapi(clients):
 
     for path in ("/items", "/trace", "/session"):
         assert parameters(ours, path) == parameters(theirs, path), path
+
+
+FORMS = [
+    {"username": "ann", "password": "secret", "remember": "true", "scopes": ["a", "b"]},
+    {"username": "ann", "password": "x"},
+    {"username": "ann", "password": "secret", "remember": "maybe"},
+    {},
+]
+
+
+@pytest.mark.parametrize("form", FORMS)
+def test_a_form_model_answers_as_in_fastapi(clients, form):
+    ours, theirs = clients
+    mine, other = (client.post("/login", data=form) for client in clients)
+    assert (mine.status_code, mine.json()) == (other.status_code, other.json())
+
+
+def test_a_form_model_is_the_request_body_in_the_schema_as_in_fastapi(clients):
+    schemas = [client.get("/openapi.json").json() for client in clients]
+    bodies = [schema["paths"]["/login"]["post"]["requestBody"] for schema in schemas]
+    assert bodies[0] == bodies[1] == {"content": {"application/x-www-form-urlencoded": {
+        "schema": {"$ref": "#/components/schemas/Login"}}}, "required": True}
+    assert schemas[0]["components"]["schemas"]["Login"] == (
+        schemas[1]["components"]["schemas"]["Login"])
+
+
+class Strict(BaseModel):
+    model_config = {"extra": "forbid"}
+    limit: int = 10
+    tags: list[str] = []
+
+
+class StrictSession(BaseModel):
+    model_config = {"extra": "forbid"}
+    session_id: str
+
+
+def strict(mod):
+    app = mod.FastAPI() if mod is fastapi else mod.App()
+
+    @app.get("/items")
+    def items(filters: Annotated[Strict, mod.Query()], request: mod.Request):
+        return {**filters.model_dump(), "path": request.url.path}
+
+    @app.get("/session")
+    def session(cookies: Annotated[StrictSession, mod.Cookie()]):
+        return cookies.model_dump()
+
+    return app
+
+
+@pytest.mark.parametrize(("path", "cookies"), [
+    ("/items?limit=3&tags=a", {}),
+    ("/items?limit=3&tool=plumbus", {}),
+    ("/items?x=1&x=2", {}),
+    ("/session", {"session_id": "s1"}),
+    ("/session", {"session_id": "s1", "other": "2"}),
+])
+def test_a_model_that_forbids_extras_refuses_them_as_in_fastapi(path, cookies):
+    with TestClient(strict(vireo)) as ours:
+        mine = ours.get(path, cookies=cookies)
+        other = FastAPIClient(strict(fastapi)).get(path, cookies=cookies)
+        assert (mine.status_code, mine.json()) == (other.status_code, other.json())
+        schema = ours.get("/openapi.json").json()
+        names = [p["name"] for p in schema["paths"]["/items"]["get"]["parameters"]]
+        assert names == ["limit", "tags"]

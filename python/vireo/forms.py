@@ -98,11 +98,13 @@ def is_upload_type(tp: Any) -> bool:
 
 
 class FormField:
-    """A planned form field: where it is (`key`), its type, and its default."""
+    """A planned form field: where it is (`key`), its type, its default, and the form model
+    it is a field of (`Annotated[Model, Form()]`), if any."""
 
-    __slots__ = ("key", "annotation", "item", "many", "required", "default")
+    __slots__ = ("key", "annotation", "item", "many", "required", "default", "model")
 
-    def __init__(self, key: str, annotation: Any, required: bool, default: Any) -> None:
+    def __init__(self, key: str, annotation: Any, required: bool, default: Any,
+                 model: Any = None) -> None:
         self.key = key
         self.annotation = annotation
         inner, _ = _unwrap(annotation)
@@ -110,6 +112,7 @@ class FormField:
         self.item, _ = _unwrap(item)
         self.required = required
         self.default = default
+        self.model = model
 
 
 def _convert(value: Any, field: FormField, loc: list[Any], errors: list[dict[str, Any]]) -> Any:

@@ -297,9 +297,14 @@ def _form_body(fields: list[Any], components: dict[str, Any]) -> dict[str, Any]:
     body_schema: dict[str, Any] = {"properties": properties, "type": "object"}
     if required:
         body_schema["required"] = required
+    body_required = bool(required)
+    models = {field.model for field in fields}
+    if len(models) == 1 and None not in models:
+        # One form model's fields: the body is the model, required, as FastAPI shows it.
+        body_schema, body_required = type_schema(models.pop(), components), True
     media = "multipart/form-data" if files else "application/x-www-form-urlencoded"
     out: dict[str, Any] = {"content": {media: {"schema": body_schema}}}
-    if required:
+    if body_required:
         out["required"] = True
     return out
 

@@ -1,6 +1,6 @@
 """Parameter models, as FastAPI's: `filters: Annotated[Filters, Query()]` reads each field of
-the pydantic model `Filters` as a query parameter (or header, or cookie) and passes the model
-made of them. Each field becomes a parameter of a dependency the route depends on, so it is
+the pydantic model `Filters` as a query parameter (or header, cookie, or form field with
+`Form()`) and passes the model made of them. Each field becomes a parameter of a dependency the route depends on, so it is
 converted, checked and listed in the schema as a parameter of its own."""
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ _CONSTRAINTS = {"Gt": "gt", "Ge": "ge", "Lt": "lt", "Le": "le", "MultipleOf": "m
                 "MinLen": "min_length", "MaxLen": "max_length"}
 
 
+# What a form field's marker does not check, because the form model does.
+_FORM_UNCHECKED = {*_CONSTRAINTS.values(), "pattern"}
+
+
 def _field_options(field: Any) -> dict[str, Any]:
     """A model field's constraints and schema text as `Query(...)` keywords."""
     options: dict[str, Any] = {}
@@ -33,9 +37,37 @@ def _field_options(field: Any) -> dict[str, Any]:
     return options
 
 
+# The parameter a model that forbids extra fields reads the request by.
+_REQUEST = "request__"
+
+# What a request gives of each kind of parameter, by name, for a model that forbids extras.
+def _query_values(request: Any) -> dict[str, Any]:
+    """The query's values by name: a repeated name's as a list, as FastAPI gives them."""
+    params = request.query_params
+    return {key: values if len(values := params.getlist(key)) > 1 else values[0]
+            for key in params.keys()}
+
+
+_EXTRAS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "query": _query_values,
+    "cookie": lambda request: dict(request.cookies),
+}
+
+
+def _unconverted(annotation: Any) -> Any:
+    """What a form model's field is read as: its text (or every value of a list field) for
+    the model to convert, as FastAPI hands it over; an upload as it is."""
+    from .forms import _is_list, _unwrap, is_upload_type
+
+    if is_upload_type(annotation):
+        return annotation
+    many, _ = _is_list(_unwrap(annotation)[0])
+    return list[Any] if many else Any
+
+
 def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
     """A dependency whose parameters are `model`'s fields, each read as `marker` reads (its
-    class: `Query`, `Header`, `Cookie`), and whose value is the model made of them. A value the
+    class: `Query`, `Header`, `Cookie`, `Form`), and whose value is the model made of them. A value the
     model refuses is a 422 located at the field, as FastAPI reports it."""
     source = type(marker)
     parameters = []
@@ -45,21 +77,42 @@ def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
             raise TypeError(f"{where}: field {name!r} of {model.__name__} is not a Python name")
         # Every field may be absent here: the model says what is missing, as in FastAPI.
         options = _field_options(field)
+        if source.source == "form":
+            # The model checks a form field's constraints; the schema is the model's own.
+            options = {k: v for k, v in options.items() if k not in _FORM_UNCHECKED}
         if field.alias is None and "title" not in options:
             # Titled by the field's name, as pydantic titles it (a header's name has hyphens).
             options["title"] = name.replace("_", " ").title()
         param = source(_UNSET, alias=field.alias, **options)
+        param.form_model = model
         # What the schema shows: the field's own default and whether it is required.
         param.schema_required = field.is_required()
         plain_default = field.default_factory is None and not field.is_required()
         param.schema_default = field.default if plain_default else None
+        annotation = field.annotation
+        if source.source == "form":
+            annotation = _unconverted(annotation)
         parameters.append(inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, default=param, annotation=field.annotation))
+            name, inspect.Parameter.KEYWORD_ONLY, default=param, annotation=annotation))
         keys[name] = field.alias or name
-    location = source.source
+    # A form's fields are located in the body, as FastAPI reports them.
+    location = "body" if source.source == "form" else source.source
+
+    forbid = model.model_config.get("extra") == "forbid"  # type: ignore[attr-defined]
+    extras = _EXTRAS.get(source.source) if forbid else None
+    if extras is not None:
+        # The request, for what it gives beyond the fields: the model refuses those.
+        from ._vireo import Request
+
+        parameters.append(inspect.Parameter(
+            _REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request))
 
     def read(**values: Any) -> Any:
+        request = values.pop(_REQUEST, None)
         given = {keys[name]: value for name, value in values.items() if value is not _UNSET}
+        if request is not None and extras is not None:
+            known = set(keys.values())
+            given.update((k, v) for k, v in extras(request).items() if k not in known)
         import pydantic
 
         try:

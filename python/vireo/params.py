@@ -355,7 +355,7 @@ def analyse(
             )
             continue
         bare = _unwrap_optional(tp)[0]
-        if isinstance(marker, (Query, Header, Cookie)) and _pydantic_model(bare):
+        if isinstance(marker, (Query, Header, Cookie, Form)) and _pydantic_model(bare):
             from .param_models import parameter_model
 
             reader = parameter_model(bare, marker, where)
@@ -395,7 +395,8 @@ def analyse(
         if isinstance(marker, Form) or (marker is None and is_upload_type(tp)):
             native_constraints(marker, "form", "", False, where)
             form = Planned(name, "form", None, tp, None, positional_only, marker)
-            form.field = FormField(alias or name, tp, required, default)
+            form.field = FormField(alias or name, tp, required, default,
+                                   getattr(marker, "form_model", None))
             planned.append(form)
             continue
         if is_request_type(inner):
