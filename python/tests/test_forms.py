@@ -149,13 +149,22 @@ def test_unreadable_bodies_are_400() -> None:
 
 
 def test_form_bodies_in_the_schema() -> None:
-    paths = make_app().openapi()["paths"]
-    login = paths["/login"]["post"]["requestBody"]
-    schema = login["content"]["application/x-www-form-urlencoded"]["schema"]
-    assert schema["required"] == ["username"]
-    assert schema["properties"]["age"] == {"type": "integer", "title": "Age", "default": 18}
-    upload = paths["/upload"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
-    assert upload["properties"]["file"] == {"type": "string", "format": "binary", "title": "File"}
+    schema = make_app().openapi()
+    paths, components = schema["paths"], schema["components"]["schemas"]
+
+    def body(path: str, media: str) -> dict:
+        ref = paths[path]["post"]["requestBody"]["content"][media]["schema"]["$ref"]
+        name = ref.rsplit("/", 1)[1]
+        assert name.startswith("Body_") and components[name]["title"] == name
+        return components[name]
+
+    login = body("/login", "application/x-www-form-urlencoded")
+    assert login["required"] == ["username"]
+    assert login["properties"]["age"] == {"type": "integer", "title": "Age", "default": 18}
+    upload = body("/upload", "multipart/form-data")
+    assert upload["properties"]["file"] == {
+        "type": "string", "contentMediaType": "application/octet-stream", "title": "File"}
     assert upload["required"] == ["file"]
-    many = paths["/many"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
+    many = body("/many", "multipart/form-data")
     assert many["properties"]["files"]["type"] == "array"
+

@@ -34,6 +34,8 @@ VALIDATION_ERROR = {
         },
         "msg": {"type": "string", "title": "Message"},
         "type": {"type": "string", "title": "Error Type"},
+        "input": {"title": "Input"},
+        "ctx": {"type": "object", "title": "Context"},
     },
     "type": "object",
     "required": ["loc", "msg", "type"],
@@ -273,38 +275,48 @@ def route_leaves(
     return [p for p in plan.leaf_info if p.tag == "leaf"], plan.form_fields, plan.security
 
 
-def _form_body(fields: list[Any], components: dict[str, Any]) -> dict[str, Any]:
-    from .forms import UploadFile
+# An uploaded file in a form's schema, as OpenAPI 3.1 (and FastAPI) describe one.
+_FILE_SCHEMA = {"type": "string", "contentMediaType": "application/octet-stream"}
 
+
+def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict[str, Any]:
+    """The request body of a route's form fields: a component named as FastAPI names it
+    (`Body_` and the operation id), or the form model's own when its fields are all."""
+    from .forms import UploadFile, _unwrap
+
+    files = any(
+        isinstance(field.item, type) and issubclass(field.item, UploadFile) or field.item is bytes
+        for field in fields)
+    media = "multipart/form-data" if files else "application/x-www-form-urlencoded"
+    models = {field.model for field in fields}
+    if len(models) == 1 and None not in models:
+        model_schema = type_schema(models.pop(), components)
+        return {"content": {media: {"schema": model_schema}}, "required": True}
     properties: dict[str, Any] = {}
     required = []
-    files = False
     for field in fields:
         item = field.item
         if isinstance(item, type) and issubclass(item, UploadFile) or item is bytes:
-            files = True
-            schema: dict[str, Any] = {"type": "string", "format": "binary"}
+            schema: dict[str, Any] = dict(_FILE_SCHEMA)
         else:
             schema = type_schema(item, components)
         if field.many:
-            schema = {"type": "array", "items": schema}
+            schema = {"items": schema, "type": "array"}
+        if _unwrap(field.annotation)[1]:
+            schema = {"anyOf": [schema, {"type": "null"}]}
         schema["title"] = _title(field.key)
         if field.required:
             required.append(field.key)
-        elif _json_ready(field.default):
+        elif field.default is not None and _json_ready(field.default):
             schema["default"] = field.default
         properties[field.key] = schema
-    body_schema: dict[str, Any] = {"properties": properties, "type": "object"}
+    component: dict[str, Any] = {"properties": properties, "type": "object"}
     if required:
-        body_schema["required"] = required
-    body_required = bool(required)
-    models = {field.model for field in fields}
-    if len(models) == 1 and None not in models:
-        # One form model's fields: the body is the model, required, as FastAPI shows it.
-        body_schema, body_required = type_schema(models.pop(), components), True
-    media = "multipart/form-data" if files else "application/x-www-form-urlencoded"
-    out: dict[str, Any] = {"content": {media: {"schema": body_schema}}}
-    if body_required:
+        component["required"] = required
+    component["title"] = name
+    components[name] = component
+    out: dict[str, Any] = {"content": {media: {"schema": {"$ref": REF.format(model=name)}}}}
+    if required:
         out["required"] = True
     return out
 
@@ -360,7 +372,9 @@ def _operation(
         op["security"] = [{scheme.scheme_name: scopes} for scheme, scopes in security]
         schemes.update((scheme.scheme_name, dict(scheme.model)) for scheme, _ in security)
     parameters = []
-    body: dict[str, Any] | None = _form_body(form_fields, components) if form_fields else None
+    body: dict[str, Any] | None = None
+    if form_fields:
+        body = _form_body(form_fields, "Body_" + op["operationId"], components)
     members = [p for p in leaves if p.embedded]
     if members and body is None:
         body = _object_body(members, "Body_" + op["operationId"], components)

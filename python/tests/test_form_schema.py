@@ -1,0 +1,34 @@
+"""A route's form fields in the OpenAPI schema, as FastAPI writes them: a `Body_` component
+named by the operation id, files as `contentMediaType`, optional fields as `anyOf` with
+null."""
+
+from typing import Annotated
+
+import pytest
+
+import vireo
+
+fastapi = pytest.importorskip("fastapi")
+
+
+def test_form_schemas_are_as_fastapi_writes_them() -> None:
+    def build(mod):
+        app = mod.FastAPI()
+
+        @app.post("/login")
+        def login(username: Annotated[str, mod.Form()], password: str = mod.Form(),
+                  remember: bool = mod.Form(False)):
+            return {}
+
+        @app.post("/upload", operation_id="send")
+        def upload(a: bytes = mod.File(), b: list[mod.UploadFile] = mod.File(),
+                   c: mod.UploadFile | None = None, note: str | None = mod.Form(None)):
+            return {}
+
+        return app
+
+    ours, theirs = build(vireo).openapi(), build(fastapi).openapi()
+    for path in ("/login", "/upload"):
+        assert ours["paths"][path]["post"]["requestBody"] == (
+            theirs["paths"][path]["post"]["requestBody"])
+    assert ours["components"]["schemas"] == theirs["components"]["schemas"]
