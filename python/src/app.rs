@@ -51,7 +51,8 @@ pub(crate) struct AppCore {
     pub inner: Arc<AppInner>,
 }
 
-/// A route from its Python tuple: `(methods, path, handler, params, status_code, kind)`.
+/// A route from its Python tuple: `(methods, path, handler, params, status_code, kind)`, and
+/// the Python route last when there is one.
 fn route_from(t: &Bound<'_, PyTuple>, router: &mut Router) -> PyResult<()> {
     let (methods, path, route) = route_of(t)?;
     router
@@ -85,6 +86,10 @@ fn route_of(t: &Bound<'_, PyTuple>) -> PyResult<(Vec<Method>, String, Route)> {
         kind,
         status: StatusCode::from_u16(status).map_err(|e| PyValueError::new_err(e.to_string()))?,
         path_names,
+        listed: match t.len() > 6 {
+            true => Some(t.get_item(6)?.unbind()).filter(|r| !r.is_none(t.py())),
+            false => None,
+        },
     };
     let methods = methods
         .iter()

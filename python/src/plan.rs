@@ -149,6 +149,9 @@ pub(crate) struct Route {
     pub path_names: Vec<Box<str>>,
     /// Whether any parameter is keyword-only (then a kwargs dict is built).
     pub has_keywords: bool,
+    /// The Python route (`path`, `name`, `endpoint`, ...), for `scope["route"]`; `None` for
+    /// the 404 and 405 a request no route takes runs.
+    pub listed: Option<Py<PyAny>>,
 }
 
 /// The names of a matchit template's parameters, in order.

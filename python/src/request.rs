@@ -392,6 +392,12 @@ impl Request {
                 scope.set_item("server", py.None())?;
                 scope.set_item("app", this.app.app.clone_ref(py))?;
                 scope.set_item("path_params", this.path_params(py)?)?;
+                if let Some(route) = &this.route.listed {
+                    // What Starlette's router puts in the scope for the route it matched.
+                    let route = route.bind(py);
+                    scope.set_item("route", route)?;
+                    scope.set_item("endpoint", route.getattr(intern!(py, "endpoint"))?)?;
+                }
                 let state = this.state(py)?;
                 scope.set_item("state", state.bind(py).getattr("__dict__")?)?;
                 Ok::<_, PyErr>(scope.unbind())

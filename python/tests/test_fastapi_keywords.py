@@ -148,3 +148,30 @@ def test_mistakes_are_refused_with_the_reason():
 
     with pytest.raises(TypeError, match="arguments are for a middleware class"):
         vireo.App().add_middleware(mw, minimum_size=3)
+
+
+def test_the_scope_names_the_route_matched_as_in_fastapi():
+    def build(mod):
+        app = mod.FastAPI()
+
+        @app.middleware("http")
+        async def seen(request, call_next):
+            response = await call_next(request)
+            route = request.scope.get("route")
+            response.headers["x-route"] = getattr(route, "path", "none")
+            return response
+
+        @app.get("/users/{user_id}", name="user")
+        def user(user_id: int, request: mod.Request):
+            route = request.scope["route"]
+            return {"path": route.path, "name": route.name, "methods": sorted(route.methods),
+                    "endpoint": request.scope["endpoint"] is user}
+
+        return app
+
+    for client in (TestClient(build(vireo)), FastAPIClient(build(fastapi))):
+        res = client.get("/users/3")
+        assert res.json() == {"path": "/users/{user_id}", "name": "user", "methods": ["GET"],
+                              "endpoint": True}
+        assert res.headers["x-route"] == "/users/{user_id}"
+        assert client.get("/missing").headers["x-route"] == "none"

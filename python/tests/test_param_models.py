@@ -171,3 +171,38 @@ def test_a_model_that_forbids_extras_refuses_them_as_in_fastapi(path, cookies):
         schema = ours.get("/openapi.json").json()
         names = [p["name"] for p in schema["paths"]["/items"]["get"]["parameters"]]
         assert names == ["limit", "tags"]
+
+
+def factories(mod):
+    app = mod.FastAPI() if mod is fastapi else mod.App()
+    made = []
+
+    def fresh():
+        made.append(1)
+        return []
+
+    @app.get("/defaults")
+    def defaults(tags: Annotated[list[str], mod.Query(default_factory=fresh)],
+                 n: int = mod.Query(default_factory=lambda: 5)):
+        tags.append("seen")  # a shared default would keep this for the next request
+        return {"tags": tags, "n": n, "made": len(made)}
+
+    return app
+
+
+def test_default_factory_makes_a_fresh_default_per_request_as_in_fastapi():
+    ours, theirs = TestClient(factories(vireo)), FastAPIClient(factories(fastapi))
+    for path in ("/defaults", "/defaults", "/defaults?tags=a&n=2", "/defaults?n=x"):
+        mine, other = ours.get(path), theirs.get(path)
+        assert (mine.status_code, mine.json()) == (other.status_code, other.json()), path
+    assert ours.get("/defaults").json() == {"tags": ["seen"], "n": 5, "made": 3}
+    parameters = [client.get("/openapi.json").json()["paths"]["/defaults"]["get"]["parameters"]
+                  for client in (ours, theirs)]
+    assert parameters[0] == parameters[1]
+
+
+def test_a_default_and_a_factory_together_are_refused():
+    with pytest.raises(TypeError, match="default or a default_factory"):
+        vireo.Query(3, default_factory=list)
+    with pytest.raises(TypeError, match="must be callable"):
+        vireo.Query(default_factory=3)

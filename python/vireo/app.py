@@ -792,7 +792,7 @@ class App(_Routes):
                 route.blocking,
                 self._planned_overrides,
             )
-            return (route.methods, route.path, solve, planned, route.status_code, kind)
+            return (route.methods, route.path, solve, planned, route.status_code, kind, route)
         return (
             route.methods,
             route.path,
@@ -800,6 +800,7 @@ class App(_Routes):
             params.plan(route.path, handler),
             route.status_code,
             params.call_kind(handler, route.blocking),
+            route,
         )
 
     def _fallback_routes(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -813,12 +814,13 @@ class App(_Routes):
         def method_not_allowed(allow: str) -> None:
             raise HTTPException(405, headers={"allow": allow})
 
+        # Without their Python route: no route matched, so the scope names none.
         return (
             self._plan_route(
-                _Route(["GET"], "/", not_found, 404, False, response_class=None), False),
+                _Route(["GET"], "/", not_found, 404, False, response_class=None), False)[:6],
             self._plan_route(
                 _Route(["GET"], "/{allow}", method_not_allowed, 405, False, response_class=None),
-                False),
+                False)[:6],
         )
 
     def _websocket_endpoint(self) -> Any:

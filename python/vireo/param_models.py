@@ -5,6 +5,7 @@ converted, checked and listed in the schema as a parameter of its own."""
 
 from __future__ import annotations
 
+import copy
 import inspect
 from typing import Any, Callable
 
@@ -127,4 +128,24 @@ def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
     read.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     read.__annotations__ = {p.name: p.annotation for p in parameters}
     read.__qualname__ = read.__name__ = f"{model.__name__}_parameters"
+    return read
+
+
+def defaulting(name: str, annotation: Any, marker: Any) -> Callable[..., Any]:
+    """A dependency reading the parameter `name` as `marker` reads it, whose value is what the
+    request gave or, when it gave nothing, a fresh `marker.default_factory()`, as FastAPI
+    (and pydantic) make a default with a factory."""
+    factory = marker.default_factory
+    reading = copy.copy(marker)
+    reading.default, reading.default_factory = _UNSET, None
+    reading.schema_required, reading.schema_default = False, None
+
+    def read(**values: Any) -> Any:
+        value = values[name]
+        return factory() if value is _UNSET else value
+
+    read.__signature__ = inspect.Signature([inspect.Parameter(  # type: ignore[attr-defined]
+        name, inspect.Parameter.KEYWORD_ONLY, default=reading, annotation=annotation)])
+    read.__annotations__ = {name: annotation}
+    read.__qualname__ = read.__name__ = f"{name}_default"
     return read

@@ -32,7 +32,8 @@ class Param:
     text) are checked before the handler runs, a failure being a 422 in pydantic's words; the
     rest (`title`, `description`, `examples`, `example`, `openapi_examples`,
     `json_schema_extra`, `deprecated`, `include_in_schema`) is for the OpenAPI schema.
-    `validation_alias` is another spelling of `alias`."""
+    `validation_alias` is another spelling of `alias`. `default_factory` makes a fresh
+    default for each request that lacks the parameter."""
 
     source = ""
 
@@ -60,7 +61,18 @@ class Param:
         serialization_alias: str | None = None,
         deprecated: bool | None = None,
         include_in_schema: bool = True,
+        default_factory: Callable[[], Any] | None = None,
     ) -> None:
+        if default_factory is not None:
+            if default is not ...:
+                raise TypeError(f"{type(self).__name__}(): give a default or a default_factory, "
+                                "not both")
+            if not callable(default_factory):
+                raise TypeError(f"{type(self).__name__}(): default_factory must be callable, "
+                                f"not {default_factory!r}")
+            default = None
+        # Called for each request the parameter is missing from, for a fresh default.
+        self.default_factory = default_factory
         self.default = default
         # The name it is read by: pydantic's `validation_alias` is that, as in FastAPI.
         if alias is not None and validation_alias is not None and alias != validation_alias:
@@ -355,6 +367,12 @@ def analyse(
             )
             continue
         bare = _unwrap_optional(tp)[0]
+        if isinstance(marker, Param) and marker.default_factory is not None:
+            from .param_models import defaulting
+
+            reader = defaulting(name, tp, marker)
+            planned.append(Planned(name, "depends", None, tp, Depends(reader), positional_only))
+            continue
         if isinstance(marker, (Query, Header, Cookie, Form)) and _pydantic_model(bare):
             from .param_models import parameter_model
 
