@@ -139,7 +139,12 @@ def test_an_annotated_marker_inside_optional_is_seen():
 def test_headers():
     res = client.get("/agent", headers={"User-Agent": "pytest", "X-Count": "3"})
     assert res.json() == {"agent": "pytest", "count": 3}
-    res = client.get("/agent", headers={"x-count": "3"})
+    # The test client sends Starlette's user agent unless told otherwise.
+    assert client.get("/agent", headers={"x-count": "3"}).json() == {
+        "agent": "testclient", "count": 3}
+    bare = TestClient(app)
+    del bare.headers["user-agent"]
+    res = bare.get("/agent", headers={"x-count": "3"})
     assert res.status_code == 422
     assert res.json()["detail"][0]["loc"] == ["header", "user-agent"]
 

@@ -146,3 +146,49 @@ def test_over_a_socket_request_client_is_the_peers_address(serve):
     assert status == 200 and seen["host"] == "127.0.0.1" and seen["port"] > 0
     assert seen["tuple"] == [seen["host"], seen["port"]]
     assert served.stop() == 0
+
+
+def fields_app(mod):
+    import gzip
+    import zlib
+
+    app = mod.FastAPI() if mod is fastapi else mod.App()
+
+    @app.get("/fields")
+    def fields(request: mod.Request):
+        names = ("accept", "accept-encoding", "connection", "user-agent", "x-team")
+        return {name: request.headers.get(name) for name in names}
+
+    @app.get("/gzip")
+    def packed():
+        return mod.Response(gzip.compress(b"packed " * 50), headers={"content-encoding": "gzip"})
+
+    @app.get("/deflate")
+    def deflated():
+        return mod.Response(zlib.compress(b"deflated"), headers={"content-encoding": "deflate"})
+
+    return app
+
+
+def test_default_fields_and_decoded_bodies_as_starlettes_client():
+    ours = TestClient(fields_app(vireo), headers={"X-Team": "core"})
+    theirs = FastAPIClient(fields_app(fastapi), headers={"X-Team": "core"})
+    for client in (ours, theirs):
+        # httpx's own default names more codings when brotli or zstandard is installed.
+        client.headers["accept-encoding"] = "gzip, deflate"
+    for path, headers in (("/fields", {}), ("/fields", {"user-agent": "probe", "x-team": "a"}),
+                          ("/gzip", {}), ("/deflate", {})):
+        mine, other = ours.get(path, headers=headers), theirs.get(path, headers=headers)
+        assert (mine.status_code, mine.content) == (other.status_code, other.content), path
+        assert mine.headers.get("content-encoding") == other.headers.get("content-encoding")
+
+
+def test_a_body_that_does_not_decode_is_a_clear_error():
+    app = vireo.App()
+
+    @app.get("/")
+    def broken():
+        return vireo.Response(b"not gzip", headers={"content-encoding": "gzip"})
+
+    with pytest.raises(ValueError, match="gzip body does not decode"):
+        TestClient(app).get("/")

@@ -18,6 +18,7 @@ import json as jsonlib
 import queue
 import urllib.parse
 import weakref
+import zlib
 from typing import Any, Iterator, Mapping, MutableMapping, Sequence
 
 from . import _loop, _vireo
@@ -77,6 +78,31 @@ class HTTPStatusError(Exception):
         self.response = response
 
 
+# What the client sends unless told otherwise, as Starlette's (httpx's defaults, its own
+# user agent).
+DEFAULT_HEADERS = {"accept": "*/*", "accept-encoding": "gzip, deflate",
+                   "connection": "keep-alive", "user-agent": "testclient"}
+
+
+def _decoded(body: bytes, codings: str) -> bytes:
+    """`body` with its `content-encoding` (gzip, deflate) undone, as httpx gives it; a coding
+    it does not know leaves the body as sent."""
+    for coding in reversed([c.strip().lower() for c in codings.split(",") if c.strip()]):
+        try:
+            if coding in ("gzip", "x-gzip"):
+                body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
+            elif coding == "deflate":
+                try:
+                    body = zlib.decompress(body)
+                except zlib.error:  # raw deflate, as some servers send it
+                    body = zlib.decompress(body, -zlib.MAX_WBITS)
+            elif coding != "identity":
+                return body
+        except zlib.error as exc:
+            raise ValueError(f"the response's {coding} body does not decode: {exc}") from None
+    return body
+
+
 class TestResponse:
     """A response, as httpx's shows it: `status_code`, `headers`, `content`, `text`,
     `json()`, `url`, `request`, the `is_*` checks and `raise_for_status()`."""
@@ -87,7 +113,9 @@ class TestResponse:
         # Names compared without case, `get_list` for every value of one, as httpx's.
         self.headers = Headers([(name.encode("latin-1"), value) for name, value in headers])
         self.raw_headers = headers
-        self.content = body
+        # Decoded as httpx decodes it; `headers` still say how it was sent.
+        codings = self.headers.get("content-encoding")
+        self.content = _decoded(body, codings) if codings and body else body
         self._request = request
 
     @property
@@ -240,7 +268,8 @@ class TestClient:
         self.cookies = Cookies()
         for name, value in (cookies or {}).items():
             self.cookies.set(name, value)
-        self.headers = ClientHeaders(headers or {})
+        self.headers = ClientHeaders(DEFAULT_HEADERS)
+        self.headers.update(headers or {})
         self._client_address = Address(*client)
         self._raised: list[BaseException] = []
         self._extra_cookies: dict[str, str] = {}
@@ -341,12 +370,17 @@ class TestClient:
             body = content.encode() if isinstance(content, str) else bytes(content)
         # A mapping, or (name, value) pairs, which may repeat a name (as httpx takes them).
         pairs = headers.items() if isinstance(headers, Mapping) else (headers or ())
+        # The request's fields replace the client's of the same name, as httpx merges them; a
+        # name the request gives twice is sent twice.
         repeated: list[tuple[str, str]] = []
+        given: set[str] = set()
         for name, value in pairs:
-            if name.lower() in fields and name.lower() not in ("host", "content-type"):
-                repeated.append((name.lower(), value))
+            name = name.lower()
+            if name in given and name not in ("host", "content-type"):
+                repeated.append((name, value))
             else:
-                fields[name.lower()] = value
+                fields[name] = value
+                given.add(name)
         method = method.upper()
         self._extra_cookies = dict(cookies or {})
         response = self._send(method, target, fields, repeated, body)
