@@ -75,3 +75,26 @@ def test_handlers():
         assert client.get("/items/2").json() == 2
         assert client.get("/crash").status_code == 500
     assert "/overdrawn 400" in seen, "the middleware saw the handler's response"
+
+
+def test_a_value_error_handler_does_not_take_a_validation_error():
+    from vireo import RequestValidationError, ResponseValidationError, ValidationException
+
+    app = App()
+
+    @app.exception_handler(ValueError)
+    def refused(request, exc):
+        return JSONResponse({"refused": str(exc)}, status_code=418)
+
+    @app.get("/items/{item_id}")
+    def item(item_id: int):
+        if item_id == 0:
+            raise ValueError("zero")
+        return item_id
+
+    client = TestClient(app)
+    assert client.get("/items/x").status_code == 422
+    assert client.get("/items/0").status_code == 418
+    assert issubclass(RequestValidationError, ValidationException)
+    assert issubclass(ResponseValidationError, ValidationException)
+    assert not issubclass(RequestValidationError, ValueError)

@@ -142,6 +142,16 @@ class StrictSession(BaseModel):
     session_id: str
 
 
+class StrictHeaders(BaseModel):
+    model_config = {"extra": "forbid"}
+    host: str
+    save_data: bool = False
+    user_agent: str | None = None
+    accept: str | None = None
+    accept_encoding: str | None = None
+    connection: str | None = None
+
+
 def strict(mod):
     app = mod.FastAPI() if mod is fastapi else mod.App()
 
@@ -153,7 +163,21 @@ def strict(mod):
     def session(cookies: Annotated[StrictSession, mod.Cookie()]):
         return cookies.model_dump()
 
+    @app.get("/headers")
+    def headers(fields: Annotated[StrictHeaders, mod.Header()]):
+        return fields.model_dump()
+
     return app
+
+
+@pytest.mark.parametrize(("path", "headers"), [
+    ("/headers", {"save-data": "true"}),
+    ("/headers", {"save-data": "true", "x-extra": "1"}),
+])
+def test_a_header_model_that_forbids_extras_refuses_them_as_in_fastapi(path, headers):
+    mine = TestClient(strict(vireo)).get(path, headers=headers)
+    other = FastAPIClient(strict(fastapi)).get(path, headers=headers)
+    assert (mine.status_code, mine.json()) == (other.status_code, other.json())
 
 
 @pytest.mark.parametrize(("path", "cookies"), [

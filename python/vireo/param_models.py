@@ -51,6 +51,7 @@ def _query_values(request: Any) -> dict[str, Any]:
 
 _EXTRAS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "query": _query_values,
+    "header": lambda request: dict(request.headers.items()),
     "cookie": lambda request: dict(request.cookies),
 }
 
@@ -108,11 +109,15 @@ def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
         parameters.append(inspect.Parameter(
             _REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request))
 
+    # The names the fields are read by (a header field's with hyphens, as it is sent).
+    known = {key.lower() if source.source == "header" else key for key in keys.values()}
+    if source.source == "header":
+        known |= {key.replace("_", "-") for key in known}
+
     def read(**values: Any) -> Any:
         request = values.pop(_REQUEST, None)
         given = {keys[name]: value for name, value in values.items() if value is not _UNSET}
         if request is not None and extras is not None:
-            known = set(keys.values())
             given.update((k, v) for k, v in extras(request).items() if k not in known)
         import pydantic
 
