@@ -142,6 +142,12 @@ class StrictSession(BaseModel):
     session_id: str
 
 
+class StrictLogin(BaseModel):
+    model_config = {"extra": "forbid"}
+    username: str
+    tags: list[str] = []
+
+
 class StrictHeaders(BaseModel):
     model_config = {"extra": "forbid"}
     host: str
@@ -166,6 +172,10 @@ def strict(mod):
     @app.get("/headers")
     def headers(fields: Annotated[StrictHeaders, mod.Header()]):
         return fields.model_dump()
+
+    @app.post("/login")
+    def login(form: Annotated[StrictLogin, mod.Form()]):
+        return form.model_dump()
 
     return app
 
@@ -230,3 +240,13 @@ def test_a_default_and_a_factory_together_are_refused():
         vireo.Query(3, default_factory=list)
     with pytest.raises(TypeError, match="must be callable"):
         vireo.Query(default_factory=3)
+
+
+@pytest.mark.parametrize("form", [
+    {"username": "a", "tags": ["x", "y"]},
+    {"username": "a", "x": ["1", "2"], "y": "3"},
+])
+def test_a_form_model_that_forbids_extras_refuses_them_as_in_fastapi(form):
+    mine = TestClient(strict(vireo)).post("/login", data=form)
+    other = FastAPIClient(strict(fastapi)).post("/login", data=form)
+    assert (mine.status_code, mine.json()) == (other.status_code, other.json())

@@ -42,11 +42,15 @@ def _field_options(field: Any) -> dict[str, Any]:
 _REQUEST = "request__"
 
 # What a request gives of each kind of parameter, by name, for a model that forbids extras.
+def _one_or_all(values: list[Any]) -> Any:
+    """A name's value, or its values as a list when it is repeated, as FastAPI gives them."""
+    return values if len(values) > 1 else values[0]
+
+
 def _query_values(request: Any) -> dict[str, Any]:
-    """The query's values by name: a repeated name's as a list, as FastAPI gives them."""
+    """The query's values by name."""
     params = request.query_params
-    return {key: values if len(values := params.getlist(key)) > 1 else values[0]
-            for key in params.keys()}
+    return {key: _one_or_all(params.getlist(key)) for key in params.keys()}
 
 
 _EXTRAS: dict[str, Callable[[Any], dict[str, Any]]] = {
@@ -114,11 +118,9 @@ def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
     if source.source == "header":
         known |= {key.replace("_", "-") for key in known}
 
-    def read(**values: Any) -> Any:
-        request = values.pop(_REQUEST, None)
+    def validate(values: dict[str, Any], extra: dict[str, Any]) -> Any:
         given = {keys[name]: value for name, value in values.items() if value is not _UNSET}
-        if request is not None and extras is not None:
-            given.update((k, v) for k, v in extras(request).items() if k not in known)
+        given.update((k, v) for k, v in extra.items() if k not in known)
         import pydantic
 
         try:
@@ -129,6 +131,22 @@ def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
                 error["loc"] = [location, *error["loc"]]
                 errors.append(error)
             raise RequestValidationError(errors) from None
+
+    def read(**values: Any) -> Any:
+        request = values.pop(_REQUEST, None)
+        return validate(values, extras(request) if extras is not None else {})
+
+    async def read_form(**values: Any) -> Any:
+        # A form's extras are in the form the request's body holds, read (once) here.
+        form = await values.pop(_REQUEST).form()
+        return validate(values, {k: _one_or_all(form.getlist(k)) for k in form.keys()})
+
+    if forbid and source.source == "form":
+        read = read_form  # type: ignore[assignment]
+        from ._vireo import Request
+
+        parameters.append(inspect.Parameter(
+            _REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request))
 
     read.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     read.__annotations__ = {p.name: p.annotation for p in parameters}
