@@ -253,6 +253,7 @@ pub(crate) async fn to_mount(
 
 /// For a path no route matches: a `307` to the same path with its trailing slash added or
 /// removed, if a route matches that (whatever its methods), as Starlette's router answers.
+/// Rare enough that the app's `root_path` is read from Python each time.
 fn slash_redirect(app: &AppInner, head: &Head, secure: bool) -> Option<Response> {
     let path = head.path();
     if path == "/" {
@@ -266,6 +267,13 @@ fn slash_redirect(app: &AppInner, head: &Head, secure: bool) -> Option<Response>
         return None;
     }
     let query = head.query().map(|q| format!("?{q}")).unwrap_or_default();
+    // The URL the client knows: with the app's `root_path` (a mount's prefix, or what a proxy
+    // in front strips), as `request.url` has it.
+    let root: String = Python::attach(|py| {
+        let root = app.app.bind(py).getattr(pyo3::intern!(py, "root_path"));
+        root.and_then(|root| root.extract()).unwrap_or_default()
+    });
+    let other = root + &other;
     let location = match head.header("host") {
         Some(host) => format!(
             "{}://{}{other}{query}",

@@ -164,3 +164,12 @@ def test_over_a_socket_a_sub_app_takes_websocket_handshakes(serve):
         ws.send("hi")
         assert ws.recv(timeout=10) == "echo: hi"
     assert served.stop() == 0
+
+
+def test_a_trailing_slash_redirect_keeps_the_prefix_as_in_fastapi():
+    ours = TestClient(build(vireo), follow_redirects=False)
+    theirs = FastAPIClient(build(fastapi), follow_redirects=False)
+    for path in ("/v1/items/5/", "/link/"):
+        mine, other = ours.get(path), theirs.get(path)
+        assert (mine.status_code, mine.headers["location"]) == (
+            other.status_code, other.headers["location"]), path

@@ -60,3 +60,15 @@ def test_the_client_follows_keeping_the_method_for_307_and_getting_for_303():
     res = following.post("/orders/", json={"a": 1})
     assert res.json() == {"method": "POST", "url": "http://testserver/orders"}
     assert following.get("/moved").status_code == 405  # the 303 is followed as a GET
+
+
+def test_the_redirect_carries_the_root_path_a_proxy_strips():
+    app = App(root_path="/api")
+
+    @app.get("/items")
+    def items():
+        return []
+
+    res = TestClient(app, follow_redirects=False).get("/items/?page=2")
+    assert res.status_code == 307
+    assert res.headers["location"] == "http://testserver/api/items?page=2"
