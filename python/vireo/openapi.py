@@ -284,9 +284,10 @@ def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict
     (`Body_` and the operation id), or the form model's own when its fields are all."""
     from .forms import UploadFile, _unwrap
 
-    files = any(
-        isinstance(field.item, type) and issubclass(field.item, UploadFile) or field.item is bytes
-        for field in fields)
+    def is_file(item: Any) -> bool:
+        return isinstance(item, type) and issubclass(item, UploadFile) or item is bytes
+
+    files = any(is_file(field.item) for field in fields)
     media = "multipart/form-data" if files else "application/x-www-form-urlencoded"
     models = {field.model for field in fields}
     if len(models) == 1 and None not in models:
@@ -295,11 +296,10 @@ def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict
     properties: dict[str, Any] = {}
     required = []
     for field in fields:
-        item = field.item
-        if isinstance(item, type) and issubclass(item, UploadFile) or item is bytes:
+        if is_file(field.item):
             schema: dict[str, Any] = dict(_FILE_SCHEMA)
         else:
-            schema = type_schema(item, components)
+            schema = type_schema(field.item, components)
         if field.many:
             schema = {"items": schema, "type": "array"}
         if _unwrap(field.annotation)[1]:

@@ -1,7 +1,8 @@
 """Parameter models, as FastAPI's: `filters: Annotated[Filters, Query()]` reads each field of
 the pydantic model `Filters` as a query parameter (or header, cookie, or form field with
-`Form()`) and passes the model made of them. Each field becomes a parameter of a dependency the route depends on, so it is
-converted, checked and listed in the schema as a parameter of its own."""
+`Form()`) and passes the model made of them. Each field becomes a parameter of a dependency
+the route depends on, so it is converted, checked and listed in the schema as a parameter of
+its own. `defaulting` does the same for one parameter with a `default_factory`."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def _field_options(field: Any) -> dict[str, Any]:
 # The parameter a model that forbids extra fields reads the request by.
 _REQUEST = "request__"
 
-# What a request gives of each kind of parameter, by name, for a model that forbids extras.
+
 def _one_or_all(values: list[Any]) -> Any:
     """A name's value, or its values as a list when it is repeated, as FastAPI gives them."""
     return values if len(values) > 1 else values[0]
@@ -53,6 +54,8 @@ def _query_values(request: Any) -> dict[str, Any]:
     return {key: _one_or_all(params.getlist(key)) for key in params.keys()}
 
 
+# What a request gives of each kind of parameter, by name, for a model that forbids extras
+# (a form's, read from its body, is `read_form`'s).
 _EXTRAS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "query": _query_values,
     "header": lambda request: dict(request.headers.items()),
@@ -73,8 +76,8 @@ def _unconverted(annotation: Any) -> Any:
 
 def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
     """A dependency whose parameters are `model`'s fields, each read as `marker` reads (its
-    class: `Query`, `Header`, `Cookie`, `Form`), and whose value is the model made of them. A value the
-    model refuses is a 422 located at the field, as FastAPI reports it."""
+    class: `Query`, `Header`, `Cookie`, `Form`), and whose value is the model made of them. A
+    value the model refuses is a 422 located at the field, as FastAPI reports it."""
     source = type(marker)
     parameters = []
     keys: dict[str, str] = {}
@@ -106,7 +109,8 @@ def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
 
     forbid = model.model_config.get("extra") == "forbid"  # type: ignore[attr-defined]
     extras = _EXTRAS.get(source.source) if forbid else None
-    if extras is not None:
+    form_extras = forbid and source.source == "form"
+    if extras is not None or form_extras:
         # The request, for what it gives beyond the fields: the model refuses those.
         from ._vireo import Request
 
@@ -141,13 +145,8 @@ def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
         form = await values.pop(_REQUEST).form()
         return validate(values, {k: _one_or_all(form.getlist(k)) for k in form.keys()})
 
-    if forbid and source.source == "form":
+    if form_extras:
         read = read_form  # type: ignore[assignment]
-        from ._vireo import Request
-
-        parameters.append(inspect.Parameter(
-            _REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request))
-
     read.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     read.__annotations__ = {p.name: p.annotation for p in parameters}
     read.__qualname__ = read.__name__ = f"{model.__name__}_parameters"
