@@ -8,6 +8,7 @@ mod app;
 mod app_service;
 mod args;
 mod asgi_body;
+mod asgi_bridge;
 mod asgi_channel;
 mod asgi_config;
 mod asgi_file;
@@ -80,6 +81,7 @@ fn _vireo(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<wsgi_call::StartResponse>()?;
     m.add_class::<handshake_params::HandshakeParams>()?;
     m.add_class::<testclient::LocalClient>()?;
+    m.add_class::<asgi_bridge::Flow>()?;
     m.add_function(wrap_pyfunction!(json::dumps, m)?)?;
     m.add_function(wrap_pyfunction!(coroutine::send_none, m)?)?;
     m.add_function(wrap_pyfunction!(task_start::run_app, m)?)?;

@@ -3,6 +3,7 @@
 //! (its own runtime and the app's event loop), without the connection layer.
 
 use crate::app::{AppCore, AppInner};
+use crate::asgi_bridge::{deliver, Flow, StreamJob};
 use crate::dispatch::answer_read;
 use crate::event_loop;
 use crate::thread_state;
@@ -22,10 +23,15 @@ type PyReply<'py> = (u16, Vec<(String, Bound<'py, PyBytes>)>, Bound<'py, PyBytes
 /// A response as the test client's thread hands it over.
 type Reply = Result<(u16, Vec<(String, Vec<u8>)>, Vec<u8>), String>;
 
-struct Job {
-    head: Vec<u8>,
-    body: Bytes,
-    reply: oneshot::Sender<Reply>,
+enum Job {
+    /// A test's request, answered whole, one after another.
+    Whole {
+        head: Vec<u8>,
+        body: Bytes,
+        reply: oneshot::Sender<Reply>,
+    },
+    /// An ASGI server's request, answered as it streams, beside the others.
+    Streamed(StreamJob),
 }
 
 #[pyclass(frozen, module = "vireo._vireo")]
@@ -80,16 +86,35 @@ fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
             Python::attach(|py| e.print(py));
         }
         while let Some(job) = jobs.recv().await {
-            let reply = match Head::parse(&job.head, &Limits::default()) {
-                Ok((head, _)) => {
-                    collect(answer_read(&app, head, job.body, None, false, None).await).await
+            match job {
+                Job::Whole { head, body, reply } => {
+                    let answer = match Head::parse(&head, &Limits::default()) {
+                        Ok((head, _)) => {
+                            collect(answer_read(&app, head, body, None, false, None).await).await
+                        }
+                        Err(e) => Err(format!("bad request head: {e}")),
+                    };
+                    let _ = reply.send(answer);
                 }
-                Err(e) => Err(format!("bad request head: {e}")),
-            };
-            let _ = job.reply.send(reply);
+                Job::Streamed(job) => {
+                    tokio::task::spawn_local(deliver(app.clone(), job));
+                }
+            }
         }
     });
     event_loop::uninstall();
+}
+
+impl LocalClient {
+    fn submit(&self, job: Job) -> PyResult<()> {
+        self.jobs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("the in-process client is closed"))?
+            .send(job)
+            .map_err(|_| PyRuntimeError::new_err("the in-process client's thread has ended"))
+    }
 }
 
 #[pymethods]
@@ -112,18 +137,11 @@ impl LocalClient {
     /// line. Returns `(status, [(name, value)], body)`.
     fn request<'py>(&self, py: Python<'py>, head: &[u8], body: &[u8]) -> PyResult<PyReply<'py>> {
         let (reply, wait) = oneshot::channel();
-        let job = Job {
+        self.submit(Job::Whole {
             head: head.to_vec(),
             body: Bytes::copy_from_slice(body),
             reply,
-        };
-        self.jobs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
-            .ok_or_else(|| PyRuntimeError::new_err("the test client is closed"))?
-            .send(job)
-            .map_err(|_| PyRuntimeError::new_err("the test client's thread has ended"))?;
+        })?;
         let reply = py
             .detach(move || wait.blocking_recv())
             .map_err(|_| PyRuntimeError::new_err("the test client's thread has ended"))?;
@@ -133,6 +151,37 @@ impl LocalClient {
             .map(|(n, v)| (n, PyBytes::new(py, &v)))
             .collect();
         Ok((status, headers, PyBytes::new(py, &body)))
+    }
+
+    /// Answer one request from an ASGI server, without waiting: `head` is the request line
+    /// and header fields, `peer` the client's `(host, port)`. The answer goes to `sink` event
+    /// by event (see [`StreamJob`]); the returned flow paces a streamed body. A head that
+    /// does not parse raises `ValueError`.
+    #[pyo3(signature = (head, body, peer, secure, sink))]
+    fn stream(
+        &self,
+        head: &[u8],
+        body: &[u8],
+        peer: Option<(String, u16)>,
+        secure: bool,
+        sink: Py<PyAny>,
+    ) -> PyResult<Flow> {
+        let (head, _) = Head::parse(head, &Limits::default())
+            .map_err(|e| PyValueError::new_err(format!("bad request head: {e}")))?;
+        let peer = peer.and_then(|(host, port)| {
+            let ip: std::net::IpAddr = host.parse().ok()?;
+            Some(std::net::SocketAddr::new(ip, port))
+        });
+        let (flow, grants) = Flow::new();
+        self.submit(Job::Streamed(StreamJob {
+            head,
+            body: Bytes::copy_from_slice(body),
+            peer,
+            secure,
+            sink,
+            grants,
+        }))?;
+        Ok(flow)
     }
 
     /// Stop the client's thread and wait for it.

@@ -202,6 +202,13 @@ def cancel_unfinished(loop: asyncio.AbstractEventLoop, log: Any, also: Any = ())
 CANCEL_GRACE = 1.0
 
 
+def release_client(client: Any, loop: asyncio.AbstractEventLoop) -> None:
+    """Stop an in-process client's thread and close its loop, with nothing left pending."""
+    client.close()
+    unbind(loop)
+    loop.close()
+
+
 def unbind(loop: asyncio.BaseEventLoop) -> None:
     """After serving: the loop runs normally again (for shutdown hooks on the main thread), and
     its root task has ended, so closing the loop leaves no task pending."""

@@ -911,6 +911,25 @@ class App(_Routes):
         return app._build(loop, websocket_options, log=log,
                           client_without_peer=client_without_peer)
 
+    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any],
+                       send: Callable[[dict[str, Any]], Any]) -> None:
+        """The app as an ASGI 3 application, for servers and tools that take one (`uvicorn
+        main:app`, httpx's `ASGITransport`, a Starlette app mounting it): it runs on a thread
+        and event loop of its own, as under the `TestClient`. `app.run()` and `vireo serve`
+        serve it natively, without ASGI in between, and much faster."""
+        bridge = self.__dict__.get("_asgi_bridge")
+        if bridge is None:
+            bridge = self._asgi_bridge = self.asgi()
+        await bridge(scope, receive, send)
+
+    def asgi(self, *, max_body_size: int = 2 * 1024 * 1024) -> Any:
+        """An ASGI 3 application serving this app, as `app` itself is, with its own limits: a
+        request body longer than `max_body_size` bytes gets 413 (the default is the native
+        server's). Each call makes a new one, with a thread of its own once it starts."""
+        from ._asgi_app import AsgiBridge
+
+        return AsgiBridge(self, max_body_size)
+
     def run(self, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
             ssl_certfile: str | None = None, ssl_keyfile: str | None = None,
             ssl_keyfile_password: str | None = None, ssl_ca_certs: str | None = None,

@@ -230,13 +230,6 @@ def _multipart(data: Mapping[str, Any],
     return bytes(out), f"multipart/form-data; boundary={_BOUNDARY}"
 
 
-def _release(client: Any, loop: asyncio.AbstractEventLoop) -> None:
-    """Stop a client's engine thread and close its loop, with nothing left pending on it."""
-    client.close()
-    _loop.unbind(loop)
-    loop.close()
-
-
 _REDIRECTS = (301, 302, 303, 307, 308)
 _MAX_REDIRECTS = 20
 
@@ -297,7 +290,8 @@ class TestClient:
         self._background = self.app._background
         # A client never closed stops its thread and ends its loop at exit, before the
         # interpreter goes away (its shutdown hooks do not run: they run on `close`).
-        self._finalizer = weakref.finalize(self, _release, self._client, self._loop)
+        self._finalizer = weakref.finalize(self, _loop.release_client, self._client,
+                                          self._loop)
 
     def _log(self, exc: BaseException, context: str) -> None:
         """Keep what a handler raised to raise in the test, or log it as when serving."""
