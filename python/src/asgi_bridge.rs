@@ -70,6 +70,7 @@ pub(crate) async fn deliver(app: Arc<AppInner>, job: StreamJob) {
         sink,
         mut grants,
     } = job;
+    let is_head = head.method() == http::Method::HEAD;
     let mut response = answer_read(&app, head, body, peer, secure, None).await;
     let length = match response.body() {
         Body::Static(b) => Some(b.len() as u64),
@@ -81,6 +82,10 @@ pub(crate) async fn deliver(app: Arc<AppInner>, job: StreamJob) {
     };
     if !emit_start(&sink, &response, length) {
         return;
+    }
+    // As on the wire: the answer to a HEAD, and a status that has none, send no body.
+    if is_head || !has_body(response.status().as_u16()) {
+        return emit_body(&sink, b"", false);
     }
     let stream = match response.take_body() {
         Body::Empty => return emit_body(&sink, b"", false),
@@ -130,8 +135,8 @@ async fn stream_chunks(
     }
 }
 
-/// The start event: status and header fields, with `content-length` when the length is known
-/// and the app did not give it. False if the sink refused it.
+/// The start event: status and header fields, with `content-length` when the response has a
+/// body whose length is known and the app did not give it. False if the sink refused it.
 fn emit_start(sink: &Py<PyAny>, response: &Response, length: Option<u64>) -> bool {
     Python::attach(|py| {
         let mut fields: Vec<(Bound<'_, PyBytes>, Bound<'_, PyBytes>)> = response
@@ -144,18 +149,16 @@ fn emit_start(sink: &Py<PyAny>, response: &Response, length: Option<u64>) -> boo
                 )
             })
             .collect();
-        if let Some(length) = length {
-            if !response
-                .headers()
-                .contains_key(http::header::CONTENT_LENGTH)
-            {
-                fields.push((
-                    PyBytes::new(py, b"content-length"),
-                    PyBytes::new(py, length.to_string().as_bytes()),
-                ));
-            }
-        }
         let status = response.status().as_u16();
+        let given = response
+            .headers()
+            .contains_key(http::header::CONTENT_LENGTH);
+        if let (Some(length), true, false) = (length, has_body(status), given) {
+            fields.push((
+                PyBytes::new(py, b"content-length"),
+                PyBytes::new(py, length.to_string().as_bytes()),
+            ));
+        }
         match sink.call1(py, ("start", status, fields)) {
             Ok(_) => true,
             Err(error) => {
@@ -164,6 +167,12 @@ fn emit_start(sink: &Py<PyAny>, response: &Response, length: Option<u64>) -> boo
             }
         }
     })
+}
+
+/// Whether a response with `status` has a body (and says its length): not a 1xx, 204 or 304
+/// (RFC 9110 §6.4.1).
+fn has_body(status: u16) -> bool {
+    !(status < 200 || status == 204 || status == 304)
 }
 
 /// A body event: `bytes`, and whether more will follow.

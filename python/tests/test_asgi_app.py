@@ -52,6 +52,10 @@ def make_app() -> App:
     def teapot() -> None:
         raise HTTPException(418, "short and stout")
 
+    @app.delete("/gone", status_code=204)
+    def gone() -> None:
+        return None
+
     @app.get("/lines")
     def lines() -> StreamingResponse:
         return StreamingResponse((f"{i}\n" for i in range(4)), media_type="text/plain")
@@ -80,6 +84,21 @@ def test_routes_validation_and_errors_through_asgi_transport() -> None:
     assert bad.json()["detail"][0]["loc"] == ["path", "user_id"]
     assert (teapot.status_code, teapot.json()) == (418, {"detail": "short and stout"})
     assert missing.status_code == 404
+
+
+def test_a_204_says_no_length() -> None:
+    start, body = run(drive(make_app(), http_scope("/gone", method="DELETE"),
+                            [{"type": "http.request"}]))
+    assert start["status"] == 204
+    assert b"content-length" not in dict(start["headers"])
+    assert (body["body"], body["more_body"]) == (b"", False)
+
+
+def test_a_head_request_gets_the_length_and_no_body() -> None:
+    start, body = run(drive(make_app(), http_scope("/", method="HEAD"),
+                            [{"type": "http.request"}]))
+    assert (start["status"], dict(start["headers"])[b"content-length"]) == (200, b"13")
+    assert body["body"] == b""
 
 
 def test_request_body_and_headers_reach_the_handler() -> None:
@@ -148,9 +167,10 @@ def test_handlers_run_concurrently_on_the_apps_loop() -> None:
     assert (released.text, waited.text) == ("done", "released")
 
 
-def http_scope(path: str, headers: list | None = None, **extra: Any) -> dict:
+def http_scope(path: str, headers: list | None = None, method: str = "GET",
+               **extra: Any) -> dict:
     return {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-            "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
+            "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
             "query_string": b"", "root_path": "", "client": ("10.0.0.1", 5000),
             "server": ("example.org", 80),
             "headers": headers if headers is not None else [(b"host", b"example.org")],
@@ -223,6 +243,33 @@ def test_a_stream_is_held_back_by_a_slow_client_and_stopped_when_it_leaves() -> 
     ahead, _ = run(scenario())
     assert 0 <= ahead <= 4
     assert closed.wait(5)
+
+
+def test_a_stream_that_fails_after_starting_raises_so_the_server_closes() -> None:
+    app = App()
+
+    @app.get("/broken")
+    def broken() -> StreamingResponse:
+        def chunks():
+            yield b"first"
+            raise OSError("disk gone")
+        return StreamingResponse(chunks())
+
+    sent: list[dict] = []
+
+    async def call() -> None:
+        queue: asyncio.Queue[dict] = asyncio.Queue()
+        queue.put_nowait({"type": "http.request"})
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        await app(http_scope("/broken"), queue.get, send)
+
+    with pytest.raises(RuntimeError, match="response body failed"):
+        run(call())
+    assert sent[0]["status"] == 200
+    assert sent[1]["body"] == b"first"
 
 
 def test_lifespan_runs_the_hooks_on_the_apps_loop() -> None:
