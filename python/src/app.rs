@@ -42,6 +42,9 @@ pub(crate) struct AppInner {
     /// With middleware (or exception handlers): the routes a request no route takes runs
     /// through it, the 404 and the 405 (given the `Allow` value as its path value).
     pub fallback: Option<(Arc<Route>, Arc<Route>)>,
+    /// The app's `root_path`, taken off a path that still has it before routing, as
+    /// Starlette does (a mounted app's request comes with its prefix already taken off).
+    pub routed_root: Option<Box<str>>,
 }
 
 /// The compiled app. Built by `vireo.App` from its routes; served by `Listener.serve` or a
@@ -112,8 +115,9 @@ fn mount_of(prefix: String, target: &Bound<'_, PyAny>) -> PyResult<Mount> {
 #[pymethods]
 impl AppCore {
     #[new]
+    #[allow(clippy::too_many_arguments)] // the parts `App._build` hands over
     #[pyo3(signature = (app, routes, middleware, refs, raise_http_errors=false, websockets=None,
-        mounts=Vec::new()))]
+        mounts=Vec::new(), routed_root=String::new()))]
     fn new(
         app: Py<PyAny>,
         routes: Vec<Bound<'_, PyTuple>>,
@@ -122,6 +126,7 @@ impl AppCore {
         raise_http_errors: bool,
         websockets: Option<PyRef<'_, AsgiApp>>,
         mounts: Vec<(String, Bound<'_, PyAny>)>,
+        routed_root: String,
     ) -> PyResult<Self> {
         let py = refs.py();
         let mut router = Router::default();
@@ -179,6 +184,7 @@ impl AppCore {
                 strict_content_type,
                 lifespan_state,
                 fallback,
+                routed_root: (!routed_root.is_empty()).then(|| routed_root.into()),
             }),
         })
     }

@@ -44,6 +44,9 @@ impl Service for PyService {
 
 /// The app's answer to a request from a connection.
 async fn serve(app: &Arc<AppInner>, mut req: vireo_http::Request<'_>) -> Response {
+    if let Some(root) = &app.routed_root {
+        strip_root(req.head_mut(), root);
+    }
     if let Some(mount) = mount_for(app, req.head()) {
         // Behind the app's middleware and exception handlers, a mounted app is answered as a
         // route is, its body read first; otherwise the body streams to it as it asks.
@@ -97,6 +100,9 @@ pub(crate) async fn answer_read(
     secure: bool,
     tls: Option<&Arc<TlsSession>>,
 ) -> Response {
+    if let Some(root) = &app.routed_root {
+        strip_root(&mut head, root);
+    }
     let Some(mount) = mount_for(app, &head) else {
         return handle(app, head, body, peer, secure).await;
     };
@@ -106,6 +112,18 @@ pub(crate) async fn answer_read(
             Box::pin(answer_read(mounted, head, body, peer, secure, tls)).await
         }
         _ => to_mount(app, mount.behind_middleware(tls), head, body, peer, secure).await,
+    }
+}
+
+/// `/api/items` routed as `/items` in an app whose `root_path` is `/api`; the root path alone
+/// is left as it is (Starlette routes it as the empty path, which no route matches).
+fn strip_root(head: &mut Head, root: &str) {
+    let under = head
+        .path_bytes()
+        .strip_prefix(root.as_bytes())
+        .is_some_and(|rest| rest.first() == Some(&b'/'));
+    if under {
+        head.strip_path_prefix(root);
     }
 }
 

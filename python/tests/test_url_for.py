@@ -215,8 +215,48 @@ def test_behind_a_proxy_the_urls_carry_the_root_path_as_under_fastapi():
     assert answers[1][0]["url"] == "http://testserver/api/items/7"
 
 
+def test_a_path_that_still_has_the_root_path_is_routed_without_it_as_in_fastapi():
+    """`/api/items/7` and `/items/7` reach the same route with `root_path="/api"`; `/api`
+    alone and `/apix/items/7` are not under it."""
+    answers = []
+    for mod, make_client in ((fastapi, FastAPIClient), (vireo, TestClient)):
+        app = mod.FastAPI(root_path="/api")
+
+        @app.get("/items/{item_id}")
+        def item(item_id: int):
+            return {"id": item_id}
+
+        with make_client(app) as client:
+            answers.append([(r.status_code, r.json()) for r in (
+                client.get(path) for path in
+                ("/api/items/7", "/items/7", "/api", "/apix/items/7"))])
+    assert answers[1] == answers[0]
+    assert answers[1][0] == (200, {"id": 7})
+
+
+def test_a_mounted_app_takes_its_prefix_off_once():
+    """The outer app takes `/v1` off `/v1/v1/items`; the mounted app, whose root path is
+    `/v1`, routes `/v1/items` as it is."""
+    outer, inner = vireo.App(), vireo.App()
+
+    @inner.get("/v1/items")
+    def nested() -> str:
+        return "nested"
+
+    @inner.get("/items")
+    def items() -> str:
+        return "items"
+
+    outer.mount("/v1", inner)
+    with TestClient(outer) as client:
+        assert client.get("/v1/v1/items").text == "nested"
+        assert client.get("/v1/items").text == "items"
+
+
 def test_vireo_serve_root_path_reaches_an_app(serve):
     served = serve("url_for_app:app", "--root-path", "/api/")
     status, _, body = served.get("/here/3", headers={"Host": "example.test"})
     assert status == 200
     assert body == b'{"url":"http://example.test/api/here/3","base":"http://example.test/api/"}'
+    # Sent with the prefix, as a proxy that keeps it would: routed the same.
+    assert served.get("/api/here/3", headers={"Host": "example.test"})[2] == body

@@ -129,7 +129,7 @@ class AsgiBridge:
             server_loop.call_soon_threadsafe(events.put_nowait, event)
 
         try:
-            flow = client.stream(_head(scope, self.app.root_path, len(body)), body,
+            flow = client.stream(_head(scope, len(body)), body,
                                  _peer(scope), scope.get("scheme") in ("https", "wss"), sink)
         except ValueError as exc:
             await _refuse(send, 400, f"Bad Request: {exc}")
@@ -240,9 +240,9 @@ def _without_root(scope: Message, root_path: str) -> Message:
     return scope
 
 
-def _head(scope: Message, root_path: str, body_length: int) -> bytes:
-    """The HTTP/1.1 head of the request `scope` describes, its body framed by length."""
-    scope = _without_root(scope, root_path)
+def _head(scope: Message, body_length: int) -> bytes:
+    """The HTTP/1.1 head of the request `scope` describes, its body framed by length (the
+    app takes its root path off the path, as when serving)."""
     target = scope.get("raw_path") or urllib.parse.quote(scope.get("path", "/")).encode()
     query = scope.get("query_string") or b""
     if query:

@@ -838,7 +838,7 @@ class App(_Routes):
 
     def _build(self, loop: Any, websocket_options: dict[str, Any] | None = None, *,
                log: Callable[[BaseException, str], None] = log_exception,
-               client_without_peer: Address | None = None) -> Any:
+               client_without_peer: Address | None = None, mounted: bool = False) -> Any:
         """The native app, bound to this process's event loop. `websocket_options` are the
         WebSocket settings `vireo serve` takes (`ws`, `ws_max_size`, `ws_ping_interval`,
         `ws_ping_timeout`, `ws_per_message_deflate`); `ws=False` serves no WebSocket
@@ -890,8 +890,12 @@ class App(_Routes):
                 mounts.append((prefix, _vireo.AsgiApp(
                     answering_http_errors(app), "asgi", _helpers(loop), root_path=prefix,
                     mounted=True, ws=ws, **options)))
+        # A path that still has the root path is routed without it, as in Starlette; a
+        # mounted app's paths come with its prefix (its root path) taken off already.
+        routed_root = "" if mounted else self.root_path
         return _vireo.AppCore(
-            self, self._plan(), middleware, refs, bool(handlers), websockets, mounts
+            self, self._plan(), middleware, refs, bool(handlers), websockets, mounts,
+            routed_root
         )
 
     def _build_mounted(self, app: App, prefix: str, loop: Any,
@@ -909,7 +913,7 @@ class App(_Routes):
         app._lifespan_state = self._lifespan_state
         app._url_root = self._url_root or self
         return app._build(loop, websocket_options, log=log,
-                          client_without_peer=client_without_peer)
+                          client_without_peer=client_without_peer, mounted=True)
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any],
                        send: Callable[[dict[str, Any]], Any]) -> None:
