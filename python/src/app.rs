@@ -42,6 +42,8 @@ pub(crate) struct AppInner {
     /// With middleware (or exception handlers): the routes a request no route takes runs
     /// through it, the 404 and the 405 (given the `Allow` value as its path value).
     pub fallback: Option<(Arc<Route>, Arc<Route>)>,
+    /// The templates of the app's WebSocket routes, which come before its mounts.
+    pub websocket_paths: Option<matchit::Router<()>>,
     /// The app's `root_path`, taken off a path that still has it before routing, as
     /// Starlette does (a mounted app's request comes with its prefix already taken off).
     pub routed_root: Option<Box<str>>,
@@ -167,6 +169,7 @@ impl AppCore {
             }
             None => None,
         };
+        let websocket_paths = crate::mounts::websocket_paths(app.bind(py))?;
         Ok(AppCore {
             inner: Arc::new(AppInner {
                 router,
@@ -185,6 +188,7 @@ impl AppCore {
                 lifespan_state,
                 fallback,
                 routed_root: (!routed_root.is_empty()).then(|| routed_root.into()),
+                websocket_paths,
             }),
         })
     }

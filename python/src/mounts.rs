@@ -142,9 +142,32 @@ pub(crate) fn mount_for<'a>(app: &'a AppInner, head: &Head) -> Option<&'a Mount>
     let path = head.path();
     let mount = app.mounts.iter().find(|m| holds(&m.prefix, path))?;
     if asgi_ws::is_websocket(head) {
-        return app.websockets.is_none().then_some(mount);
+        // The app's own WebSocket routes first, as its HTTP routes come first below.
+        let own = app.websockets.is_some()
+            && app
+                .websocket_paths
+                .as_ref()
+                .is_none_or(|paths| paths.at(path).is_ok());
+        return (!own).then_some(mount);
     }
     (!app.router.answers(head.method(), path)).then_some(mount)
+}
+
+/// The path templates of the app's WebSocket routes (`App._websockets.routes`), to tell a
+/// handshake for one of them from one for a mounted app; `None` if one cannot be matched here,
+/// and then every handshake stays with the app's routes.
+pub(crate) fn websocket_paths(app: &Bound<'_, PyAny>) -> PyResult<Option<matchit::Router<()>>> {
+    let mut paths = matchit::Router::new();
+    for route in app.getattr("_websockets")?.getattr("routes")?.try_iter()? {
+        let template: String = route?.getattr("path")?.extract()?;
+        if paths
+            .insert(crate::router::Router::normalise(&template), ())
+            .is_err()
+        {
+            return Ok(None);
+        }
+    }
+    Ok(Some(paths))
 }
 
 #[cfg(test)]

@@ -166,6 +166,19 @@ def test_over_a_socket_a_sub_app_takes_websocket_handshakes(serve):
     assert served.stop() == 0
 
 
+def test_a_handshake_goes_to_the_apps_own_websocket_route_first_then_to_a_mount(serve):
+    from websockets.sync.client import connect
+
+    served = serve("ws_beside_mount:app")
+    answers = {}
+    for path in ("/ws", "/sub/ws", "/sub/own"):
+        with connect(f"ws://127.0.0.1:{served.port}{path}", open_timeout=10) as ws:
+            answers[path] = ws.recv(timeout=10)
+    assert answers == {"/ws": "from the app", "/sub/ws": "from the mount",
+                       "/sub/own": "from the app"}
+    assert served.stop() == 0
+
+
 def test_a_trailing_slash_redirect_keeps_the_prefix_as_in_fastapi():
     ours = TestClient(build(vireo), follow_redirects=False)
     theirs = FastAPIClient(build(fastapi), follow_redirects=False)
