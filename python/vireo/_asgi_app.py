@@ -74,17 +74,13 @@ class AsgiBridge:
                                                    loop)
             return self._client
 
-    async def _on_app_loop(self, coro: Any) -> Any:
-        """Run `coro` on the app's loop and wait for it from the server's."""
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self._loop))
-
     async def _lifespan(self, scope: Message, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 try:
                     self._start(scope)
-                    await self._on_app_loop(self.app.startup())
+                    await _run_on(self._loop, self.app.startup())
                 except BaseException as exc:  # noqa: BLE001 - reported to the server
                     await send({"type": "lifespan.startup.failed", "message": repr(exc)})
                     return
@@ -107,7 +103,7 @@ class AsgiBridge:
             return
         self._finalizer.detach()
         try:
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self.app.shutdown(), loop))
+            await _run_on(loop, self.app.shutdown())
         finally:
             # On a thread with no running loop: ending the app's loop runs it once more.
             await asyncio.get_running_loop().run_in_executor(None, _loop.release_client,
@@ -165,12 +161,10 @@ class AsgiBridge:
         app_loop = self._loop
 
         async def app_receive() -> Message:
-            return await asyncio.wrap_future(
-                asyncio.run_coroutine_threadsafe(incoming.get(), server_loop))
+            return await _run_on(server_loop, incoming.get())
 
         async def app_send(message: Message) -> None:
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(send(message),
-                                                                        server_loop))
+            await _run_on(server_loop, send(message))
 
         async def pump() -> None:
             while True:
@@ -181,15 +175,19 @@ class AsgiBridge:
 
         pumping = server_loop.create_task(pump())
         try:
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(
-                endpoint(_without_root(scope, self.app.root_path), app_receive, app_send),
-                app_loop))
+            await _run_on(app_loop, endpoint(_without_root(scope, self.app.root_path),
+                                             app_receive, app_send))
         finally:
             pumping.cancel()
 
 
 class _TooLarge(Exception):
     pass
+
+
+async def _run_on(loop: asyncio.AbstractEventLoop, coro: Any) -> Any:
+    """Run `coro` on `loop` (the other side's) and wait for it from the running one."""
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, loop))
 
 
 async def _read_body(receive: Receive, limit: int) -> bytes | None:
