@@ -72,28 +72,22 @@ pub(crate) async fn deliver(app: Arc<AppInner>, job: StreamJob) {
     } = job;
     let is_head = head.method() == http::Method::HEAD;
     let mut response = answer_read(&app, head, body, peer, secure, None).await;
-    let length = match response.body() {
-        Body::Static(b) => Some(b.len() as u64),
-        Body::Bytes(b) => Some(b.len() as u64),
-        Body::Vec(v) => Some(v.len() as u64),
-        Body::Empty => Some(0),
-        Body::SizedStream(len, _) => Some(*len),
-        Body::Stream(_) | Body::StreamWithTrailers(_) => None,
-    };
-    if !emit_start(&sink, &response, length) {
+    if !emit_start(&sink, &response, response.body().len()) {
         return;
     }
     // As on the wire: the answer to a HEAD, and a status that has none, send no body.
     if is_head || !has_body(response.status().as_u16()) {
         return emit_body(&sink, b"", false);
     }
+    if let Some(bytes) = response.body().in_memory() {
+        return emit_body(&sink, bytes, false);
+    }
     let stream = match response.take_body() {
-        Body::Empty => return emit_body(&sink, b"", false),
-        Body::Static(b) => return emit_body(&sink, b, false),
-        Body::Bytes(b) => return emit_body(&sink, &b, false),
-        Body::Vec(v) => return emit_body(&sink, &v, false),
         Body::Stream(s) | Body::SizedStream(_, s) => s,
         Body::StreamWithTrailers(trailed) => trailed.stream,
+        Body::Empty | Body::Static(_) | Body::Bytes(_) | Body::Vec(_) => {
+            return emit_body(&sink, b"", false)
+        }
     };
     stream_chunks(stream, &sink, &mut grants).await;
 }

@@ -118,11 +118,7 @@ pub(crate) async fn answer_read(
 /// `/api/items` routed as `/items` in an app whose `root_path` is `/api`; the root path alone
 /// is left as it is (Starlette routes it as the empty path, which no route matches).
 fn strip_root(head: &mut Head, root: &str) {
-    let under = head
-        .path_bytes()
-        .strip_prefix(root.as_bytes())
-        .is_some_and(|rest| rest.first() == Some(&b'/'));
-    if under {
+    if head.path_bytes().len() > root.len() {
         head.strip_path_prefix(root);
     }
 }
