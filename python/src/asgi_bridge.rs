@@ -165,7 +165,7 @@ fn emit_start(sink: &Py<PyAny>, response: &Response, length: Option<u64>) -> boo
 
 /// Whether a response with `status` has a body (and says its length): not a 1xx, 204 or 304
 /// (RFC 9110 §6.4.1).
-fn has_body(status: u16) -> bool {
+pub(crate) fn has_body(status: u16) -> bool {
     !(status < 200 || status == 204 || status == 304)
 }
 

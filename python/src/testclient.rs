@@ -3,7 +3,7 @@
 //! (its own runtime and the app's event loop), without the connection layer.
 
 use crate::app::{AppCore, AppInner};
-use crate::asgi_bridge::{deliver, Flow, StreamJob};
+use crate::asgi_bridge::{deliver, has_body, Flow, StreamJob};
 use crate::dispatch::answer_read;
 use crate::event_loop;
 use crate::thread_state;
@@ -40,13 +40,19 @@ pub(crate) struct LocalClient {
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
+/// The answer as a test sees it: with `content-length` added, as the connection adds it, when
+/// the body's length is known and the app did not give one (a streamed body has none).
 async fn collect(mut res: Response) -> Reply {
     let status = res.status().as_u16();
-    let headers = res
+    let mut headers: Vec<(String, Vec<u8>)> = res
         .headers()
         .iter()
         .map(|(n, v)| (n.as_str().to_owned(), v.as_bytes().to_vec()))
         .collect();
+    let given = res.headers().contains_key(http::header::CONTENT_LENGTH);
+    if let (Some(length), true, false) = (res.body().len(), has_body(status), given) {
+        headers.push(("content-length".to_owned(), length.to_string().into_bytes()));
+    }
     let body = match res.take_body() {
         Body::Empty => Vec::new(),
         Body::Static(b) => b.to_vec(),

@@ -55,6 +55,12 @@ def build(mod):
     async def upload(files: list[upload_file]):
         return [[f.filename, (await f.read()).decode()] for f in files]
 
+    streaming = mod.responses.StreamingResponse if mod is fastapi else vireo.StreamingResponse
+
+    @app.get("/stream")
+    def stream():
+        return streaming(iter([b"a", b"bc"]))
+
     return app
 
 
@@ -112,6 +118,18 @@ def test_answers_without_a_body_have_none_as_on_the_wire():
             mine, other = ours.request(method, path), theirs.request(method, path)
             assert (mine.status_code, mine.content) == (other.status_code, other.content)
             assert mine.content == b""
+
+
+def test_content_length_is_given_where_starlettes_client_gives_it():
+    ours, theirs = both()
+    with ours:
+        for method, path in [("GET", "/echo"), ("HEAD", "/head"), ("GET", "/nothing"),
+                             ("GET", "/stream"), ("GET", "/missing")]:
+            mine, other = ours.request(method, path), theirs.request(method, path)
+            assert mine.headers.get("content-length") == other.headers.get("content-length"), path
+            assert mine.headers.get_list("content-length") == other.headers.get_list(
+                "content-length"), path
+    assert mine.headers["content-length"] == str(len(mine.content))
 
 
 def test_the_response_checks_and_raise_for_status():

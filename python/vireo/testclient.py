@@ -1,6 +1,6 @@
 """`TestClient(app)`: requests in-process, through the same native routing, parameter
-conversion, handler calls and rendering as from a socket (without the connection layer, so
-the engine's own headers such as `date` and `content-length` are not added).
+conversion, handler calls and rendering as from a socket (without the connection layer:
+`content-length` is added where the connection would add it, `date` is not).
 
 Requests are served on a thread of the client's own that acts as the app's worker; the app's
 startup hooks run when the client starts and shutdown hooks when it closes
