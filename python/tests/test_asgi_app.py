@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from starlette.applications import Starlette
-from starlette.routing import Mount
+from starlette.routing import Mount, WebSocketRoute
 from starlette.testclient import TestClient as StarletteClient
 
 from vireo import App, HTTPException, Request, StreamingResponse, WebSocket
@@ -346,14 +346,50 @@ def test_a_websocket_session_through_asgi() -> None:
         await websocket.send_text(f"echo {text}")
         await websocket.close()
 
-    scope = {"type": "websocket", "asgi": {"version": "3.0"}, "scheme": "ws", "path": "/ws",
-             "raw_path": b"/ws", "query_string": b"", "root_path": "", "headers": [],
-             "client": ("127.0.0.1", 1), "server": ("test", 80), "subprotocols": []}
-    messages = run(drive(app, scope, [{"type": "websocket.connect"},
-                                      {"type": "websocket.receive", "text": "hi"}]))
+    messages = run(drive(app, ws_scope("/ws"), [{"type": "websocket.connect"},
+                                                {"type": "websocket.receive", "text": "hi"}]))
     assert [m["type"] for m in messages] == ["websocket.accept", "websocket.send",
                                              "websocket.close"]
     assert messages[1]["text"] == "echo hi"
+
+
+def ws_scope(path: str, root_path: str = "") -> dict:
+    return {"type": "websocket", "asgi": {"version": "3.0"}, "scheme": "ws", "path": path,
+            "raw_path": path.encode(), "query_string": b"", "root_path": root_path,
+            "headers": [], "client": ("127.0.0.1", 1), "server": ("test", 80),
+            "subprotocols": []}
+
+
+async def where_am_i(websocket: Any) -> None:
+    """A Starlette WebSocket endpoint that says the root path and path it was given."""
+    await websocket.accept()
+    text = await websocket.receive_text()
+    await websocket.send_text(f"{websocket.scope['root_path']} {websocket.scope['path']} {text}")
+    await websocket.close()
+
+
+def test_a_handshake_no_route_of_the_app_takes_goes_to_its_mount() -> None:
+    app = App(root_path="/api")
+
+    @app.websocket("/sub/own")
+    async def own(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await websocket.send_text("own")
+        await websocket.close()
+
+    app.mount("/sub", Starlette(routes=[WebSocketRoute("/echo", where_am_i)]))
+    say_hi = [{"type": "websocket.connect"}, {"type": "websocket.receive", "text": "hi"}]
+    # With and without the root path, as HTTP requests are routed.
+    for path in ("/api/sub/echo", "/sub/echo"):
+        messages = run(drive(app, ws_scope(path, "/api"), say_hi))
+        assert [m.get("text") for m in messages if m["type"] == "websocket.send"] == [
+            "/api/sub /api/sub/echo hi"], path
+    # The app's own route comes first, though it is under the mount's prefix.
+    messages = run(drive(app, ws_scope("/api/sub/own", "/api"), say_hi))
+    assert [m.get("text") for m in messages if m["type"] == "websocket.send"] == ["own"]
+    # Neither a route nor a mount: refused, as when the app serves itself.
+    messages = run(drive(app, ws_scope("/api/elsewhere", "/api"), say_hi))
+    assert [m["type"] for m in messages] == ["websocket.close"]
 
 
 def test_mounted_in_starlette_it_routes_below_the_prefix() -> None:

@@ -155,6 +155,12 @@ class AsgiBridge:
         """A WebSocket session, run on the app's loop by its WebSocket routes, its messages
         passed between the two loops."""
         self._start(scope)
+        scope = _without_root(scope, self.app.root_path)
+        mounted = self._websocket_mount(scope)
+        if mounted is not None:
+            # An ASGI app of its own: it runs on the server's loop, as any mounted app would.
+            app, mounted_scope = mounted
+            return await app(mounted_scope, receive, send)
         server_loop = asyncio.get_running_loop()
         endpoint = self.app._websocket_endpoint()
         incoming: asyncio.Queue[Message] = asyncio.Queue()
@@ -175,10 +181,27 @@ class AsgiBridge:
 
         pumping = server_loop.create_task(pump())
         try:
-            await _run_on(app_loop, endpoint(_without_root(scope, self.app.root_path),
-                                             app_receive, app_send))
+            await _run_on(app_loop, endpoint(scope, app_receive, app_send))
         finally:
             pumping.cancel()
+
+    def _websocket_mount(self, scope: Message) -> tuple[Any, Message] | None:
+        """The mounted app a handshake goes to, and its scope, when none of the app's own
+        WebSocket routes takes the path: the first mount holding the path, as when the app
+        serves itself. The mounted app's `root_path` ends with the prefix, and its `path` is
+        the full one, as Starlette's `Mount` gives them."""
+        path = scope.get("path", "/")
+        if any(route.pattern.match(path) for route in self.app._websockets.routes):
+            return None
+        for prefix, app, _ in self.app._mounts:
+            if path == prefix or path.startswith(prefix + "/"):
+                root = self.app.root_path.rstrip("/")
+                mounted = dict(scope, root_path=root + prefix, path=root + path)
+                raw = scope.get("raw_path")
+                if isinstance(raw, bytes):
+                    mounted["raw_path"] = root.encode("latin-1") + raw
+                return app, mounted
+        return None
 
 
 class _TooLarge(Exception):
