@@ -1,6 +1,7 @@
 //! The request's header fields and query parameters as read-only Python mappings.
 
 use crate::request::{latin1, Request};
+use crate::urlencoded::query_pairs;
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -105,6 +106,14 @@ pub(crate) struct QueryParams {
 }
 
 impl QueryParams {
+    /// The parameters of a query string (without its `?`), decoded as a request's are.
+    pub(crate) fn parse(query: &str) -> Self {
+        let pairs = query_pairs(query)
+            .map(|(k, v)| (k.into_owned(), v.into_owned()))
+            .collect();
+        QueryParams { pairs }
+    }
+
     fn last(&self, name: &str) -> Option<&str> {
         self.pairs
             .iter()
@@ -116,6 +125,14 @@ impl QueryParams {
 
 #[pymethods]
 impl QueryParams {
+    /// `QueryParams("a=1&a=2")`: the parameters of a query string, decoded as a request's are
+    /// (for a WebSocket handshake's, whose scope holds only the raw string).
+    #[new]
+    #[pyo3(signature = (query=""))]
+    fn new(query: &str) -> Self {
+        QueryParams::parse(query)
+    }
+
     fn __getitem__(&self, name: &str) -> PyResult<String> {
         self.last(name)
             .map(str::to_owned)

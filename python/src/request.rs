@@ -5,7 +5,7 @@ use crate::app::AppInner;
 use crate::mappings::{Headers, QueryParams};
 use crate::mounts::Mounted;
 use crate::plan::Route;
-use crate::urlencoded::{decode, query_pairs};
+use crate::urlencoded::decode;
 use bytes::Bytes;
 use pyo3::exceptions::PyStopIteration;
 use pyo3::intern;
@@ -221,17 +221,8 @@ impl Request {
     fn query_params(&self, py: Python<'_>) -> PyResult<Py<QueryParams>> {
         self.query
             .get_or_try_init(py, || {
-                let pairs = self
-                    .parts
-                    .head
-                    .query()
-                    .map(|q| {
-                        query_pairs(q)
-                            .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                Py::new(py, QueryParams { pairs })
+                let query = self.parts.head.query().unwrap_or_default();
+                Py::new(py, QueryParams::parse(query))
             })
             .map(|q| q.clone_ref(py))
     }

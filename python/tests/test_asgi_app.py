@@ -378,7 +378,21 @@ def test_a_handshake_no_route_of_the_app_takes_goes_to_its_mount() -> None:
         await websocket.close()
 
     app.mount("/sub", Starlette(routes=[WebSocketRoute("/echo", where_am_i)]))
+    inner = App()
+
+    @inner.websocket("/echo")
+    async def inner_echo(websocket: WebSocket) -> None:
+        await websocket.accept()
+        text = await websocket.receive_text()
+        await websocket.send_text(f"{websocket.scope['root_path']} {websocket.url.path} {text}")
+        await websocket.close()
+
+    app.mount("/v2", inner)
     say_hi = [{"type": "websocket.connect"}, {"type": "websocket.receive", "text": "hi"}]
+    # A mounted Vireo app takes the prefix as its root path and routes the rest.
+    messages = run(drive(app, ws_scope("/api/v2/echo", "/api"), say_hi))
+    assert [m.get("text") for m in messages if m["type"] == "websocket.send"] == [
+        "/api/v2 /api/v2/echo hi"]
     # With and without the root path, as HTTP requests are routed.
     for path in ("/api/sub/echo", "/sub/echo"):
         messages = run(drive(app, ws_scope(path, "/api"), say_hi))

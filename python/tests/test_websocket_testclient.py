@@ -332,3 +332,57 @@ def test_a_typed_handshake_value_is_made_its_type_or_refuses_with_1008():
             client.websocket_connect("/paint/green")
         assert refused.value.code == 1008
         assert refused.value.reason == "path color: Input should be 'red' or 'blue'"
+
+
+def connection_facts(mod):
+    """An app whose WebSocket route reports what Starlette's `WebSocket` exposes of the
+    handshake: `url`, `base_url`, `query_params`, `client`."""
+    app = mod.FastAPI() if mod is not None else App()
+    socket_class = WebSocket if mod is None else mod.WebSocket
+
+    async def facts(websocket):
+        await websocket.accept()
+        url, base = websocket.url, websocket.base_url
+        params = websocket.query_params
+        await websocket.send_json({
+            "url": str(url), "parts": [url.scheme, url.netloc, url.path, url.query],
+            "base": [str(base), base.path], "last": params["x"], "all": params.getlist("x"),
+            "names": list(params), "blank": params.get("e"),
+            "client": [websocket.client.host, websocket.client.port],
+        })
+        await websocket.close()
+
+    # The annotation as an object: this module's annotations are strings.
+    facts.__annotations__ = {"websocket": socket_class}
+    app.websocket("/facts")(facts)
+    return app
+
+
+def test_url_query_params_and_client_are_starlettes_types():
+    fastapi = pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient as FastAPIClient
+
+    path = "/facts?x=1&y=%C3%A9&x=2&e="
+    with TestClient(connection_facts(None)) as ours:
+        with ours.websocket_connect(path) as socket:
+            mine = socket.receive_json()
+    with FastAPIClient(connection_facts(fastapi)).websocket_connect(path) as socket:
+        theirs = socket.receive_json()
+    assert mine == theirs
+    assert mine["url"] == "ws://testserver/facts?x=1&y=%C3%A9&x=2&e="
+    assert (mine["all"], mine["names"], mine["blank"]) == (["1", "2"], ["x", "y", "e"], "")
+
+
+def test_under_a_root_path_the_url_has_it_and_either_path_is_routed():
+    app = App(root_path="/api")
+
+    @app.websocket("/ws")
+    async def where(websocket: WebSocket):
+        await websocket.accept()
+        await websocket.send_text(f"{websocket.url} {websocket.base_url}")
+        await websocket.close()
+
+    with TestClient(app) as client:
+        for path in ("/ws", "/api/ws"):
+            with client.websocket_connect(path) as socket:
+                assert socket.receive_text() == "ws://testserver/api/ws ws://testserver/api/", path

@@ -153,9 +153,9 @@ class AsgiBridge:
 
     async def _websocket(self, scope: Message, receive: Receive, send: Send) -> None:
         """A WebSocket session, run on the app's loop by its WebSocket routes, its messages
-        passed between the two loops."""
+        passed between the two loops; or by the mount holding a path none of them takes."""
         self._start(scope)
-        scope = _without_root(scope, self.app.root_path)
+        scope = without_root(scope, self.app.root_path)
         mounted = self._websocket_mount(scope)
         if mounted is not None:
             # An ASGI app of its own: it runs on the server's loop, as any mounted app would.
@@ -249,7 +249,7 @@ async def _next_event(events: asyncio.Queue[tuple[Any, ...]],
     return None
 
 
-def _without_root(scope: Message, root_path: str) -> Message:
+def without_root(scope: Message, root_path: str) -> Message:
     """The scope with `root_path` taken off the front of its path, which the app routes."""
     path = scope.get("path", "/")
     if root_path and (path == root_path or path.startswith(root_path + "/")):

@@ -22,6 +22,7 @@ import zlib
 from typing import Any, Iterator, Mapping, MutableMapping, Sequence
 
 from . import _loop, _vireo
+from ._asgi_app import without_root
 from ._test_cookies import Cookies
 from .app import log_exception
 from .datastructures import URL, Address
@@ -479,6 +480,8 @@ class TestClient:
             "client": list(self._client_address), "server": ("testserver", 80),
             "subprotocols": list(subprotocols or ()),
         }
+        # Routed without the app's root path when the path has it, as when serving.
+        scope = without_root(scope, self.app.root_path)
         endpoint = self.app._websocket_endpoint()
         return WebSocketTestSession(self._loop, endpoint, scope, timeout)
 

@@ -10,10 +10,10 @@ import re
 import typing
 from collections.abc import Iterator, Mapping
 from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
-from urllib.parse import parse_qsl
 
 from . import _vireo
 from .connection import HTTPConnection
+from .datastructures import URL, Address
 from .dependencies import Depends, solver
 from .encoders import jsonable
 from .exceptions import HTTPException, WebSocketException, http_errors
@@ -50,9 +50,14 @@ class WebSocket:
         self._closed = False
 
     @property
-    def url(self) -> str:
+    def url(self) -> URL:
+        """`ws://host/path?query` (or `wss://`), with the `root_path` of the app whose route
+        this is, as `Request.url`."""
         query = self.scope.get("query_string", b"").decode("latin-1")
-        return self.scope["path"] + (f"?{query}" if query else "")
+        root = getattr(self.app, "root_path", "")
+        scheme = self.scope.get("scheme", "ws")
+        return URL(f"{scheme}://{_netloc(self.scope)}{root}{self.scope['path']}"
+                   + (f"?{query}" if query else ""))
 
     @property
     def headers(self) -> "Headers":
@@ -74,15 +79,17 @@ class WebSocket:
         return out
 
     @property
-    def query_params(self) -> dict[str, str]:
-        return dict(parse_qsl(self.scope.get("query_string", b"").decode("latin-1")))
+    def query_params(self) -> _vireo.QueryParams:
+        """The handshake's query parameters, as `Request.query_params`: the last value of a
+        repeated name, `getlist` for all of them."""
+        return _vireo.QueryParams(self.scope.get("query_string", b"").decode("latin-1"))
 
     @property
-    def base_url(self) -> str:
-        """`ws://host/` (or `wss://`), from the handshake's `Host`, with the app's
-        `root_path`."""
+    def base_url(self) -> URL:
+        """`ws://host/` (or `wss://`), from the handshake's `Host` (else the server's
+        address), with the app's `root_path`."""
         root = getattr(self._url_root, "root_path", "")
-        return f"{self.scope.get('scheme', 'ws')}://{self.headers.get('host', '')}{root}/"
+        return URL(f"{self.scope.get('scheme', 'ws')}://{_netloc(self.scope)}{root}/")
 
     @property
     def _url_root(self) -> Any:
@@ -98,9 +105,9 @@ class WebSocket:
         return self._url_root.url_path_for(name, **path_params).make_absolute_url(self.base_url)
 
     @property
-    def client(self) -> tuple[str, int] | None:
+    def client(self) -> Address | None:
         client = self.scope.get("client")
-        return tuple(client) if client else None  # type: ignore[return-value]
+        return Address(*client) if client else None
 
     async def accept(self, subprotocol: str | None = None,
                      headers: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -158,6 +165,20 @@ class WebSocket:
         await self._send({"type": "websocket.close", "code": code, "reason": reason or ""})
         self._answered = True
         self._closed = True
+
+
+def _netloc(scope: dict[str, Any]) -> str:
+    """The host a handshake was for: its `Host` field, else the server's address (without
+    the scheme's default port), as Starlette builds a URL from a scope."""
+    for name, value in scope.get("headers") or ():
+        if name == b"host":
+            return value.decode("latin-1")
+    server = scope.get("server")
+    if not server:
+        return ""
+    host, port = server
+    default = 443 if scope.get("scheme") == "wss" else 80
+    return host if port == default else f"{host}:{port}"
 
 
 class Headers(Mapping[str, str]):
