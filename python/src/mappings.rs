@@ -1,10 +1,11 @@
 //! The request's header fields and query parameters as read-only Python mappings.
 
 use crate::request::{latin1, Request};
-use crate::urlencoded::query_pairs;
-use pyo3::exceptions::PyKeyError;
+use crate::urlencoded::{query_pairs, urlencode};
+use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 /// The request's header fields: a read-only mapping, names compared without case.
 #[pyclass(frozen, module = "vireo._vireo", mapping)]
@@ -114,6 +115,30 @@ impl QueryParams {
         QueryParams { pairs }
     }
 
+    /// Starlette's accepted shapes of one argument: a query string (`str` or Latin-1
+    /// `bytes`), another `QueryParams`, a mapping, or an iterable of `(name, value)` pairs.
+    fn from_value(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(query) = value.cast::<PyString>() {
+            return Ok(QueryParams::parse(query.to_str()?));
+        }
+        if let Ok(query) = value.cast::<PyBytes>() {
+            let query: String = query.as_bytes().iter().map(|&b| char::from(b)).collect();
+            return Ok(QueryParams::parse(&query));
+        }
+        if let Ok(other) = value.cast::<QueryParams>() {
+            return Ok(QueryParams {
+                pairs: other.get().pairs.clone(),
+            });
+        }
+        let py = value.py();
+        let pairs = if value.hasattr(intern!(py, "keys"))? {
+            str_pairs(value.call_method0(intern!(py, "items"))?.try_iter()?)?
+        } else {
+            str_pairs(value.try_iter()?)?
+        };
+        Ok(QueryParams { pairs })
+    }
+
     fn last(&self, name: &str) -> Option<&str> {
         self.pairs
             .iter()
@@ -125,12 +150,28 @@ impl QueryParams {
 
 #[pymethods]
 impl QueryParams {
-    /// `QueryParams("a=1&a=2")`: the parameters of a query string, decoded as a request's are
-    /// (for a WebSocket handshake's, whose scope holds only the raw string).
+    /// `QueryParams("a=1&a=2")`: the parameters of a query string, decoded as a request's are;
+    /// or, as Starlette's, of `bytes`, another `QueryParams`, a mapping or `(name, value)`
+    /// pairs, with keyword arguments after them, every name and value made a `str`.
     #[new]
-    #[pyo3(signature = (query=""))]
-    fn new(query: &str) -> Self {
-        QueryParams::parse(query)
+    #[pyo3(signature = (*args, **kwargs))]
+    fn new(args: &Bound<'_, PyTuple>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        if args.len() > 1 {
+            return Err(PyTypeError::new_err(format!(
+                "QueryParams takes at most 1 positional argument ({} given)",
+                args.len()
+            )));
+        }
+        let mut params = match args.iter().next() {
+            None => QueryParams { pairs: Vec::new() },
+            Some(value) => QueryParams::from_value(&value)?,
+        };
+        if let Some(kwargs) = kwargs {
+            params
+                .pairs
+                .extend(str_pairs(kwargs.items().iter().map(Ok))?);
+        }
+        Ok(params)
     }
 
     fn __getitem__(&self, name: &str) -> PyResult<String> {
@@ -192,7 +233,49 @@ impl QueryParams {
         Ok(PyList::new(py, self.keys())?.try_iter()?.into_any())
     }
 
-    fn __repr__(&self) -> String {
-        format!("QueryParams({:?})", self.pairs)
+    /// The value of each name, in the order of `keys()`, the last where it repeats.
+    fn values(&self) -> Vec<String> {
+        self.items().into_iter().map(|(_, v)| v).collect()
     }
+
+    /// Equal to another `QueryParams` holding the same pairs, in any order.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> Py<PyAny> {
+        match other.cast::<QueryParams>() {
+            Ok(other) => {
+                let (mut ours, mut theirs) = (self.pairs.clone(), other.get().pairs.clone());
+                ours.sort();
+                theirs.sort();
+                (ours == theirs).into_pyobject(py).map_or_else(
+                    |_| py.NotImplemented(),
+                    |b| b.to_owned().into_any().unbind(),
+                )
+            }
+            Err(_) => py.NotImplemented(),
+        }
+    }
+
+    /// The pairs as a query string, as `urllib.parse.urlencode` writes them.
+    fn __str__(&self) -> String {
+        urlencode(&self.pairs)
+    }
+
+    /// As Starlette's: `QueryParams('a=1&b=2')` (the encoded string holds no quote to escape).
+    fn __repr__(&self) -> String {
+        format!("QueryParams('{}')", urlencode(&self.pairs))
+    }
+}
+
+/// `(name, value)` pairs, each made a `str` as `str()` makes it.
+fn str_pairs<'py>(
+    items: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+) -> PyResult<Vec<(String, String)>> {
+    items
+        .map(|item| {
+            let (name, value): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
+            Ok((
+                name.str()?.to_str()?.to_owned(),
+                value.str()?.to_str()?.to_owned(),
+            ))
+        })
+        .collect()
 }

@@ -1,4 +1,5 @@
-//! Percent-decoding of path segments and `application/x-www-form-urlencoded` query strings.
+//! Percent-decoding of path segments and `application/x-www-form-urlencoded` query strings,
+//! and the encoding of query pairs as Python's `urlencode` writes them.
 
 use std::borrow::Cow;
 
@@ -49,6 +50,39 @@ pub(crate) fn query_pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Co
     })
 }
 
+/// `s` as Python's `quote_plus` writes it, onto `out`: letters, digits and `_.-~` as they
+/// are, a space as `+`, every other byte of its UTF-8 as `%XX`.
+fn encode_plus(s: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for &b in s.as_bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b'-' | b'~' => {
+                out.push(char::from(b))
+            }
+            b' ' => out.push('+'),
+            _ => {
+                out.push('%');
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 15)]));
+            }
+        }
+    }
+}
+
+/// `(name, value)` pairs as a query string, as Python's `urllib.parse.urlencode` joins them.
+pub(crate) fn urlencode(pairs: &[(String, String)]) -> String {
+    let mut out = String::new();
+    for (i, (name, value)) in pairs.iter().enumerate() {
+        if i > 0 {
+            out.push('&');
+        }
+        encode_plus(name, &mut out);
+        out.push('=');
+        encode_plus(value, &mut out);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +103,16 @@ mod tests {
         assert_eq!(pairs.len(), 3);
         assert_eq!(pairs[1], ("b".into(), "x y".into()));
         assert_eq!(pairs[2], ("c".into(), "".into()));
+    }
+
+    #[test]
+    fn encodes_as_quote_plus() {
+        let pairs = [
+            ("a b".to_owned(), "x&y=z".to_owned()),
+            ("_.-~*".to_owned(), "café/".to_owned()),
+            ("e".to_owned(), String::new()),
+        ];
+        assert_eq!(urlencode(&pairs), "a+b=x%26y%3Dz&_.-~%2A=caf%C3%A9%2F&e=");
+        assert_eq!(urlencode(&[]), "");
     }
 }

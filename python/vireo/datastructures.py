@@ -1,6 +1,8 @@
 """`URL`, as Starlette's: what `request.url`, `request.base_url` and `request.url_for` give,
 a URL to read by part and to change into another (`replace`, the query helpers); and
-`Address`, what `request.client` gives; `MutableHeaders`, a response's header fields."""
+`Address`, what `request.client` gives; `MutableHeaders`, a response's header fields; and
+`QueryParams`, what `request.query_params` gives, made from a query string, a mapping or pairs
+as Starlette's is."""
 
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit
+
+from vireo._vireo import QueryParams
 
 
 class MutableHeaders(dict):  # type: ignore[type-arg]
