@@ -57,3 +57,68 @@ def test_a_handler_reading_the_url_answers_as_under_fastapi():
     assert answers[1] == answers[0]
     assert answers[1]["url"] == "http://testserver/items/café%3F?page=1&sort=asc"
     assert answers[1]["next"] == "http://testserver/items/café%3F?sort=asc&page=2"
+
+
+SCOPES = [
+    {"type": "http", "scheme": "http", "path": "/a", "query_string": b"x=1",
+     "headers": [(b"host", b"h.test:8080")], "server": ("10.0.0.1", 8000)},
+    {"type": "http", "scheme": "https", "path": "/", "query_string": b"",
+     "headers": [], "server": ("h.test", 443)},
+    {"type": "websocket", "scheme": "ws", "path": "/ws", "headers": [],
+     "server": ("h.test", 8765)},
+    {"type": "http", "path": "/only-path", "headers": [], "server": None},
+]
+
+
+@pytest.mark.parametrize("scope", range(len(SCOPES)))
+def test_a_url_made_from_a_scope_is_starlettes(scope):
+    assert str(URL(scope=SCOPES[scope])) == str(StarletteURL(scope=SCOPES[scope]))
+
+
+@pytest.mark.parametrize("parts", [
+    {"scheme": "https", "netloc": "h.test", "path": "/p"},
+    {"scheme": "ws", "netloc": "h.test:81", "path": "/ws", "query": "a=1"},
+    {"path": "/relative", "fragment": "top"},
+])
+def test_a_url_made_from_parts_is_starlettes(parts):
+    assert str(URL(**parts)) == str(StarletteURL(**parts))
+
+
+def test_a_url_takes_one_source_only():
+    with pytest.raises(ValueError, match="only one of them"):
+        URL("http://h.test/", scope=SCOPES[0])
+    with pytest.raises(ValueError, match="only one of them"):
+        URL("http://h.test/", path="/p")
+
+
+@pytest.mark.parametrize("base", ["http://h.test/", "https://h.test:8443/root/", "ws://h.test"])
+@pytest.mark.parametrize("protocol", ["http", "websocket", ""])
+def test_a_route_path_made_absolute_is_starlettes_url(base, protocol):
+    from starlette.datastructures import URLPath as StarletteURLPath
+
+    from vireo.routing import URLPath
+
+    ours = URLPath("/items/1", protocol).make_absolute_url(base)
+    theirs = StarletteURLPath("/items/1", protocol).make_absolute_url(base)
+    assert isinstance(ours, URL)
+    assert str(ours) == str(theirs)
+    assert str(URLPath("/x", protocol).make_absolute_url(URL(base))) == str(
+        StarletteURLPath("/x", protocol).make_absolute_url(StarletteURL(base)))
+
+
+def test_a_websockets_url_for_is_a_url_as_under_fastapi():
+    answers = []
+    for mod, client_class in ((fastapi, FastAPIClient), (vireo, TestClient)):
+        app = mod.FastAPI()
+
+        @app.websocket("/ws/{room}", name="room")
+        async def room(websocket: mod.WebSocket, room: str):
+            await websocket.accept()
+            url = websocket.url_for("room", room="r2")
+            await websocket.send_json({"scheme": url.scheme, "path": url.path,
+                                       "netloc": url.netloc, "str": str(url)})
+            await websocket.close()
+
+        with client_class(app) as client, client.websocket_connect("/ws/r1") as ws:
+            answers.append(ws.receive_json())
+    assert answers[1] == answers[0]

@@ -96,7 +96,18 @@ class URL:
     """A URL: `scheme`, `netloc`, `hostname`, `port`, `path`, `query`, `fragment`, `str()`
     for the whole; equal to a `str` or `URL` of the same text."""
 
-    def __init__(self, url: str = "") -> None:
+    def __init__(self, url: str = "", scope: dict[str, Any] | None = None,
+                 **components: Any) -> None:
+        """`URL("https://host/path")`; or, as Starlette's, `URL(scope=scope)`, the URL an ASGI
+        scope was for, or `URL(scheme=..., netloc=..., path=..., ...)` from its parts."""
+        if scope is not None:
+            if url or components:
+                raise ValueError("URL takes a url, a scope or components, only one of them")
+            url = _scope_url(scope)
+        elif components:
+            if url:
+                raise ValueError("URL takes a url, a scope or components, only one of them")
+            url = URL().replace(**components)._url
         self._url = url
 
     @property
@@ -178,3 +189,27 @@ class URL:
     def __repr__(self) -> str:
         url = str(self.replace(password="********")) if self.password else self._url
         return f"URL({url!r})"
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+def scope_netloc(scope: dict[str, Any]) -> str:
+    """The host an ASGI scope was for: its `Host` field, else the server's address (without
+    the scheme's default port), as Starlette builds a URL from a scope."""
+    for name, value in scope.get("headers") or ():
+        if name == b"host":
+            return value.decode("latin-1")
+    server = scope.get("server")
+    if not server:
+        return ""
+    host, port = server
+    default = _DEFAULT_PORTS.get(scope.get("scheme", "http"))
+    return host if port == default else f"{host}:{port}"
+
+
+def _scope_url(scope: dict[str, Any]) -> str:
+    netloc = scope_netloc(scope)
+    url = f"{scope.get('scheme', 'http')}://{netloc}{scope['path']}" if netloc else scope["path"]
+    query = scope.get("query_string", b"")
+    return f"{url}?{query.decode('latin-1')}" if query else url

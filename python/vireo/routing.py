@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .datastructures import URL
 from .params import PATH_PARAM
 
 
@@ -27,16 +28,17 @@ class URLPath(str):
         made.protocol = protocol
         return made
 
-    def make_absolute_url(self, base_url: str) -> str:
-        """This path under `base_url` (`scheme://host/`), with the scheme its protocol uses
-        (`http`/`https` for an HTTP route, `ws`/`wss` for a WebSocket one), as Starlette's."""
-        scheme, _, rest = str(base_url).partition("://")
-        secure = scheme in ("https", "wss")
+    def make_absolute_url(self, base_url: str | URL) -> URL:
+        """This path under `base_url` (`scheme://host/root/`), with the scheme its protocol
+        uses (`http`/`https` for an HTTP route, `ws`/`wss` for a WebSocket one), as
+        Starlette's."""
+        base = base_url if isinstance(base_url, URL) else URL(str(base_url))
+        scheme = base.scheme
         if self.protocol == "http":
-            scheme = "https" if secure else "http"
+            scheme = "https" if base.is_secure else "http"
         elif self.protocol == "websocket":
-            scheme = "wss" if secure else "ws"
-        return f"{scheme}://{rest.rstrip('/')}{self}"
+            scheme = "wss" if base.is_secure else "ws"
+        return URL(scheme=scheme, netloc=base.netloc, path=base.path.rstrip("/") + self)
 
 
 def fill(template: str, path_params: dict[str, Any]) -> str | None:

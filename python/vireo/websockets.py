@@ -13,7 +13,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, Sequence
 
 from . import _vireo
 from .connection import HTTPConnection
-from .datastructures import URL, Address
+from .datastructures import URL, Address, scope_netloc
 from .dependencies import Depends, solver
 from .encoders import jsonable
 from .exceptions import HTTPException, WebSocketException, http_errors
@@ -56,7 +56,7 @@ class WebSocket:
         query = self.scope.get("query_string", b"").decode("latin-1")
         root = getattr(self.app, "root_path", "")
         scheme = self.scope.get("scheme", "ws")
-        return URL(f"{scheme}://{_netloc(self.scope)}{root}{self.scope['path']}"
+        return URL(f"{scheme}://{scope_netloc(self.scope)}{root}{self.scope['path']}"
                    + (f"?{query}" if query else ""))
 
     @property
@@ -89,14 +89,14 @@ class WebSocket:
         """`ws://host/` (or `wss://`), from the handshake's `Host` (else the server's
         address), with the app's `root_path`."""
         root = getattr(self._url_root, "root_path", "")
-        return URL(f"{self.scope.get('scheme', 'ws')}://{_netloc(self.scope)}{root}/")
+        return URL(f"{self.scope.get('scheme', 'ws')}://{scope_netloc(self.scope)}{root}/")
 
     @property
     def _url_root(self) -> Any:
         """The app whose names `url_for` finds: the outermost, as for `Request.url_for`."""
         return getattr(self.app, "_url_root", None) or self.app
 
-    def url_for(self, name: str, /, **path_params: Any) -> str:
+    def url_for(self, name: str, /, **path_params: Any) -> URL:
         """The URL of the route named `name` (see `App.url_path_for`) on this connection's
         host, `http(s)://` for an HTTP route and `ws(s)://` for a WebSocket one, as
         Starlette's."""
@@ -165,20 +165,6 @@ class WebSocket:
         await self._send({"type": "websocket.close", "code": code, "reason": reason or ""})
         self._answered = True
         self._closed = True
-
-
-def _netloc(scope: dict[str, Any]) -> str:
-    """The host a handshake was for: its `Host` field, else the server's address (without
-    the scheme's default port), as Starlette builds a URL from a scope."""
-    for name, value in scope.get("headers") or ():
-        if name == b"host":
-            return value.decode("latin-1")
-    server = scope.get("server")
-    if not server:
-        return ""
-    host, port = server
-    default = 443 if scope.get("scheme") == "wss" else 80
-    return host if port == default else f"{host}:{port}"
 
 
 class Headers(Mapping[str, str]):
