@@ -186,3 +186,43 @@ def test_a_trailing_slash_redirect_keeps_the_prefix_as_in_fastapi():
         mine, other = ours.get(path), theirs.get(path)
         assert (mine.status_code, mine.headers["location"]) == (
             other.status_code, other.headers["location"]), path
+
+
+def test_the_test_clients_handshake_no_route_takes_goes_to_the_mount_holding_it():
+    from starlette.applications import Starlette
+    from starlette.routing import WebSocketRoute
+
+    async def starlette_echo(ws):
+        await ws.accept()
+        await ws.send_json({"by": "starlette", "path": ws.url.path,
+                            "root": ws.scope["root_path"]})
+        await ws.close()
+
+    answers = []
+    for mod, client_class in ((fastapi, FastAPIClient), (vireo, TestClient)):
+        sub = mod.FastAPI()
+
+        @sub.websocket("/ws")
+        async def sub_ws(websocket: mod.WebSocket):
+            await websocket.accept()
+            await websocket.send_json({"by": "sub", "path": websocket.url.path})
+            await websocket.close()
+
+        app = mod.FastAPI()
+
+        @app.websocket("/own")
+        async def own(websocket: mod.WebSocket):
+            await websocket.accept()
+            await websocket.send_json({"by": "own"})
+            await websocket.close()
+
+        app.mount("/star", Starlette(routes=[WebSocketRoute("/ws", starlette_echo)]))
+        app.mount("/sub", sub)
+        with client_class(app) as client:
+            seen = []
+            for path in ("/own", "/star/ws", "/sub/ws"):
+                with client.websocket_connect(path) as ws:
+                    seen.append(ws.receive_json())
+            answers.append(seen)
+    assert answers[1] == answers[0]
+    assert [a["by"] for a in answers[1]] == ["own", "starlette", "sub"]

@@ -156,7 +156,7 @@ class AsgiBridge:
         passed between the two loops; or by the mount holding a path none of them takes."""
         self._start(scope)
         scope = without_root(scope, self.app.root_path)
-        mounted = self._websocket_mount(scope)
+        mounted = websocket_mount(self.app, scope)
         if mounted is not None:
             # An ASGI app of its own: it runs on the server's loop, as any mounted app would.
             app, mounted_scope = mounted
@@ -184,25 +184,6 @@ class AsgiBridge:
             await _run_on(app_loop, endpoint(scope, app_receive, app_send))
         finally:
             pumping.cancel()
-
-    def _websocket_mount(self, scope: Message) -> tuple[Any, Message] | None:
-        """The mounted app a handshake goes to, and its scope, when none of the app's own
-        WebSocket routes takes the path: the first mount holding the path, as when the app
-        serves itself. The mounted app's `root_path` ends with the prefix, and its `path` is
-        the full one, as Starlette's `Mount` gives them."""
-        path = scope.get("path", "/")
-        if any(route.pattern.match(path) for route in self.app._websockets.routes):
-            return None
-        for prefix, app, _ in self.app._mounts:
-            if path == prefix or path.startswith(prefix + "/"):
-                root = self.app.root_path.rstrip("/")
-                mounted = dict(scope, root_path=root + prefix, path=root + path)
-                raw = scope.get("raw_path")
-                if isinstance(raw, bytes):
-                    mounted["raw_path"] = root.encode("latin-1") + raw
-                return app, mounted
-        return None
-
 
 class _TooLarge(Exception):
     pass
@@ -246,6 +227,25 @@ async def _next_event(events: asyncio.Queue[tuple[Any, ...]],
     if getting in done:
         return getting.result()
     getting.cancel()
+    return None
+
+
+def websocket_mount(app: Any, scope: Message) -> tuple[Any, Message] | None:
+    """The mounted app a handshake to `app` (a Vireo App) goes to, and its scope, when none
+    of the app's own WebSocket routes takes the path: the first mount holding the path, as
+    when the app serves itself. The mounted app's `root_path` ends with the prefix, and its
+    `path` is the full one, as Starlette's `Mount` gives them."""
+    path = scope.get("path", "/")
+    if any(route.pattern.match(path) for route in app._websockets.routes):
+        return None
+    for prefix, mounted_app, _ in app._mounts:
+        if path == prefix or path.startswith(prefix + "/"):
+            root = app.root_path.rstrip("/")
+            mounted = dict(scope, root_path=root + prefix, path=root + path)
+            raw = scope.get("raw_path")
+            if isinstance(raw, bytes):
+                mounted["raw_path"] = root.encode("latin-1") + raw
+            return mounted_app, mounted
     return None
 
 

@@ -22,7 +22,7 @@ import zlib
 from typing import Any, Iterator, Mapping, MutableMapping, Sequence
 
 from . import _loop, _vireo
-from ._asgi_app import without_root
+from ._asgi_app import websocket_mount, without_root
 from ._test_cookies import Cookies
 from .app import log_exception
 from .datastructures import URL, Address
@@ -463,7 +463,7 @@ class TestClient:
     def websocket_connect(self, url: str, subprotocols: Sequence[str] | None = None,
                           headers: Mapping[str, str] | None = None,
                           timeout: float = 10) -> "WebSocketTestSession":
-        """Open a WebSocket to one of the app's WebSocket routes: `with
+        """Open a WebSocket to one of the app's WebSocket routes (or a mounted app's): `with
         client.websocket_connect("/ws") as ws: ws.send_text("hi")`. It runs on the app's
         event loop, as requests do; `timeout` bounds each wait for the app."""
         self._start()
@@ -482,7 +482,12 @@ class TestClient:
         }
         # Routed without the app's root path when the path has it, as when serving.
         scope = without_root(scope, self.app.root_path)
-        endpoint = self.app._websocket_endpoint()
+        # A path none of the app's WebSocket routes takes goes to the mount holding it.
+        mounted = websocket_mount(self.app, scope)
+        if mounted is not None:
+            endpoint, scope = mounted
+        else:
+            endpoint = self.app._websocket_endpoint()
         return WebSocketTestSession(self._loop, endpoint, scope, timeout)
 
 
