@@ -9,6 +9,7 @@ use crate::convert::convert;
 use crate::coroutine::{self, Started};
 use crate::errors::{self, error_response, CallError};
 use crate::event_loop::{self, LoopState};
+use crate::file_range::{AskRange, RangeAsk, NO_RANGE};
 use crate::middleware::Rendered;
 use crate::mounts::{mount_for, Mounted, Target};
 use crate::plan::{CallKind, Route};
@@ -317,50 +318,58 @@ async fn answer(
     }
     match route.kind {
         CallKind::Sync => Python::attach(|py| {
-            let res = match app.refs.copy_context.bind(py).call0() {
+            let (res, left) = match app.refs.copy_context.bind(py).call0() {
                 Ok(context) => call(py, app, &route, parts, Some(&context)),
-                Err(e) => Err(e.into()),
+                Err(e) => (Err(e.into()), Leftover::Parts(parts)),
             };
-            let res = respond(py, res, app, route.status, Pull::Worker);
+            let res = respond(py, res, app, route.status, Pull::Worker, &|| left.range());
             state.kick(py);
             res
         }),
         CallKind::Async => {
+            // What the request asks of a `FileResponse`, read now if the handler suspends.
+            let mut later = None;
             let step = Python::attach(|py| {
                 let context = app.refs.copy_context.bind(py).call0()?;
-                let out = match call(py, app, &route, parts, Some(&context)) {
+                let (called, left) = call(py, app, &route, parts, Some(&context));
+                let range = || left.range();
+                let status = route.status;
+                let out = match called {
                     Ok(coro) => match coroutine::start(&coro, state, Some(&context)) {
                         Ok(Started::Done(value)) => {
-                            Step::Ready(respond(py, Ok(value), app, route.status, Pull::Worker))
+                            Step::Ready(respond(py, Ok(value), app, status, Pull::Worker, &range))
                         }
                         Ok(Started::Pending(rx, completion)) => {
-                            let (app, status) = (app.clone(), route.status);
+                            let app = app.clone();
                             let orphan = app.orphans.start().0;
                             completion.get().when_orphaned(Box::new(move |py, outcome| {
                                 let _orphan = orphan;
                                 let outcome = outcome.map(|v| v.into_bound(py)).map_err(Into::into);
-                                drop(respond(py, outcome, &app, status, Pull::Worker));
+                                // The client is gone: made only for its background tasks.
+                                drop(respond(py, outcome, &app, status, Pull::Worker, NO_RANGE));
                             }));
+                            later = range();
                             Step::Wait(rx)
                         }
                         Err(e) => {
-                            Step::Ready(respond(py, Err(e.into()), app, route.status, Pull::Worker))
+                            let e = Err(e.into());
+                            Step::Ready(respond(py, e, app, status, Pull::Worker, &range))
                         }
                     },
-                    Err(e) => Step::Ready(respond(py, Err(e), app, route.status, Pull::Worker)),
+                    Err(e) => Step::Ready(respond(py, Err(e), app, status, Pull::Worker, &range)),
                 };
                 state.kick(py);
                 Ok(out)
             });
-            finish(step, app, route.status).await
+            finish(step, app, route.status, &|| later.clone()).await
         }
         CallKind::Blocking => {
             let app = app.clone();
             vireo_http::spawn_blocking(move || {
                 // A blocking-pool thread starts each call with a fresh context of its own.
                 Python::attach(|py| {
-                    let res = call(py, &app, &route, parts, None);
-                    respond(py, res, &app, route.status, Pull::Pool)
+                    let (res, left) = call(py, &app, &route, parts, None);
+                    respond(py, res, &app, route.status, Pull::Pool, &|| left.range())
                 })
             })
             .await
@@ -376,23 +385,28 @@ async fn through_middleware(
     parts: Parts,
     make_request: impl FnOnce(Parts) -> Request,
 ) -> Response {
+    let mut kept_request = None;
     let step = Python::attach(|py| {
         let request = Py::new(py, make_request(parts))?;
-        let coro = chain.0.bind(py).call1((request, chain.1.bind(py)))?;
+        let coro = chain
+            .0
+            .bind(py)
+            .call1((request.clone_ref(py), chain.1.bind(py)))?;
         let context = app.refs.copy_context.bind(py).call0()?;
         let started = coroutine::start(&coro, state, Some(&context));
         state.kick(py);
         Ok(match started? {
-            Started::Done(value) => Step::Ready(final_response(py, value, app)),
+            Started::Done(value) => Step::Ready(final_response(py, value, app, Some(&request))),
             Started::Pending(rx, completion) => {
                 let (app, orphan) = (app.clone(), app.orphans.start().0);
                 completion.get().when_orphaned(Box::new(move |py, outcome| {
                     let _orphan = orphan;
                     drop(match outcome {
-                        Ok(value) => final_response(py, value.into_bound(py), &app),
+                        Ok(value) => final_response(py, value.into_bound(py), &app, None),
                         Err(e) => error_response(py, e, &app),
                     })
                 }));
+                kept_request = Some(request);
                 Step::Wait(rx)
             }
         })
@@ -401,11 +415,11 @@ async fn through_middleware(
         Ok(Step::Wait(rx)) => {
             let outcome = coroutine::finish(rx).await;
             Python::attach(|py| match outcome {
-                Ok(value) => final_response(py, value.into_bound(py), app),
+                Ok(value) => final_response(py, value.into_bound(py), app, kept_request.as_ref()),
                 Err(e) => error_response(py, e, app),
             })
         }
-        other => finish(other, app, http::StatusCode::OK).await,
+        other => finish(other, app, http::StatusCode::OK, NO_RANGE).await,
     }
 }
 
@@ -417,7 +431,12 @@ enum Step {
     Wait(oneshot::Receiver<coroutine::Outcome>),
 }
 
-async fn finish(step: PyResult<Step>, app: &Arc<AppInner>, status: http::StatusCode) -> Response {
+async fn finish(
+    step: PyResult<Step>,
+    app: &Arc<AppInner>,
+    status: http::StatusCode,
+    range: AskRange<'_>,
+) -> Response {
     match step {
         Ok(Step::Ready(res)) => res,
         Ok(Step::Wait(rx)) => {
@@ -430,6 +449,7 @@ async fn finish(step: PyResult<Step>, app: &Arc<AppInner>, status: http::StatusC
                     status,
                     // Only an `async def` handler's first step waits.
                     Pull::Worker,
+                    range,
                 )
             })
         }
@@ -437,33 +457,70 @@ async fn finish(step: PyResult<Step>, app: &Arc<AppInner>, status: http::StatusC
     }
 }
 
-/// What the outermost middleware returned: `call_next`'s response, or one of its own.
-fn final_response(py: Python<'_>, value: Bound<'_, PyAny>, app: &Arc<AppInner>) -> Response {
+/// What the outermost middleware returned: `call_next`'s response, or one of its own (a
+/// `FileResponse` of its own narrowed to what the request asks).
+fn final_response(
+    py: Python<'_>,
+    value: Bound<'_, PyAny>,
+    app: &Arc<AppInner>,
+    request: Option<&Py<Request>>,
+) -> Response {
     let res = match value.cast::<Rendered>() {
         Ok(rendered) => rendered.get().take(py),
-        Err(_) => render(&value, http::StatusCode::OK, Pull::Worker, app),
+        Err(_) => {
+            let range = || request.and_then(|r| RangeAsk::of(&r.bind(py).get().parts.head));
+            render(&value, http::StatusCode::OK, Pull::Worker, app, &range)
+        }
     };
     res.unwrap_or_else(|e| error_response(py, e, app))
 }
 
-/// Convert the route's parameters and call its handler.
+/// Convert the route's parameters and call its handler; what is left of the request is
+/// returned beside the outcome.
 fn call<'py>(
     py: Python<'py>,
     app: &Arc<AppInner>,
     route: &Arc<Route>,
     parts: Parts,
     context: Option<&Bound<'py, PyAny>>,
-) -> Result<Bound<'py, PyAny>, CallError> {
+) -> (Result<Bound<'py, PyAny>, CallError>, Leftover<'py>) {
     let converted = convert(&route.params, &*parts.head, &parts.path_values);
     let body = parts.body.clone();
     let mut parts = Some(parts);
+    let mut taken = None;
     let mut make_request = |py: Python<'py>| -> PyResult<Bound<'py, PyAny>> {
         let parts = parts.take().ok_or_else(|| {
             pyo3::exceptions::PyTypeError::new_err("a handler takes at most one Request")
         })?;
-        Ok(Bound::new(py, Request::new(parts, route.clone(), app.clone()))?.into_any())
+        let request = Bound::new(py, Request::new(parts, route.clone(), app.clone()))?;
+        taken = Some(request.clone());
+        Ok(request.into_any())
     };
-    invoke(py, app, route, converted, &body, &mut make_request, context)
+    let outcome = invoke(py, app, route, converted, &body, &mut make_request, context);
+    let left = match (parts, taken) {
+        (Some(parts), _) => Leftover::Parts(parts),
+        (None, Some(request)) => Leftover::Request(request),
+        (None, None) => Leftover::Gone,
+    };
+    (outcome, left)
+}
+
+/// What a handler's call leaves of the request: its parts, or the `Request` they went into.
+enum Leftover<'py> {
+    Parts(Parts),
+    Request(Bound<'py, Request>),
+    Gone,
+}
+
+impl Leftover<'_> {
+    /// What the request asks of a `FileResponse`.
+    fn range(&self) -> Option<RangeAsk> {
+        match self {
+            Leftover::Parts(parts) => RangeAsk::of(&parts.head),
+            Leftover::Request(request) => RangeAsk::of(&request.get().parts.head),
+            Leftover::Gone => None,
+        }
+    }
 }
 
 /// The response for a handler's outcome.
@@ -473,10 +530,11 @@ fn respond(
     app: &Arc<AppInner>,
     status: http::StatusCode,
     pull: Pull,
+    range: AskRange<'_>,
 ) -> Response {
     match outcome {
         Ok(value) => {
-            render(&value, status, pull, app).unwrap_or_else(|e| error_response(py, e, app))
+            render(&value, status, pull, app, range).unwrap_or_else(|e| error_response(py, e, app))
         }
         Err(CallError::Invalid(body)) => Response::typed(
             http::StatusCode::UNPROCESSABLE_ENTITY,

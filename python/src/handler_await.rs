@@ -4,6 +4,7 @@
 
 use crate::coroutine::{send_value, throw_into};
 use crate::errors::handled_error;
+use crate::file_range::RangeAsk;
 use crate::middleware::Rendered;
 use crate::render::render;
 use crate::request::Request;
@@ -43,7 +44,9 @@ impl AwaitHandler {
         let response = match sent {
             Ok(PySendResult::Next(yielded)) => return Ok(yielded.unbind()),
             Ok(PySendResult::Return(value)) => {
-                render(&value, request.route.status, Pull::Worker, &request.app)?
+                let range = || RangeAsk::of(&request.parts.head);
+                let (status, app) = (request.route.status, &request.app);
+                render(&value, status, Pull::Worker, app, &range)?
             }
             Err(error) if request.app.raise_http_errors => return Err(error),
             Err(error) => match handled_error(py, &error, &request.app) {

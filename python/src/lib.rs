@@ -22,6 +22,7 @@ mod coroutine;
 mod dispatch;
 mod errors;
 mod event_loop;
+mod file_range;
 mod gzip_stream;
 mod handle;
 mod handler_await;

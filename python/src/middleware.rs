@@ -8,6 +8,7 @@ use crate::convert::convert;
 use crate::coroutine::send_value;
 use crate::errors::{handled_error, CallError, ValidationFailed};
 use crate::event_loop::{self, LoopState};
+use crate::file_range::{AskRange, RangeAsk};
 use crate::handler_await::AwaitHandler;
 use crate::plan::CallKind;
 use crate::render::render;
@@ -41,10 +42,11 @@ fn outcome_response(
     outcome: Result<Bound<'_, PyAny>, CallError>,
     app: &Arc<AppInner>,
     status: StatusCode,
+    range: AskRange<'_>,
 ) -> PyResult<Response> {
     match outcome {
         // A handler of a kind that answers here (not `blocking=True`) made it on the worker.
-        Ok(value) => render(&value, status, Pull::Worker, app),
+        Ok(value) => render(&value, status, Pull::Worker, app, range),
         Err(CallError::Invalid(body)) if app.raise_http_errors => Err(ValidationFailed::new_err((
             PyBytes::new(py, &body).unbind(),
         ))),
@@ -105,9 +107,11 @@ impl Next {
             return crate::mounts::call_mounted(request);
         }
         let refs = &this.app.refs;
+        let range = &|| RangeAsk::of(&this.parts.head);
         match this.route.kind {
             CallKind::Sync => {
-                let res = outcome_response(py, call_handler(request), &this.app, this.route.status);
+                let outcome = call_handler(request);
+                let res = outcome_response(py, outcome, &this.app, this.route.status, range);
                 answer_when_awaited(py, refs, res)
             }
             // The handler's first step runs here, as a sync handler does: one that finishes
@@ -126,7 +130,7 @@ impl Next {
                         Err(e) => Err(CallError::Raised(e)),
                     },
                 };
-                let res = outcome_response(py, value, &this.app, this.route.status);
+                let res = outcome_response(py, value, &this.app, this.route.status, range);
                 answer_when_awaited(py, refs, res)
             }
             CallKind::Blocking => {
@@ -145,6 +149,7 @@ impl Next {
             this.route.status,
             pull,
             &this.app,
+            &|| RangeAsk::of(&this.parts.head),
         )?))
     }
 

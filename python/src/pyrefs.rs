@@ -9,6 +9,7 @@ pub(crate) struct PyRefs {
     pub request_validation_error: Py<PyAny>,
     pub response: Py<PyAny>,
     pub streaming_response: Py<PyAny>,
+    pub file_response: Py<PyAny>,
     /// `jsonable(obj)`: a JSON-ready value, or `bytes` of finished JSON, for what the walker
     /// does not know (models, dataclasses, dates).
     pub jsonable: Py<PyAny>,
@@ -59,6 +60,7 @@ impl PyRefs {
             request_validation_error: get("RequestValidationError")?,
             response: get("Response")?,
             streaming_response: get("StreamingResponse")?,
+            file_response: get("FileResponse")?,
             jsonable: get("jsonable")?,
             log_exception: get("log_exception")?,
             done: get("done")?,

@@ -3,6 +3,7 @@
 
 use crate::app::AppInner;
 use crate::errors::value_error;
+use crate::file_range::AskRange;
 use crate::json;
 use crate::stream::{Pull, PyStream};
 use bytes::Bytes;
@@ -34,12 +35,14 @@ fn bytes_body(b: &Bound<'_, PyBytes>) -> Bytes {
 }
 
 /// The engine response for `value`, with `status` unless `value` is a `Response`; a
-/// `StreamingResponse`'s sync iterator is pulled where `pull` says.
+/// `StreamingResponse`'s sync iterator is pulled where `pull` says, and a `FileResponse` is
+/// narrowed to what `range` asks.
 pub(crate) fn render(
     value: &Bound<'_, PyAny>,
     status: StatusCode,
     pull: Pull,
     app: &Arc<AppInner>,
+    range: AskRange<'_>,
 ) -> PyResult<Response> {
     let py = value.py();
     if let Ok(s) = value.cast_exact::<PyString>() {
@@ -55,12 +58,12 @@ pub(crate) fn render(
     // A plain dict or list is JSON; only other types can be a `Response`.
     let plain = value.is_exact_instance_of::<PyDict>() || value.is_exact_instance_of::<PyList>();
     if !plain && value.is_instance(app.refs.response.bind(py))? {
-        return response_object(value, pull, app);
+        return response_object(value, pull, app, range);
     }
     if let Some(starlette) = &app.refs.starlette_response {
         if !plain && value.is_instance(starlette.bind(py))? {
             let converted = app.refs.from_starlette.call1(py, (value,))?;
-            return response_object(converted.bind(py), pull, app);
+            return response_object(converted.bind(py), pull, app, range);
         }
     }
     let body = json::encode_body(value, app.refs.jsonable.bind(py))?;
@@ -81,10 +84,23 @@ fn known_type(media_type: &str) -> Option<ContentType> {
 /// A `vireo.Response` (or subclass): `status_code`, `body` or `body_iterator`, `media_type`,
 /// `charset` and `headers` (a dict, or a list of pairs), and `raw_headers` if it has any
 /// (pairs sent as well, such as `set-cookie` fields).
-fn response_object(obj: &Bound<'_, PyAny>, pull: Pull, app: &Arc<AppInner>) -> PyResult<Response> {
+fn response_object(
+    obj: &Bound<'_, PyAny>,
+    pull: Pull,
+    app: &Arc<AppInner>,
+    range: AskRange<'_>,
+) -> PyResult<Response> {
+    let py = obj.py();
+    let narrowed = match obj.is_instance(app.refs.file_response.bind(py))? {
+        true => match range() {
+            Some(range) => range.narrow(obj)?,
+            None => obj.clone(),
+        },
+        false => obj.clone(),
+    };
+    let obj = &narrowed;
     let res = response_fields(obj, pull, app)?;
     // Background tasks start once the response is made; they never delay it.
-    let py = obj.py();
     let background = obj.getattr(pyo3::intern!(py, "background"))?;
     if !background.is_none() {
         app.refs.run_background.call1(py, (background,))?;

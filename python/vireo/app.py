@@ -26,6 +26,7 @@ from .exceptions import (
 )
 from .routing import NoMatchFound, URLPath, fill, mount_path_for
 from .responses import (
+    FileResponse,
     JSONResponse,
     Response,
     StreamingResponse,
@@ -851,6 +852,7 @@ class App(_Routes):
             "RequestValidationError": validation_errors(),
             "Response": Response,
             "StreamingResponse": StreamingResponse,
+            "FileResponse": FileResponse,
             "jsonable": jsonable,
             "log_exception": log,
             "Address": Address,
