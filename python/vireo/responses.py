@@ -361,8 +361,9 @@ def _parse_ranges(field: str, size: int, max_ranges: int) -> list[tuple[int, int
         raise _MalformedRange("Range header: start must be less than end")
     if len(ranges) == 1:
         return ranges
-    merged = [min(ranges)]
-    for start, end in sorted(ranges)[1:]:
+    ordered = sorted(ranges)
+    merged = [ordered[0]]
+    for start, end in ordered[1:]:
         last_start, last_end = merged[-1]
         if start <= last_end:
             merged[-1] = (last_start, max(last_end, end))
@@ -379,14 +380,18 @@ class _Parts:
                  content_type: str = "", size: int = 0) -> None:
         self.ranges = ranges
         self.boundary = boundary
-        self.heads = [
-            (f"--{boundary}\r\nContent-Type: {content_type}\r\n"
-             f"Content-Range: bytes {start}-{end - 1}/{size}\r\n\r\n").encode("latin-1")
-            for start, end in ranges
-        ] if boundary else []
-        self.length = length if not boundary else (
-            sum(len(head) + (end - start) + 2 for head, (start, end) in zip(self.heads, ranges))
-            + len(boundary) + 4)
+        self.length = length
+        self.heads: list[bytes] = []
+        if boundary:
+            self.heads = [
+                (f"--{boundary}\r\nContent-Type: {content_type}\r\n"
+                 f"Content-Range: bytes {start}-{end - 1}/{size}\r\n\r\n").encode("latin-1")
+                for start, end in ranges
+            ]
+            # Each part: its head, its bytes and a CRLF; then the closing `--boundary--`.
+            self.length = sum(len(head) + (end - start) + 2
+                              for head, (start, end) in zip(self.heads, ranges))
+            self.length += len(boundary) + 4
 
     def chunks(self, response: FileResponse) -> Iterator[bytes]:
         file = response._file
