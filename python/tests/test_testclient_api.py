@@ -1,7 +1,8 @@
 """The test client as Starlette's (httpx's) is used in FastAPI apps' tests: an exception a
 handler raises is raised in the test unless `raise_server_exceptions=False`; `base_url`,
 `headers`, `cookies`, `client`; `auth=`; the response's `url`, `request`, `is_*` checks and
-`raise_for_status()`; `options()`, `stream()`; files given as pairs. Each is checked
+`raise_for_status()`; `options()`, `stream()`; files as httpx takes them; the response's
+`cookies`; a WebSocket handler's unhandled disconnect. Each is checked
 against Starlette's client on the same app where it has one; `request.client` also over a
 real socket."""
 
@@ -54,6 +55,36 @@ def build(mod):
     @app.post("/upload")
     async def upload(files: list[upload_file]):
         return [[f.filename, (await f.read()).decode()] for f in files]
+
+    form = mod.Form
+
+    @app.post("/upload-one")
+    async def upload_one(file: upload_file, flag: str = form(), note: str = form("")):
+        return {"name": file.filename, "type": file.content_type, "x": file.headers.get("x-part"),
+                "body": (await file.read()).decode(), "flag": flag, "note": note}
+
+    @app.get("/query")
+    def query(flag: str, empty: str = "unset"):
+        return [flag, empty]
+
+    response_class = mod.responses.Response if mod is fastapi else vireo.Response
+
+    socket_class = mod.WebSocket
+
+    @app.websocket("/ws")
+    async def endless(websocket: socket_class):
+        await websocket.accept()
+        while True:
+            text = await websocket.receive_text()
+            await websocket.send_text(f"got {text}")
+
+    @app.get("/cookies")
+    def cookies():
+        response = response_class("set")
+        response.set_cookie("session", "abc", path="/")
+        response.set_cookie("theme", "dark", max_age=60)
+        response.delete_cookie("gone")
+        return response
 
     streaming = mod.responses.StreamingResponse if mod is fastapi else vireo.StreamingResponse
 
@@ -155,6 +186,52 @@ def test_options_stream_and_files_as_pairs_as_starlettes():
         with ours.stream("GET", "/echo") as mine, theirs.stream("GET", "/echo") as other:
             assert json.loads(b"".join(mine.iter_bytes())) == json.loads(b"".join(
                 other.iter_bytes()))
+
+
+def test_files_as_httpx_takes_them_and_form_values_as_it_writes_them(tmp_path):
+    ours, theirs = both()
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"from a file")
+    uploads = [
+        b"bare bytes",
+        "bare text",
+        ("data.json", b"{}"),
+        ("x.bin", b"typed", "application/x-custom"),
+        ("h.txt", b"with fields", None, {"X-Part": "7"}),
+    ]
+    with ours:
+        for upload in uploads:
+            mine = ours.post("/upload-one", files={"file": upload}, data={"flag": True})
+            other = theirs.post("/upload-one", files={"file": upload}, data={"flag": True})
+            assert mine.json() == other.json(), upload
+        for client in (ours, theirs):
+            with path.open("rb") as file:
+                answer = client.post("/upload-one", files={"file": file},
+                                     data={"flag": False, "note": None}).json()
+            assert answer == {"name": "notes.txt", "type": "text/plain", "x": None,
+                              "body": "from a file", "flag": "false", "note": ""}
+        assert ours.get("/query", params={"flag": True, "empty": None}).json() == theirs.get(
+            "/query", params={"flag": True, "empty": None}).json() == ["true", ""]
+        with path.open("r") as text_file, pytest.raises(TypeError, match="binary mode"):
+            ours.post("/upload-one", files={"file": text_file})
+
+
+def test_response_cookies_are_what_the_response_sets_as_httpxs():
+    ours, theirs = both()
+    with ours:
+        mine, other = ours.get("/cookies"), theirs.get("/cookies")
+    assert dict(mine.cookies) == dict(other.cookies) == {"session": "abc", "theme": "dark"}
+    assert mine.cookies["session"] == "abc"
+
+
+def test_a_disconnect_the_handler_lets_out_reaches_the_test_as_under_starlettes():
+    ours, theirs = both()
+    for client, disconnect in ((ours, vireo.WebSocketDisconnect),
+                               (theirs, fastapi.WebSocketDisconnect)):
+        with pytest.raises(disconnect):
+            with client.websocket_connect("/ws") as ws:
+                ws.send_text("hi")
+                assert ws.receive_text() == "got hi"
 
 
 def test_over_a_socket_request_client_is_the_peers_address(serve):

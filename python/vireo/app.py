@@ -824,10 +824,11 @@ class App(_Routes):
                 False)[:6],
         )
 
-    def _websocket_endpoint(self) -> Any:
+    def _websocket_endpoint(self, raise_disconnect: bool = False) -> Any:
         """The WebSocket routes as one ASGI app, after the app's dependencies and with its
-        dependency overrides."""
-        return self._websockets.endpoint(self.dependencies, self.dependency_overrides, self)
+        dependency overrides (`raise_disconnect`: see `WebSocketEndpoint`)."""
+        return self._websockets.endpoint(self.dependencies, self.dependency_overrides, self,
+                                         raise_disconnect)
 
     def openapi(self) -> dict[str, Any]:
         """The OpenAPI 3.1 schema of the app's routes, made once (see `vireo.openapi`)."""

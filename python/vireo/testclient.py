@@ -14,7 +14,10 @@ import asyncio
 import base64
 import contextlib
 import http
+import io
 import json as jsonlib
+import mimetypes
+import pathlib
 import queue
 import urllib.parse
 import weakref
@@ -106,7 +109,7 @@ def _decoded(body: bytes, codings: str) -> bytes:
 
 class TestResponse:
     """A response, as httpx's shows it: `status_code`, `headers`, `content`, `text`,
-    `json()`, `url`, `request`, the `is_*` checks and `raise_for_status()`."""
+    `json()`, `cookies`, `url`, `request`, the `is_*` checks and `raise_for_status()`."""
 
     def __init__(self, status: int, headers: list[tuple[str, bytes]], body: bytes,
                  request: TestRequest | None = None) -> None:
@@ -128,6 +131,14 @@ class TestResponse:
     @property
     def url(self) -> URL:
         return self.request.url
+
+    @property
+    def cookies(self) -> Cookies:
+        """The cookies this response sets (an expired one not among them)."""
+        jar = Cookies()
+        for field in self.headers.get_list("set-cookie"):
+            jar.take(field)
+        return jar
 
     @property
     def reason_phrase(self) -> str:
@@ -202,33 +213,93 @@ _BOUNDARY = "vireo-test-boundary-7MA4YWxkTrZu0gW"
 
 def _multipart(data: Mapping[str, Any],
                files: Mapping[str, Any] | Sequence[tuple[str, Any]]) -> tuple[bytes, str]:
-    """A `multipart/form-data` body of `data`'s fields and `files`' uploads."""
+    """A `multipart/form-data` body of `data`'s fields and `files`' uploads, made as httpx
+    makes it: a file is `(filename, content[, content_type[, headers]])`, or bare content
+    (bytes, str or a binary file object) named after the file object's `name`, else `upload`;
+    a missing content type is guessed from the filename."""
     out = bytearray()
 
-    def part(name: str, content: bytes, filename: str | None, media_type: str | None) -> None:
+    def part(name: str, content: bytes, filename: str | None,
+             headers: Mapping[str, str]) -> None:
         out.extend(f"--{_BOUNDARY}\r\n".encode())
-        disposition = f'form-data; name="{name}"'
-        if filename is not None:
-            disposition += f'; filename="{filename}"'
+        disposition = f"form-data; {_form_param('name', name)}"
+        if filename:
+            disposition += f"; {_form_param('filename', filename)}"
         out.extend(f"content-disposition: {disposition}\r\n".encode())
-        if media_type is not None:
-            out.extend(f"content-type: {media_type}\r\n".encode())
+        for field, value in headers.items():
+            out.extend(f"{field}: {value}\r\n".encode())
         out.extend(b"\r\n" + content + b"\r\n")
 
     for name, value in data.items():
         for item in value if isinstance(value, (list, tuple)) else [value]:
-            part(name, str(item).encode(), None, None)
+            part(name, item if isinstance(item, bytes) else _form_value(item).encode(), None, {})
     # A mapping, or (name, file) pairs, which may repeat a name (as httpx takes them).
     pairs = files.items() if isinstance(files, Mapping) else files
     for name, value in pairs:
         for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, (bytes, str)):
-                item = (name, item)
-            filename, content, *rest = item
-            content = content.encode() if isinstance(content, str) else bytes(content)
-            part(name, content, filename, rest[0] if rest else "application/octet-stream")
+            filename, content, headers = _file_field(item)
+            part(name, content, filename, headers)
     out.extend(f"--{_BOUNDARY}--\r\n".encode())
     return bytes(out), f"multipart/form-data; boundary={_BOUNDARY}"
+
+
+def _file_field(value: Any) -> tuple[str | None, bytes, dict[str, str]]:
+    """One upload's filename, bytes and part header fields, as httpx reads `files` values."""
+    media_type = None
+    headers: dict[str, str] = {}
+    if isinstance(value, tuple):
+        if len(value) == 2:
+            filename, content = value
+        elif len(value) == 3:
+            filename, content, media_type = value
+        else:
+            filename, content, media_type, headers = value
+            headers = dict(headers)
+    else:
+        filename = pathlib.Path(str(getattr(value, "name", "upload"))).name
+        content = value
+    if media_type is None and filename:
+        media_type = mimetypes.guess_type(filename)[0] or "application/octet-stream"
+    if media_type is not None and not any("content-type" in k.lower() for k in headers):
+        headers["content-type"] = media_type
+    if isinstance(content, io.TextIOBase):
+        raise TypeError("multipart file uploads must be opened in binary mode, not text mode")
+    if isinstance(content, str):
+        content = content.encode()
+    elif not isinstance(content, (bytes, bytearray, memoryview)):
+        with contextlib.suppress(AttributeError, io.UnsupportedOperation):
+            content.seek(0)
+        content = content.read()
+    return filename, bytes(content), headers
+
+
+# As browsers (and httpx) escape a form parameter's quotes, backslashes and control bytes.
+_FORM_ESCAPES = {'"': "%22", "\\": "\\\\"} | {
+    chr(c): f"%{c:02X}" for c in range(0x20) if c != 0x1B
+}
+
+
+def _form_param(name: str, value: str) -> str:
+    return f'{name}="' + "".join(_FORM_ESCAPES.get(c, c) for c in value) + '"'
+
+
+def _urlencode(values: Mapping[str, Any] | Sequence[tuple[str, Any]]) -> str:
+    """A query string or form body of `values` (a list value gives a pair per item)."""
+    items = values.items() if isinstance(values, Mapping) else values
+    return urllib.parse.urlencode([
+        (name, item if isinstance(item, bytes) else _form_value(item))
+        for name, value in items
+        for item in (value if isinstance(value, (list, tuple)) else [value])
+    ])
+
+
+def _form_value(value: Any) -> str:
+    """A form field's text, as httpx writes it: booleans in JSON's spelling, `None` empty."""
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    return "" if value is None else str(value)
 
 
 _REDIRECTS = (301, 302, 303, 307, 308)
@@ -330,8 +401,8 @@ class TestClient:
         timeout: Any = None,
     ) -> TestResponse:
         """Send a request. `json` sends a JSON body; `data` form fields (a list value is sent
-        once per item); `files` uploads, each `bytes` or `(filename, content[, media_type])`,
-        with `data` as the other fields of the `multipart/form-data` body. A redirect is
+        once per item); `files` uploads, each as httpx takes them (`(filename, content[,
+        media_type[, headers]])`, or bytes or a binary file), with `data` as the other fields of the `multipart/form-data` body. A redirect is
         followed (up to 20) unless `follow_redirects` (or the client's) is false: a 303, or a
         301 or 302 to a POST, as a GET without the body, as browsers and httpx do. The
         client's `cookies` (and `cookies` given here, for this request) are sent unless a
@@ -344,7 +415,7 @@ class TestClient:
             target = parts.path or "/"
             target += f"?{parts.query}" if parts.query else ""
         if params:
-            query = urllib.parse.urlencode(params, doseq=True)
+            query = _urlencode(params)
             target += ("&" if "?" in target else "?") + query
         body = b""
         fields = {"host": parts.netloc or self.base_url.netloc}
@@ -354,12 +425,14 @@ class TestClient:
             token = base64.b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
             fields["authorization"] = f"Basic {token}"
         if json is not None:
-            body = jsonlib.dumps(json).encode()
+            # As httpx encodes it.
+            body = jsonlib.dumps(json, ensure_ascii=False, separators=(",", ":"),
+                                 allow_nan=False).encode()
             fields["content-type"] = "application/json"
         elif files is not None:
             body, fields["content-type"] = _multipart(data or {}, files)
         elif data is not None:
-            body = urllib.parse.urlencode(data, doseq=True).encode()
+            body = _urlencode(data).encode()
             fields["content-type"] = "application/x-www-form-urlencoded"
         elif content is not None:
             body = content.encode() if isinstance(content, str) else bytes(content)
@@ -487,7 +560,7 @@ class TestClient:
         if mounted is not None:
             endpoint, scope = mounted
         else:
-            endpoint = self.app._websocket_endpoint()
+            endpoint = self.app._websocket_endpoint(raise_disconnect=True)
         return WebSocketTestSession(self._loop, endpoint, scope, timeout)
 
 

@@ -312,20 +312,24 @@ class WebSocketRoutes:
         self.routes.append(_WsRoute(path, handler, dependencies, check, name))
 
     def endpoint(self, dependencies: Sequence[Depends], overrides: dict[Any, Any] | None,
-                 app: Any = None) -> "WebSocketEndpoint":
+                 app: Any = None, raise_disconnect: bool = False) -> "WebSocketEndpoint":
         """The routes of `app` as one ASGI app, after its `dependencies`, with `overrides`."""
         return WebSocketEndpoint([route.solve(dependencies, overrides) for route in self.routes],
-                                 app)
+                                 app, raise_disconnect)
 
 
 class WebSocketEndpoint:
     """The app's WebSocket routes as one ASGI app for the engine's `websocket` scope: the
     first route whose template matches runs; none matching refuses the handshake (403), and
-    so do parameters that do not validate (closed with 1008, as FastAPI does)."""
+    so do parameters that do not validate (closed with 1008, as FastAPI does). A
+    `WebSocketDisconnect` the handler lets out ends the session quietly, unless
+    `raise_disconnect` (the test client's, so a test sees it as under Starlette's client)."""
 
-    def __init__(self, routes: list[_Solved], app: Any = None) -> None:
+    def __init__(self, routes: list[_Solved], app: Any = None,
+                 raise_disconnect: bool = False) -> None:
         self.routes = routes
         self.app = app
+        self.raise_disconnect = raise_disconnect
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope["path"]
@@ -344,7 +348,8 @@ class WebSocketEndpoint:
             try:
                 await route.solve(**kwargs)
             except WebSocketDisconnect:
-                pass
+                if self.raise_disconnect:
+                    raise
             except WebSocketException as refused:
                 if not websocket._closed:
                     await websocket.close(refused.code, refused.reason)
