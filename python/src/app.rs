@@ -9,6 +9,7 @@ use crate::router::Router;
 use crate::running::RunningCalls;
 use http::{Method, StatusCode};
 use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 use std::sync::Arc;
@@ -84,7 +85,12 @@ fn route_of(t: &Bound<'_, PyTuple>) -> PyResult<(Vec<Method>, String, Route)> {
         "blocking" => CallKind::Blocking,
         other => return Err(PyValueError::new_err(format!("unknown kind {other}"))),
     };
+    let when_invalid = handler
+        .bind(t.py())
+        .getattr_opt(intern!(t.py(), "__vireo_when_invalid__"))?
+        .map(Bound::unbind);
     let route = Route {
+        when_invalid,
         handler,
         has_keywords: planned.iter().any(|p| p.keyword.is_some()),
         params: planned,

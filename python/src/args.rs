@@ -128,7 +128,10 @@ pub(crate) fn invoke<'py>(
     let mut body_errors = Vec::new();
     let mut positional = Vec::with_capacity(route.params.len());
     let kwargs = route.has_keywords.then(|| PyDict::new(py));
-    for (arg, param) in converted.args.into_iter().zip(&route.params) {
+    // The keyword names of the values that did not validate, for `when_invalid`.
+    let mut invalid = Vec::new();
+    for (index, (arg, param)) in converted.args.into_iter().zip(&route.params).enumerate() {
+        let errors_before = body_errors.len();
         let value = match (&arg, &param.source) {
             (Arg::Body(content_type), Source::Body(validator)) => {
                 let json = is_json(content_type.as_deref(), app.strict_content_type);
@@ -149,16 +152,38 @@ pub(crate) fn invoke<'py>(
                 through_converter(py, param, value, &mut body_errors)?
             }
         };
+        if let (Some(name), Some(_)) = (&param.keyword, &route.when_invalid) {
+            if body_errors.len() > errors_before || converted.failed.contains(&index) {
+                invalid.push(name.clone_ref(py));
+            }
+        }
         match (&param.keyword, &kwargs) {
             (Some(name), Some(kwargs)) => kwargs.set_item(name.bind(py), value)?,
             _ => positional.push(value),
         }
     }
     if !converted.errors.is_empty() || !body_errors.is_empty() {
-        return Err(CallError::Invalid(validation_body(
-            &converted.errors,
-            &body_errors,
-        )));
+        let body = validation_body(&converted.errors, &body_errors);
+        let Some(when_invalid) = &route.when_invalid else {
+            return Err(CallError::Invalid(body));
+        };
+        // The dependencies whose own values are valid still run, and may answer first.
+        let mut all = Vec::with_capacity(positional.len() + 4);
+        if let Some(ctx) = context {
+            all.push(ctx.clone());
+        }
+        all.push(when_invalid.bind(py).clone());
+        all.push(PyBytes::new(py, &body).into_any());
+        all.push(PyTuple::new(py, invalid)?.into_any());
+        all.extend(positional);
+        let call = match context {
+            Some(_) => app.refs.context_run.bind(py).call(PyTuple::new(py, all)?, kwargs.as_ref()),
+            None => {
+                let function = all.remove(0);
+                function.call(PyTuple::new(py, all)?, kwargs.as_ref())
+            }
+        };
+        return Ok(call?);
     }
     let result = match context {
         None if positional.len() == 1 && kwargs.is_none() => {

@@ -125,6 +125,8 @@ fn location(param: &Param) -> &'static str {
 pub(crate) struct Converted {
     pub args: Vec<Arg>,
     pub errors: Vec<Value>,
+    /// The indices of the parameters behind `errors`.
+    pub failed: Vec<usize>,
 }
 
 /// What parameters are read from: a request head, or a WebSocket handshake's scope.
@@ -159,10 +161,12 @@ pub(crate) fn convert(params: &[Param], head: &impl Fields, path_values: &[Strin
     let mut out = Converted {
         args: Vec::with_capacity(params.len()),
         errors: Vec::new(),
+        failed: Vec::new(),
     };
     let mut query: Option<Vec<(String, String)>> = None;
-    for param in params {
+    for (index, param) in params.iter().enumerate() {
         let loc = location(param);
+        let errors_before = out.errors.len();
         let arg = match &param.source {
             Source::Body(_) | Source::Form(_) => Arg::Body(
                 head.header("content-type")
@@ -208,6 +212,9 @@ pub(crate) fn convert(params: &[Param], head: &impl Fields, path_values: &[Strin
                 }
             }
         };
+        if out.errors.len() > errors_before {
+            out.failed.push(index);
+        }
         out.args.push(arg);
     }
     out

@@ -152,6 +152,11 @@ pub(crate) struct Route {
     /// The Python route (`path`, `name`, `endpoint`, ...), for `scope["route"]`; `None` for
     /// the 404 and 405 a request no route takes runs.
     pub listed: Option<Py<PyAny>>,
+    /// Called in the handler's place when some values did not validate, as
+    /// `when_invalid(body_422, invalid_names, **values)`: it runs the dependencies whose own
+    /// values did (as FastAPI does, so one may answer first), then raises `ValidationFailed`.
+    /// The handler's `__vireo_when_invalid__` attribute, if it has one.
+    pub when_invalid: Option<Py<PyAny>>,
 }
 
 /// The names of a matchit template's parameters, in order.

@@ -54,7 +54,7 @@ def test_request_fields():
             "all_x": ["1", "2"],
             "content_type": "application/json",
             "has_missing": False,
-            "length": len(b'{"a": 1}'),
+            "length": len(b'{"a":1}'),  # compact, as httpx encodes JSON
             "data": {"a": 1},
             "greeting": "hi",
             "url": "http://testserver/echo/bob?x=1&x=2&y=z",
