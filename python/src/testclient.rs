@@ -32,6 +32,8 @@ enum Job {
     },
     /// An ASGI server's request, answered as it streams, beside the others.
     Streamed(StreamJob),
+    /// Serve the requests after this one with another build of the app.
+    Replace(Arc<AppInner>),
 }
 
 #[pyclass(frozen, module = "vireo._vireo")]
@@ -73,7 +75,7 @@ async fn chunks(mut stream: vireo_http::BodyStream) -> Result<Vec<u8>, String> {
     Ok(all)
 }
 
-fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
+fn serve_jobs(mut app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
     thread_state::keep();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -105,6 +107,7 @@ fn serve_jobs(app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
                 Job::Streamed(job) => {
                     tokio::task::spawn_local(deliver(app.clone(), job));
                 }
+                Job::Replace(rebuilt) => app = rebuilt,
             }
         }
     });
@@ -188,6 +191,13 @@ impl LocalClient {
             grants,
         }))?;
         Ok(flow)
+    }
+
+    /// Serve the requests sent from now on with `core`, a new build of the same app on the
+    /// same loop (after its dependency overrides changed); requests under way finish as
+    /// they began.
+    fn replace(&self, core: &AppCore) -> PyResult<()> {
+        self.submit(Job::Replace(core.inner.clone()))
     }
 
     /// Stop the client's thread and wait for it.

@@ -344,6 +344,44 @@ def test_dependency_overrides_apply_to_the_next_client() -> None:
         assert client.get("/").text == "service on real"
 
 
+def test_dependency_overrides_changed_while_a_client_is_open_apply_to_its_next_request(
+) -> None:
+    import asyncio
+
+    import httpx
+
+    app = App()
+
+    def real_db() -> str:
+        return "real"
+
+    @app.get("/")
+    def index(db: str = Depends(real_db)) -> dict:
+        return {"db": db}
+
+    def asgi_get() -> str:
+        async def get() -> str:
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                         base_url="http://test") as client:
+                return (await client.get("/")).json()["db"]
+
+        return asyncio.run(get())
+
+    client = TestClient(app)  # module-level, as FastAPI's testing docs have it
+    seen = []
+    for overrides in ({}, {real_db: lambda: "fake"}, {}, None, {real_db: lambda: "again"}):
+        if overrides is None:
+            app.dependency_overrides = None  # as FastAPI's docs reset them
+        else:
+            app.dependency_overrides = {} if overrides else app.dependency_overrides or {}
+            app.dependency_overrides.clear()
+            app.dependency_overrides.update(overrides)
+        seen.append((client.get("/").json()["db"], asgi_get()))
+    client.close()
+    assert seen == [("real", "real"), ("fake", "fake"), ("real", "real"), ("real", "real"),
+                    ("again", "again")]
+
+
 def test_a_generator_dependency_that_does_not_yield_is_a_clear_error(caplog) -> None:
     app = App()
 

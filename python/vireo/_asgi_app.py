@@ -43,6 +43,8 @@ class AsgiBridge:
         self._loop: Any = None
         self._client: Any = None
         self._finalizer: Any = None
+        # The dependency overrides the running build was planned with.
+        self._built_overrides: dict[Any, Any] = {}
 
     async def __call__(self, scope: Message, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -67,11 +69,16 @@ class AsgiBridge:
                     self.app.openapi_schema = None
                 loop = _loop.new_loop()
                 self._client = _vireo.LocalClient(self.app._build(loop))
+                self._built_overrides = self.app._planned_overrides
                 self._loop = loop
                 # Never shut down (no lifespan events): stopped at exit, before the
                 # interpreter goes, as a test client is.
                 self._finalizer = weakref.finalize(self, _loop.release_client, self._client,
                                                    loop)
+            elif self.app._overrides_differ(self._built_overrides):
+                # Overrides a test set or cleared since: FastAPI reads them on each request.
+                self._client.replace(self.app._build(self._loop))
+                self._built_overrides = self.app._planned_overrides
             return self._client
 
     async def _lifespan(self, scope: Message, receive: Receive, send: Send) -> None:

@@ -755,10 +755,15 @@ class App(_Routes):
 
     # Building for the engine.
 
+    def _overrides_differ(self, planned: dict[Any, Any]) -> bool:
+        """Whether `dependency_overrides` are no longer `planned` (those a build used)."""
+        return planned != (self.dependency_overrides or {})
+
     def _plan(self) -> list[tuple[Any, ...]]:
-        """Every route's plan, made once (and again only if routes were added since)."""
-        if self._planned is None or self._planned_overrides != self.dependency_overrides:
-            self._planned_overrides = dict(self.dependency_overrides)
+        """Every route's plan, made once (and again only if routes were added or the
+        dependency overrides changed since)."""
+        if self._planned is None or self._overrides_differ(self._planned_overrides):
+            self._planned_overrides = dict(self.dependency_overrides or {})
             self._planned = [self._plan_route(route) for route in self._routes]
             # The schema and docs routes, without the app's dependencies (as in FastAPI).
             from .openapi import schema_routes
@@ -827,8 +832,8 @@ class App(_Routes):
     def _websocket_endpoint(self, raise_disconnect: bool = False) -> Any:
         """The WebSocket routes as one ASGI app, after the app's dependencies and with its
         dependency overrides (`raise_disconnect`: see `WebSocketEndpoint`)."""
-        return self._websockets.endpoint(self.dependencies, self.dependency_overrides, self,
-                                         raise_disconnect)
+        return self._websockets.endpoint(self.dependencies, self.dependency_overrides or {},
+                                         self, raise_disconnect)
 
     def openapi(self) -> dict[str, Any]:
         """The OpenAPI 3.1 schema of the app's routes, made once (see `vireo.openapi`)."""

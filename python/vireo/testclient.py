@@ -340,6 +340,8 @@ class TestClient:
         self._extra_cookies: dict[str, str] = {}
         self._client: Any = None
         self._loop: Any = None
+        # The dependency overrides the running build was planned with.
+        self._built_overrides: dict[Any, Any] = {}
 
     def __enter__(self) -> "TestClient":
         self._start()
@@ -350,6 +352,7 @@ class TestClient:
 
     def _start(self) -> None:
         if self._client is not None:
+            self._follow_overrides()
             return
         self._loop = _loop.new_loop()
         try:
@@ -357,13 +360,25 @@ class TestClient:
         except BaseException:
             self._loop.close()
             raise
-        self._client = _vireo.LocalClient(self.app._build(
-            self._loop, log=self._log, client_without_peer=self._client_address))
-        self._background = self.app._background
+        self._client = _vireo.LocalClient(self._build())
         # A client never closed stops its thread and ends its loop at exit, before the
         # interpreter goes away (its shutdown hooks do not run: they run on `close`).
         self._finalizer = weakref.finalize(self, _loop.release_client, self._client,
                                           self._loop)
+
+    def _build(self) -> Any:
+        """The app's native build for this client, with its dependency overrides as now."""
+        core = self.app._build(self._loop, log=self._log,
+                               client_without_peer=self._client_address)
+        self._built_overrides = self.app._planned_overrides
+        self._background = self.app._background
+        return core
+
+    def _follow_overrides(self) -> None:
+        """Serve with the app's `dependency_overrides` as they are now, as FastAPI reads them
+        on each request: a test may set or clear them while the client is open."""
+        if self.app._overrides_differ(self._built_overrides):
+            self._client.replace(self._build())
 
     def _log(self, exc: BaseException, context: str) -> None:
         """Keep what a handler raised to raise in the test, or log it as when serving."""
@@ -402,10 +417,10 @@ class TestClient:
     ) -> TestResponse:
         """Send a request. `json` sends a JSON body; `data` form fields (a list value is sent
         once per item); `files` uploads, each as httpx takes them (`(filename, content[,
-        media_type[, headers]])`, or bytes or a binary file), with `data` as the other fields of the `multipart/form-data` body. A redirect is
-        followed (up to 20) unless `follow_redirects` (or the client's) is false: a 303, or a
-        301 or 302 to a POST, as a GET without the body, as browsers and httpx do. The
-        client's `cookies` (and `cookies` given here, for this request) are sent unless a
+        media_type[, headers]])`, or bytes or a binary file), with `data` as the other
+        fields of the `multipart/form-data` body. A redirect is followed (up to 20) unless
+        `follow_redirects` (or the client's) is false: a 303, or a 301 or 302 to a POST, as
+        a GET without the body, as browsers and httpx do. The client's `cookies` (and `cookies` given here, for this request) are sent unless a
         `cookie` header is given. `auth=(user, password)` sends HTTP Basic credentials;
         `timeout` is accepted for httpx's signature (the app runs in-process)."""
         self._start()
