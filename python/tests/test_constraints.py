@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import pytest
 
-from vireo import App, Body, Cookie, Depends, Header, Path, Query
+from vireo import App, Cookie, Depends, Header, Path, Query
 from vireo.testclient import TestClient
 
 app = App()
@@ -162,17 +162,6 @@ def test_a_pattern_that_does_not_compile_is_refused_with_the_reason():
 def test_a_malformed_constraint_is_a_type_error(kwargs, message):
     with pytest.raises(TypeError, match=message):
         Query(**kwargs)
-
-
-def test_constraints_on_a_body_value_are_refused_not_ignored():
-    bad = App()
-
-    @bad.post("/")
-    def handler(n: Annotated[int, Body(ge=1)]):
-        return n
-
-    with pytest.raises(TypeError, match="on a body or form value are not checked"):
-        TestClient(bad).post("/", json=1)
 
 
 def test_the_schema_shows_limits_and_descriptions_as_fastapi_does():

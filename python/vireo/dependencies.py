@@ -176,7 +176,9 @@ class DependencyPlan:
         for n, i in enumerate(bodies):
             key, tp, required, default = self.leaf_info[i].body  # type: ignore[misc]
             leaf = list(self.leaves[i])
-            leaf[7] = embedded_body_validator(key, tp, required, default, reports_body=n == 0)
+            leaf[7] = embedded_body_validator(
+                key, tp, required, default, reports_body=n == 0,
+                constraints=getattr(self.leaf_info[i].marker, "constraints", None), where=key)
             self.leaves[i] = tuple(leaf)
             self.leaf_info[i].embedded = True
 

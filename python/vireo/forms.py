@@ -101,10 +101,12 @@ class FormField:
     """A planned form field: where it is (`key`), its type, its default, and the form model
     it is a field of (`Annotated[Model, Form()]`), if any."""
 
-    __slots__ = ("key", "annotation", "item", "many", "required", "default", "model")
+    __slots__ = ("key", "annotation", "item", "many", "required", "default", "model",
+                 "constraints", "check")
 
     def __init__(self, key: str, annotation: Any, required: bool, default: Any,
-                 model: Any = None) -> None:
+                 model: Any = None, constraints: dict[str, Any] | None = None,
+                 where: str = "") -> None:
         self.key = key
         self.annotation = annotation
         inner, _ = _unwrap(annotation)
@@ -113,6 +115,34 @@ class FormField:
         self.required = required
         self.default = default
         self.model = model
+        # With constraints (`Form(min_length=3)`), the value is validated by pydantic.
+        self.constraints = constraints or {}
+        self.check = _constrained_check(self, constraints, where) if constraints else None
+
+
+def _constrained_check(field: FormField, constraints: dict[str, Any],
+                       where: str) -> Callable[[Any, list[Any], list[dict[str, Any]]], Any]:
+    """`check(text_or_texts, loc, errors)` of a form field with constraints, as FastAPI
+    validates one: by pydantic, from the text, the constraints on the whole value."""
+    if is_upload_type(field.annotation):
+        raise TypeError(f"{where}: constraints ({', '.join(constraints)}) do not apply to a "
+                        "file")
+    try:
+        import pydantic
+    except ImportError:
+        raise TypeError(f"{where}: constraints ({', '.join(constraints)}) on a form value "
+                        "need pydantic (pip install pydantic)") from None
+    whole = list[field.item] if field.many else field.item  # type: ignore[name-defined]
+    adapter = pydantic.TypeAdapter(typing.Annotated[whole, pydantic.Field(**constraints)])
+
+    def check(value: Any, loc: list[Any], errors: list[dict[str, Any]]) -> Any:
+        try:
+            return adapter.validate_python(value)
+        except pydantic.ValidationError as exc:
+            errors.extend({**e, "loc": [*loc, *e["loc"]]} for e in exc.errors(include_url=False))
+            return _MISSING
+
+    return check
 
 
 def _convert(value: Any, field: FormField, loc: list[Any], errors: list[dict[str, Any]]) -> Any:
@@ -250,6 +280,8 @@ def form_validator(fields: list[FormField]) -> Callable[[bytes, str | None], lis
                         {"type": "missing", "loc": loc, "msg": "Field required", "input": None}
                     )
                 out.append(field.default)
+            elif field.check is not None:
+                out.append(field.check(given if field.many else given[-1], loc, errors))
             elif field.many:
                 out.append([_convert(v, field, [*loc, i], errors) for i, v in enumerate(given)])
             else:

@@ -214,6 +214,21 @@ def _parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any] |
     return out
 
 
+def _constrained(schema: dict[str, Any], constraints: dict[str, Any] | None) -> dict[str, Any]:
+    """A body or form value's schema with its constraints (`Body(gt=0)`), as pydantic
+    writes them."""
+    if not constraints or "$ref" in schema:
+        return schema
+    lengths = ("minItems", "maxItems") if schema.get("type") == "array" else (
+        "minLength", "maxLength")
+    for name, value in constraints.items():
+        if name in _SCHEMA_KEYWORDS:
+            schema[_SCHEMA_KEYWORDS[name]] = value
+        elif name in ("min_length", "max_length"):
+            schema[lengths[name == "max_length"]] = value
+    return schema
+
+
 def _native_schema(kind: str, is_list: bool, constraints: dict[str, Any]) -> dict[str, Any]:
     """The schema of a value the engine converts itself, with its constraints."""
     schema: dict[str, Any] = {"type": _SCALAR_TYPES[kind]}
@@ -302,6 +317,7 @@ def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict
             schema = type_schema(field.item, components)
         if field.many:
             schema = {"items": schema, "type": "array"}
+        schema = _constrained(schema, field.constraints)
         if _unwrap(field.annotation)[1]:
             schema = {"anyOf": [schema, {"type": "null"}]}
         schema["title"] = _title(field.key)
@@ -328,7 +344,8 @@ def _object_body(members: list[Planned], name: str, components: dict[str, Any]) 
     required = []
     for member in members:
         key, _, is_required, default = member.body  # type: ignore[misc]
-        schema = type_schema(member.annotation, components)
+        schema = _constrained(type_schema(member.annotation, components),
+                              getattr(member.marker, "constraints", None))
         if "$ref" not in schema:
             schema["title"] = getattr(member.marker, "title", None) or _title(key)
         if not is_required and default is not None and _json_ready(default):
@@ -387,7 +404,8 @@ def _operation(
         elif source == "body" and body is None:
             inner = planned.annotation
             required = planned.tuple[5]
-            schema = type_schema(inner, components)
+            schema = _constrained(type_schema(inner, components),
+                                  getattr(planned.marker, "constraints", None))
             # A bare reference stands alone, as pydantic writes one.
             if set(schema) != {"$ref"}:
                 schema["title"] = getattr(planned.marker, "title", None) or _title(

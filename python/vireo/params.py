@@ -133,11 +133,6 @@ def native_constraints(
     constraints = getattr(marker, "constraints", None)
     if not constraints:
         return None
-    if source in ("body", "form", "file"):
-        raise TypeError(
-            f"{where}: constraints ({', '.join(constraints)}) on a body or form value are not "
-            "checked; put them on a field of a pydantic model or dataclass"
-        )
     out = []
     for name, value in constraints.items():
         if name in _NUMBER_CONSTRAINTS and (is_list or kind not in ("int", "float")):
@@ -411,10 +406,10 @@ def analyse(
         if websocket and (isinstance(marker, Form) or is_upload_type(tp)):
             raise TypeError(f"WebSocket route {path}: {where}: a handshake has no form to read")
         if isinstance(marker, Form) or (marker is None and is_upload_type(tp)):
-            native_constraints(marker, "form", "", False, where)
             form = Planned(name, "form", None, tp, None, positional_only, marker)
             form.field = FormField(alias or name, tp, required, default,
-                                   getattr(marker, "form_model", None))
+                                   getattr(marker, "form_model", None),
+                                   getattr(marker, "constraints", None), where)
             planned.append(form)
             continue
         if is_request_type(inner):
@@ -445,10 +440,10 @@ def analyse(
                 "path, query, header or cookie value"
             )
         if source == "body":
-            native_constraints(marker, source, "", False, where)
             if inner is inspect.Parameter.empty:  # `payload=Body()`: any JSON value
                 inner = Any
-            validator = body_validator(inner, required, default, optional)
+            validator = body_validator(inner, required, default, optional,
+                                       getattr(marker, "constraints", None), where)
             plan_tuple = (
                 name, "body", name, "str", False, required, default, validator, keyword_only, None
             )
@@ -494,7 +489,9 @@ def _embed_bodies(planned: list[Planned]) -> None:
         return
     for index, body in enumerate(bodies):
         key, tp, required, default = body.body  # type: ignore[misc]
-        validator = embedded_body_validator(key, tp, required, default, reports_body=index == 0)
+        validator = embedded_body_validator(key, tp, required, default, reports_body=index == 0,
+                                            constraints=getattr(body.marker, "constraints", None),
+                                            where=key)
         fields = list(body.tuple)  # type: ignore[arg-type]
         fields[7] = validator
         body.tuple = tuple(fields)

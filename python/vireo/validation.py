@@ -49,13 +49,25 @@ def _parse(body: bytes) -> Any:
         ) from None
 
 
-def _value_check(tp: Any, loc: list[Any]) -> Callable[[Any], Any]:
-    """`check(parsed_json) -> value` as `tp`, raising `RequestValidationError` with each
-    error's location under `loc`."""
-    if _pydantic_model(tp):
+def _value_check(tp: Any, loc: list[Any], constraints: dict[str, Any] | None = None,
+                 where: str = "") -> Callable[[Any], Any]:
+    """`check(parsed_json) -> value` as `tp` (with `constraints`, `Body(gt=0)`'s), raising
+    `RequestValidationError` with each error's location under `loc`. Any type but a msgspec
+    Struct is validated by pydantic when it is installed, as FastAPI validates it; without
+    pydantic, as its lax mode would."""
+    if _pydantic_model(tp) and not constraints:
         return _pydantic_check(tp, loc)
     if _msgspec_struct(tp):
+        if constraints:
+            raise TypeError(f"{where}: constraints ({', '.join(constraints)}) do not apply to "
+                            "a msgspec Struct; put them on its fields")
         return _msgspec_check(tp, loc)
+    adapter = _adapter(tp, constraints, where)
+    if adapter is not None:
+        return _adapter_check(adapter, loc)
+    if constraints:
+        raise TypeError(f"{where}: constraints ({', '.join(constraints)}) on a body or form "
+                        "value need pydantic (pip install pydantic)")
 
     def check(data: Any) -> Any:
         errors: list[dict[str, Any]] = []
@@ -68,12 +80,13 @@ def _value_check(tp: Any, loc: list[Any]) -> Callable[[Any], Any]:
 
 
 def body_validator(
-    tp: Any, required: bool, default: Any, optional: bool
+    tp: Any, required: bool, default: Any, optional: bool,
+    constraints: dict[str, Any] | None = None, where: str = "",
 ) -> Callable[[bytes, bool], Any]:
     """`validate(body_bytes, is_json) -> value`, raising `RequestValidationError`. A body whose
     content type is not JSON is validated as the bytes it is, as FastAPI does: a `str` or
     `bytes` takes it, a model or dict refuses it."""
-    check = _value_check(tp, ["body"])
+    check = _value_check(tp, ["body"], constraints, where)
 
     def validate(body: bytes, is_json: bool = True) -> Any:
         if not body:
@@ -91,14 +104,15 @@ def body_validator(
 
 
 def embedded_body_validator(
-    key: str, tp: Any, required: bool, default: Any, reports_body: bool
+    key: str, tp: Any, required: bool, default: Any, reports_body: bool,
+    constraints: dict[str, Any] | None = None, where: str = "",
 ) -> Callable[[bytes], Any]:
     """For one of several body parameters of a handler (or one marked `Body(embed=True)`),
     as FastAPI reads them: the body is a JSON object and this parameter is its member `key`.
     `validate(body_bytes, is_json) -> value`, raising `RequestValidationError`. What is wrong with the
     body as a whole (JSON that does not parse) is reported once, by the parameter with
     `reports_body`; the others then raise with no error of their own."""
-    check = _value_check(tp, ["body", key])
+    check = _value_check(tp, ["body", key], constraints, where)
     missing = {"type": "missing", "loc": ["body", key], "msg": "Field required", "input": None}
 
     def validate(body: bytes, is_json: bool = True) -> Any:
@@ -139,6 +153,36 @@ def _pydantic_check(model: Any, loc: list[Any]) -> Callable[[Any], Any]:
                 error["loc"] = [*loc, *error["loc"]]
                 errors.append(error)
             raise RequestValidationError(errors) from None
+
+    return check
+
+
+def _adapter(tp: Any, constraints: dict[str, Any] | None, where: str) -> Any:
+    """A pydantic `TypeAdapter` for `tp` with `constraints`; `None` without pydantic, or for
+    a type pydantic has no schema for (then checked here, without constraints)."""
+    try:
+        import pydantic
+    except ImportError:
+        return None
+    target = typing.Annotated[tp, pydantic.Field(**constraints)] if constraints else tp
+    try:
+        return pydantic.TypeAdapter(target)
+    except pydantic.PydanticSchemaGenerationError:
+        if constraints:
+            raise TypeError(f"{where}: constraints do not apply to {tp!r}") from None
+        return None
+
+
+def _adapter_check(adapter: Any, loc: list[Any]) -> Callable[[Any], Any]:
+    import pydantic
+
+    def check(data: Any) -> Any:
+        try:
+            return adapter.validate_python(data)
+        except pydantic.ValidationError as exc:
+            raise RequestValidationError(
+                [{**e, "loc": [*loc, *e["loc"]]} for e in exc.errors(include_url=False)]
+            ) from None
 
     return check
 
