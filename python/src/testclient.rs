@@ -28,6 +28,8 @@ enum Job {
     Whole {
         head: Vec<u8>,
         body: Bytes,
+        /// Sent over `https`, as the test's base URL says.
+        secure: bool,
         reply: oneshot::Sender<Reply>,
     },
     /// An ASGI server's request, answered as it streams, beside the others.
@@ -95,10 +97,15 @@ fn serve_jobs(mut app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
         }
         while let Some(job) = jobs.recv().await {
             match job {
-                Job::Whole { head, body, reply } => {
+                Job::Whole {
+                    head,
+                    body,
+                    secure,
+                    reply,
+                } => {
                     let answer = match Head::parse(&head, &Limits::default()) {
                         Ok((head, _)) => {
-                            collect(answer_read(&app, head, body, None, false, None).await).await
+                            collect(answer_read(&app, head, body, None, secure, None).await).await
                         }
                         Err(e) => Err(format!("bad request head: {e}")),
                     };
@@ -143,12 +150,20 @@ impl LocalClient {
     }
 
     /// Send one request: `head` is the request line and header fields, ending in an empty
-    /// line. Returns `(status, [(name, value)], body)`.
-    fn request<'py>(&self, py: Python<'py>, head: &[u8], body: &[u8]) -> PyResult<PyReply<'py>> {
+    /// line; `secure` says it came over `https`. Returns `(status, [(name, value)], body)`.
+    #[pyo3(signature = (head, body, secure=false))]
+    fn request<'py>(
+        &self,
+        py: Python<'py>,
+        head: &[u8],
+        body: &[u8],
+        secure: bool,
+    ) -> PyResult<PyReply<'py>> {
         let (reply, wait) = oneshot::channel();
         self.submit(Job::Whole {
             head: head.to_vec(),
             body: Bytes::copy_from_slice(body),
+            secure,
             reply,
         })?;
         let reply = py

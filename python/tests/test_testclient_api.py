@@ -131,6 +131,18 @@ def test_base_url_headers_cookies_client_and_auth_as_starlettes():
     assert mine.request.method == other.request.method == "GET"
 
 
+def test_an_https_base_url_is_the_apps_scheme_as_under_starlettes_client():
+    ours, theirs = both(base_url="https://example.com", follow_redirects=False)
+    with ours:
+        for client in (ours, theirs):
+            assert client.get("/echo").json()["url"] == "https://example.com/echo"
+            # The slash redirect names the URL the client used.
+            moved = client.get("/echo/")
+            assert (moved.status_code, moved.headers["location"]) == (
+                307, "https://example.com/echo")
+        assert ours.get("http://example.com/echo").json()["url"] == "http://example.com/echo"
+
+
 def test_the_default_client_is_testclient_50000_and_headers_can_change():
     ours, theirs = both()
     with ours:

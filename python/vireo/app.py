@@ -99,8 +99,9 @@ def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., A
         except Exception as raised:  # noqa: BLE001 - matched against the registered handlers
             exc: Exception = raised
             if isinstance(exc, _vireo.ValidationFailed):
-                exc = RequestValidationError(json.loads(exc.args[0])["detail"],
-                                             body=await _body_read(request))
+                # Each `loc` a tuple, as pydantic and FastAPI give it to a handler.
+                errors = [{**e, "loc": tuple(e["loc"])} for e in json.loads(exc.args[0])["detail"]]
+                exc = RequestValidationError(errors, body=await _body_read(request))
             handler = find(exc)
             if handler is None:
                 if isinstance(exc, http_kinds):

@@ -46,7 +46,9 @@ def jsonable(obj: Any) -> Any:
     if isinstance(obj, (set, frozenset)) or hasattr(obj, "__iter__") and not isinstance(obj, str):
         return list(obj)
     if isinstance(obj, BaseException):
-        return str(obj)
+        # Its attributes, as FastAPI's `jsonable_encoder` gives an exception: a validator's
+        # `ValueError` in a 422's `ctx` is `{}` there.
+        return dict(vars(obj))
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 

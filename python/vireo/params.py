@@ -343,6 +343,10 @@ def analyse(
         for extra in extras:
             if isinstance(extra, (Param, Depends)):
                 marker = extra
+        # Other metadata (pydantic's `AfterValidator`, `Field`, annotated-types' `Gt`): the
+        # value is validated by pydantic with it, as FastAPI does.
+        validators = tuple(e for e in extras if not isinstance(e, (Param, Depends, str))
+                           and type(e).__name__ != "Doc")
         default = param.default
         if isinstance(default, (Param, Depends)):
             marker, default = default, getattr(default, "default", ...)
@@ -442,13 +446,14 @@ def analyse(
         if source == "body":
             if inner is inspect.Parameter.empty:  # `payload=Body()`: any JSON value
                 inner = Any
-            validator = body_validator(inner, required, default, optional,
+            checked = typing.Annotated[(inner, *validators)] if validators else inner
+            validator = body_validator(checked, required, default, optional,
                                        getattr(marker, "constraints", None), where)
             plan_tuple = (
                 name, "body", name, "str", False, required, default, validator, keyword_only, None
             )
             body = Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker)
-            body.body = (alias or name, inner, required, default)
+            body.body = (alias or name, checked, required, default)
             planned.append(body)
             continue
         key = alias or name
@@ -463,13 +468,15 @@ def analyse(
         else:
             target, is_list = inner, False
         converter = None
-        if _is_scalar(target):
+        if _is_scalar(target) and not validators:
             kind = _scalar_kind(target, where)
             constraints = native_constraints(marker, source, kind, is_list, where)
         else:
             # Read as text, then made the type (an Enum, UUID, date...) as pydantic makes it.
             kind, constraints = "str", None
             whole = list[target] if is_list else target  # type: ignore[valid-type]
+            if validators:
+                whole = typing.Annotated[(whole, *validators)]
             checks = getattr(marker, "constraints", None) or {}
             converter = param_converter(whole, checks, source, key, where)
         plan_tuple = (

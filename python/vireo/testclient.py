@@ -426,6 +426,7 @@ class TestClient:
         self._start()
         target = url
         parts = urllib.parse.urlsplit(url)
+        scheme = parts.scheme or self.base_url.scheme
         if parts.scheme or parts.netloc:  # an absolute URL: its path and query go
             target = parts.path or "/"
             target += f"?{parts.query}" if parts.query else ""
@@ -466,7 +467,7 @@ class TestClient:
                 given.add(name)
         method = method.upper()
         self._extra_cookies = dict(cookies or {})
-        response = self._send(method, target, fields, repeated, body)
+        response = self._send(method, target, fields, repeated, body, scheme)
         follow = self.follow_redirects if follow_redirects is None else follow_redirects
         for _ in range(_MAX_REDIRECTS):
             location = response.headers.get("location")
@@ -479,7 +480,8 @@ class TestClient:
             # Whatever host it names, the next request goes to the app, as Starlette's does.
             parts = urllib.parse.urlsplit(urllib.parse.urljoin(target, location))
             target = parts.path + (f"?{parts.query}" if parts.query else "")
-            response = self._send(method, target, fields, repeated, body)
+            scheme = parts.scheme or scheme
+            response = self._send(method, target, fields, repeated, body, scheme)
         raise RuntimeError(f"more than {_MAX_REDIRECTS} redirects, the last to {target}")
 
     def _send(
@@ -489,8 +491,9 @@ class TestClient:
         fields: dict[str, str],
         repeated: list[tuple[str, str]],
         body: bytes,
+        scheme: str,
     ) -> TestResponse:
-        """One request: `fields` (one per name) then the `repeated` ones."""
+        """One request: `fields` (one per name) then the `repeated` ones, over `scheme`."""
         fields = dict(fields)
         if "cookie" not in fields:
             jar = self.cookies.header_for(urllib.parse.urlsplit(target).path)
@@ -505,7 +508,8 @@ class TestClient:
         head = f"{method} {target} HTTP/1.1\r\n"
         head += "".join(f"{name}: {value}\r\n" for name, value in lines) + "\r\n"
         self._raised.clear()
-        status, raw_headers, data = self._client.request(head.encode("latin-1"), body)
+        status, raw_headers, data = self._client.request(
+            head.encode("latin-1"), body, scheme == "https")
         if method == "HEAD" or status in (204, 304) or status < 200:
             data = b""  # as on the wire: these answers have no body
         for name, value in raw_headers:
@@ -517,7 +521,7 @@ class TestClient:
             raised = self._raised[0]
             self._raised.clear()
             raise raised
-        url = URL(f"{self.base_url.scheme}://{fields['host']}{target}")
+        url = URL(f"{scheme}://{fields['host']}{target}")
         sent = Headers([(name.encode("latin-1"), value.encode("latin-1")) for name, value in lines])
         return TestResponse(status, raw_headers, data, TestRequest(method, url, sent, body))
 
