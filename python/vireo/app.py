@@ -235,6 +235,15 @@ def _vireo_stand_in(cls: type) -> type | None:
     return None
 
 
+class RouteList(list):  # type: ignore[type-arg]
+    """`app.routes`: a list that knows the app (or router) it lists, so that
+    `get_openapi(routes=app.routes)` documents them as that app does."""
+
+    def __init__(self, routes: list[Any], app: Any) -> None:
+        super().__init__(routes)
+        self.app = app
+
+
 class _Routes:
     """The route decorators App and APIRouter share; both keep `_routes`."""
 
@@ -428,7 +437,7 @@ class _Routes:
         """The routes, as FastAPI's `app.routes` lists them: HTTP routes (`path`, `name`,
         `methods`, `endpoint`), then WebSocket routes, then mounts (`path`, `name`, `app`)."""
         mounts = [Mount(path or "/", app, name) for path, app, name in getattr(self, "_mounts", ())]
-        return [*self._routes, *self._websockets.routes, *mounts]
+        return RouteList([*self._routes, *self._websockets.routes, *mounts], self)
 
     def url_path_for(self, name: str, /, **path_params: Any) -> URLPath:
         """The path of the route named `name` (see `add_api_route`) with these path
@@ -559,6 +568,8 @@ class App(_Routes):
         servers: list[dict[str, Any]] | None = None,
         openapi_tags: list[dict[str, Any]] | None = None,
         swagger_ui_parameters: dict[str, Any] | None = None,
+        swagger_ui_oauth2_redirect_url: str | None = "/docs/oauth2-redirect",
+        swagger_ui_init_oauth: dict[str, Any] | None = None,
         debug: bool = False,
         middleware: Sequence[Any] | None = None,
         exception_handlers: dict[Any, Callable[..., Any]] | None = None,
@@ -596,6 +607,9 @@ class App(_Routes):
         self.servers = list(servers or ())
         self.openapi_tags = openapi_tags
         self.swagger_ui_parameters = swagger_ui_parameters
+        # The page an OAuth2 login from Swagger UI returns to, and Swagger UI's `initOAuth`.
+        self.swagger_ui_oauth2_redirect_url = swagger_ui_oauth2_redirect_url
+        self.swagger_ui_init_oauth = swagger_ui_init_oauth
         # Accepted for FastAPI's signature: a traceback is logged, never sent to the client.
         self.debug = debug
         self.dependencies = _check_dependencies(dependencies)

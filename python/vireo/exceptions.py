@@ -52,6 +52,10 @@ class RequestValidationError(ValidationException):
         self.body = body
 
 
+class FastAPIError(RuntimeError):
+    """FastAPI's name for an error in how an app is written, for code that catches it."""
+
+
 def http_errors() -> tuple[type, ...]:
     """The exceptions answered as HTTP errors: Vireo's `HTTPException` and, once the app has
     imported them, Starlette's and FastAPI's (a subclass of Starlette's, named so that a

@@ -2,9 +2,9 @@
 
 from .cors import CORSMiddleware
 from .gzip import GZipMiddleware
-from .https_redirect import HTTPSRedirectMiddleware
+from .httpsredirect import HTTPSRedirectMiddleware
 from .sessions import SessionMiddleware
-from .trusted_host import TrustedHostMiddleware
+from .trustedhost import TrustedHostMiddleware
 
 __all__ = [
     "CORSMiddleware",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..responses import PlainTextResponse, RedirectResponse
-from .trusted_host import host_of
+from .trustedhost import host_of
 
 
 class HTTPSRedirectMiddleware:

@@ -16,10 +16,10 @@ import typing
 import uuid
 from typing import Any
 
-from . import response_class as response_classes
-from .docs_pages import redoc_html, swagger_ui_html
-from . import response_model as response_models
-from .params import Planned, _unwrap_optional, analyse
+from .. import response_class as response_classes
+from .docs import oauth2_redirect_html, redoc_html, swagger_ui_html
+from .. import response_model as response_models
+from ..params import Planned, _unwrap_optional, analyse
 
 REF = "#/components/schemas/{model}"
 
@@ -282,7 +282,7 @@ def route_leaves(
     planned = analyse(route.path, route.handler)
     if not dependencies and all(p.tag == "leaf" for p in planned):
         return planned, [], []
-    from .dependencies import solver
+    from ..dependencies import solver
 
     _, _, _, plan = solver(
         route.handler, dependencies, route.path, route.status_code, route.blocking
@@ -297,7 +297,7 @@ _FILE_SCHEMA = {"type": "string", "contentMediaType": "application/octet-stream"
 def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict[str, Any]:
     """The request body of a route's form fields: a component named as FastAPI names it
     (`Body_` and the operation id), or the form model's own when its fields are all."""
-    from .forms import UploadFile, _unwrap
+    from ..forms import UploadFile, _unwrap
 
     def is_file(item: Any) -> bool:
         return isinstance(item, type) and issubclass(item, UploadFile) or item is bytes
@@ -496,28 +496,43 @@ def _add_response(responses: dict[str, Any], code: Any, extra: dict[str, Any],
     entry["description"] = description or "Additional Response"
 
 
-def build_schema(app: Any) -> dict[str, Any]:
-    """The app's OpenAPI 3.1 document as a dict."""
+def schema_info(title: str, version: str, summary: str | None = None,
+                description: str | None = None, terms_of_service: str | None = None,
+                contact: dict[str, Any] | None = None,
+                license_info: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The schema's `info` object: the fields given, in FastAPI's order."""
+    info: dict[str, Any] = {"title": title, "version": version}
+    for key, value in (("summary", summary), ("description", description),
+                       ("termsOfService", terms_of_service), ("contact", contact),
+                       ("license", license_info)):
+        if value:
+            info[key] = value
+    return info
+
+
+def build_schema(app: Any, routes: list[Any] | None = None, *,
+                 info: dict[str, Any] | None = None, servers: list[Any] | None = None,
+                 tags: list[Any] | None = None, openapi_version: str = "3.1.0") -> dict[str, Any]:
+    """The app's OpenAPI 3.1 document as a dict: of `routes` (the app's by default), with
+    `info`, `servers` and `tags` (the app's by default)."""
     components: dict[str, Any] = {}
     schemes: dict[str, Any] = {}
     paths: dict[str, Any] = {}
-    for route in app._routes:
+    for route in app._routes if routes is None else routes:
         if not route.include_in_schema:
             continue
         item = paths.setdefault(route.path.replace(":path}", "}"), {})
         for method in route.methods:
             item[method.lower()] = _operation(app, route, method, components, schemes)
-    info: dict[str, Any] = {"title": app.title, "version": app.version}
-    for key, value in (("summary", app.summary), ("description", app.description),
-                       ("termsOfService", app.terms_of_service), ("contact", app.contact),
-                       ("license", app.license_info)):
-        if value:
-            info[key] = value
-    schema: dict[str, Any] = {"openapi": "3.1.0", "info": info}
-    servers = list(app.servers or ())
-    if app.root_path and app.root_path_in_servers and app.root_path not in [
-            server.get("url") for server in servers]:
-        servers.insert(0, {"url": app.root_path})
+    if info is None:
+        info = schema_info(app.title, app.version, app.summary, app.description,
+                           app.terms_of_service, app.contact, app.license_info)
+    schema: dict[str, Any] = {"openapi": openapi_version, "info": info}
+    if servers is None:
+        servers = list(app.servers or ())
+        if app.root_path and app.root_path_in_servers and app.root_path not in [
+                server.get("url") for server in servers]:
+            servers.insert(0, {"url": app.root_path})
     if servers:
         schema["servers"] = servers
     schema["paths"] = paths
@@ -527,16 +542,18 @@ def build_schema(app: Any) -> dict[str, Any]:
             schema["components"]["schemas"] = dict(sorted(components.items()))
         if schemes:
             schema["components"]["securitySchemes"] = schemes
-    if app.openapi_tags:
-        schema["tags"] = app.openapi_tags
+    tags = app.openapi_tags if tags is None else tags
+    if tags:
+        schema["tags"] = tags
     return schema
 
 
 def schema_routes(app: Any) -> list[Any]:
-    """The routes serving the schema (`app.openapi_url`) and the docs pages (`app.docs_url`,
-    `app.redoc_url`); none when those are `None`. None is listed in the schema."""
-    from .app import _Route
-    from .responses import HTMLResponse, JSONResponse
+    """The routes serving the schema (`app.openapi_url`) and the docs pages (`app.docs_url`
+    with its OAuth2 redirect page, `app.redoc_url`); none when those are `None`. None is
+    listed in the schema."""
+    from ..app import _Route
+    from ..responses import HTMLResponse, JSONResponse
 
     routes = []
     taken = {route.path for route in app._routes}
@@ -549,17 +566,28 @@ def schema_routes(app: Any) -> list[Any]:
         routes.append(_Route(["GET"], openapi_url, openapi, 200, False, include_in_schema=False,
                              response_class=None))
         if app.docs_url and app.docs_url not in taken:
+            redirect_url = app.swagger_ui_oauth2_redirect_url
 
             def docs() -> Any:
-                return HTMLResponse(swagger_ui_html(app.title, app.root_path + openapi_url,
-                                                    app.swagger_ui_parameters))
+                return HTMLResponse(swagger_ui_html(
+                    f"{app.title} - Swagger UI", app.root_path + openapi_url,
+                    app.swagger_ui_parameters, init_oauth=app.swagger_ui_init_oauth,
+                    oauth2_redirect_url=redirect_url and app.root_path + redirect_url))
 
             routes.append(_Route(["GET"], app.docs_url, docs, 200, False,
                                   include_in_schema=False, response_class=None))
+            if redirect_url and redirect_url not in taken:
+
+                def oauth2_redirect() -> Any:
+                    return HTMLResponse(oauth2_redirect_html())
+
+                routes.append(_Route(["GET"], redirect_url, oauth2_redirect, 200, False,
+                                     include_in_schema=False, response_class=None))
         if app.redoc_url and app.redoc_url not in taken:
 
             def redoc() -> Any:
-                return HTMLResponse(redoc_html(app.title, app.root_path + openapi_url))
+                return HTMLResponse(redoc_html(f"{app.title} - ReDoc",
+                                               app.root_path + openapi_url))
 
             routes.append(_Route(["GET"], app.redoc_url, redoc, 200, False,
                                   include_in_schema=False, response_class=None))
