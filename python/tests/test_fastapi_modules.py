@@ -148,3 +148,11 @@ def test_a_custom_schema_from_get_openapi_is_served_as_fastapis():
     other = FastAPIClient(custom_schema_app(fastapi)).get("/openapi.json").json()
     assert mine == other
     assert mine["info"]["x-logo"] == {"url": "logo.png"}
+
+
+def test_the_fastapi_name_is_the_app_with_fastapis_default_title():
+    assert isinstance(vireo.FastAPI(), vireo.App)
+    assert vireo.FastAPI().openapi()["info"] == fastapi.FastAPI().openapi()["info"]
+    assert vireo.FastAPI(title="Shop", version="2").openapi()["info"] == {
+        "title": "Shop", "version": "2"}
+    assert vireo.App().title == "Vireo"

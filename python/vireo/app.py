@@ -976,4 +976,9 @@ class App(_Routes):
             raise SystemExit(status)
 
 
-FastAPI = App
+class FastAPI(App):
+    """`App` under FastAPI's name, for code moved from FastAPI: the same app, whose default
+    `title` is FastAPI's, so the schema and docs pages say what they said before."""
+
+    def __init__(self, *, title: str = "FastAPI", **options: Any) -> None:
+        super().__init__(title=title, **options)
