@@ -413,7 +413,8 @@ def analyse(
             form = Planned(name, "form", None, tp, None, positional_only, marker)
             form.field = FormField(alias or name, tp, required, default,
                                    getattr(marker, "form_model", None),
-                                   getattr(marker, "constraints", None), where)
+                                   getattr(marker, "constraints", None), where,
+                                   getattr(marker, "description", None))
             planned.append(form)
             continue
         if is_request_type(inner):

@@ -88,7 +88,7 @@ def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
     if tp is str:
         return {"type": "string"}
     if tp is bytes:
-        return {"type": "string", "format": "binary"}
+        return {"type": "string", "contentMediaType": "application/octet-stream"}
     if tp is datetime.datetime:
         return {"type": "string", "format": "date-time"}
     if tp is datetime.date:
@@ -115,7 +115,7 @@ def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return {"enum": [m.value for m in tp], "title": tp.__name__}
     if _pydantic_model(tp):
-        schema = tp.model_json_schema(ref_template=REF)
+        schema = tp.model_json_schema(ref_template=REF, schema_generator=_generator())
         components.update(schema.pop("$defs", {}))
         components[tp.__name__] = schema
         return {"$ref": REF.format(model=tp.__name__)}
@@ -129,7 +129,47 @@ def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
         return dict(schema)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _dataclass_schema(tp, components)
-    return {}
+    return _adapter_schema(tp, components)
+
+
+def _generator() -> Any:
+    """pydantic's schema generator, writing `bytes` as FastAPI does: a string of
+    `application/octet-stream` (base64 when the model's config encodes bytes so)."""
+    global _GENERATOR
+    if _GENERATOR is None:
+        from pydantic.json_schema import GenerateJsonSchema
+
+        class Generator(GenerateJsonSchema):
+            def bytes_schema(self, schema: Any) -> Any:
+                out = {"type": "string", "contentMediaType": "application/octet-stream"}
+                mode = (self._config.ser_json_bytes if self.mode == "serialization"
+                        else self._config.val_json_bytes)
+                if mode == "base64":
+                    out["contentEncoding"] = "base64"
+                self.update_with_validations(out, schema, self.ValidationsMapping.bytes)
+                return out
+
+        _GENERATOR = Generator
+    return _GENERATOR
+
+
+_GENERATOR: Any = None
+
+
+def _adapter_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
+    """The schema pydantic gives any other type it knows (`time`, `timedelta`, `IPv4Address`,
+    `Literal[...]`...); `{}` (any value) without pydantic or for a type it does not know."""
+    try:
+        import pydantic
+    except ImportError:
+        return {}
+    try:
+        schema = pydantic.TypeAdapter(tp).json_schema(ref_template=REF,
+                                                     schema_generator=_generator())
+    except (pydantic.PydanticSchemaGenerationError, pydantic.errors.PydanticInvalidForJsonSchema):
+        return {}
+    components.update(schema.pop("$defs", {}))
+    return schema
 
 
 def _dataclass_schema(cls: Any, components: dict[str, Any]) -> dict[str, Any]:
@@ -189,7 +229,7 @@ def _parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any] |
     else:
         inner = _unwrap_optional(planned.annotation)[0]
         schema, default_json = _converted_schema(inner, constraints, default, components)
-    if not required and _optional(planned.annotation):
+    if _optional(planned.annotation):
         choices = schema["anyOf"] if set(schema) == {"anyOf"} else [schema]
         schema = {"anyOf": [*choices, {"type": "null"}]}
     # A bare reference stands alone, as pydantic writes one.
@@ -317,6 +357,8 @@ def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict
             schema = type_schema(field.item, components)
         if field.many:
             schema = {"items": schema, "type": "array"}
+        if field.description:
+            schema["description"] = field.description
         schema = _constrained(schema, field.constraints)
         if _unwrap(field.annotation)[1]:
             schema = {"anyOf": [schema, {"type": "null"}]}
@@ -366,7 +408,8 @@ def _object_body(members: list[Planned], name: str, components: dict[str, Any]) 
 
 def _operation_id(route: Any, method: str) -> str:
     name = getattr(route.handler, "__name__", "endpoint")
-    return re.sub(r"\W", "_", f"{name}{route.path}") + "_" + method.lower()
+    path = re.sub(r":\w+}", "}", route.path)  # `{p:path}` as `{p}`, as FastAPI writes it
+    return re.sub(r"\W", "_", f"{name}{path}") + "_" + method.lower()
 
 
 def _operation(
@@ -376,11 +419,13 @@ def _operation(
     doc = inspect.getdoc(handler) if inspect.isroutine(handler) else None
     op: dict[str, Any] = {}
     if route.tags:
-        op["tags"] = list(route.tags)
+        # An `Enum` tag by its value, as FastAPI lists it.
+        op["tags"] = [tag.value if isinstance(tag, enum.Enum) else tag for tag in route.tags]
     op["summary"] = route.summary or _title(getattr(handler, "__name__", "endpoint"))
     description = route.description or doc
     if description:
-        op["description"] = description
+        # What follows a form feed is for the code's readers only, as in FastAPI.
+        op["description"] = description.split("\f")[0]
     op["operationId"] = route.operation_id or _operation_id(route, method)
     if route.deprecated:
         op["deprecated"] = True
@@ -410,6 +455,8 @@ def _operation(
             if set(schema) != {"$ref"}:
                 schema["title"] = getattr(planned.marker, "title", None) or _title(
                     planned.body[0])
+            if getattr(planned.marker, "examples", None) is not None:
+                schema["examples"] = planned.marker.examples
             media: dict[str, Any] = {"schema": schema}
             examples = getattr(planned.marker, "openapi_examples", None)
             if examples:
@@ -435,13 +482,19 @@ def _operation(
     if status not in (204, 304) and media_type:
         if json_class:
             schema = type_schema(model, components) if model is not None else {}
+            if model is not None and "$ref" not in schema:
+                # As FastAPI titles a response schema that is not a model's.
+                schema["title"] = f"Response_{_operation_id(route, method)}".title().replace(
+                    "_", " ")
         else:
             schema = {"type": "string"}
         success["content"] = {media_type: {"schema": schema}}
     responses: dict[str, Any] = {str(status): success}
     for code, extra in {**app.responses, **route.responses}.items():
         _add_response(responses, code, extra, media_type, components)
-    if parameters or body is not None:
+    # Parameters left out of the schema still make the route answer 422, as FastAPI says.
+    reads = any(p.tuple[1] in ("path", "query", "header", "cookie") for p in leaves)
+    if reads or body is not None:
         responses["422"] = {
             "description": "Validation Error",
             "content": {
@@ -545,7 +598,36 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
     tags = app.openapi_tags if tags is None else tags
     if tags:
         schema["tags"] = tags
+    _drop_null_defaults(schema)
     return schema
+
+
+# The keywords whose values are schemas, or mappings or lists of them.
+_SUBSCHEMA = ("items", "additionalProperties", "not", "contains", "propertyNames")
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "schemas")
+_SUBSCHEMA_LISTS = ("anyOf", "allOf", "oneOf", "prefixItems")
+
+
+def _drop_null_defaults(node: Any, in_schema: bool = False) -> None:
+    """Take `"default": null` out of every schema in the document, as FastAPI serves it (it
+    leaves out unset values: a `None` default reads as no default)."""
+    if isinstance(node, list):
+        for item in node:
+            _drop_null_defaults(item, in_schema)
+        return
+    if not isinstance(node, dict):
+        return
+    if in_schema and "default" in node and node["default"] is None:
+        del node["default"]
+    for key, value in node.items():
+        if key == "schema" or (in_schema and key in _SUBSCHEMA) or (
+                in_schema and key in _SUBSCHEMA_LISTS):
+            _drop_null_defaults(value, True)
+        elif key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            for sub in value.values():
+                _drop_null_defaults(sub, True)
+        elif not in_schema:
+            _drop_null_defaults(value, False)
 
 
 def schema_routes(app: Any) -> list[Any]:
