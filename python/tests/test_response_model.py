@@ -285,7 +285,7 @@ def test_a_model_type_pydantic_cannot_build_is_refused_at_start_up():
             app._plan()
 
 
-def test_a_plain_or_streaming_return_type_is_not_checked():
+def test_a_plain_return_type_is_not_checked_and_a_generator_streams_its_items():
     app = vireo.App()
 
     @app.get("/text")
@@ -298,7 +298,11 @@ def test_a_plain_or_streaming_return_type_is_not_checked():
 
     handlers = {route[1]: route[2] for route in app._plan()}
     assert handlers["/text"] is text
-    assert handlers["/lines"] is lines
+    # The generator's items are streamed as JSON Lines, each validated as a UserOut.
+    assert handlers["/lines"].__wrapped__ is lines
+    answer = TestClient(app).get("/lines")
+    assert answer.headers["content-type"] == "application/jsonl"
+    assert answer.text == '{"name":"a","email":"e"}\n'
 
 
 def test_without_pydantic_only_an_explicit_response_model_is_refused(monkeypatch):

@@ -10,7 +10,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
-from . import _loop, _vireo, params
+from . import _loop, _vireo, params, streams
 from . import response_class as response_classes
 from . import response_model as response_models
 from .background import Runner
@@ -792,17 +792,23 @@ class App(_Routes):
         if with_app_dependencies:
             dependencies = self.dependencies + dependencies
         handler = route.handler
-        shape = response_models.filtering(
-            handler, route.response_model, route.response_model_options
-        )
-        render = response_classes.rendering(
-            response_classes.resolve(route.response_class, self.default_response_class),
-            route.status_code,
-        )
-        filter_value = shape if render is None else render if shape is None else (
-            lambda value: render(shape(value)))
-        if filter_value is not None:
-            handler = response_models.with_filter(handler, filter_value)
+        if streams.is_streaming(handler):
+            # A handler that yields streams its items (JSON Lines unless a response class
+            # says otherwise), as FastAPI streams them.
+            handler = streams.streaming(handler, response_classes.resolve(
+                route.response_class, self.default_response_class), route.status_code)
+        else:
+            shape = response_models.filtering(
+                handler, route.response_model, route.response_model_options
+            )
+            render = response_classes.rendering(
+                response_classes.resolve(route.response_class, self.default_response_class),
+                route.status_code,
+            )
+            filter_value = shape if render is None else render if shape is None else (
+                lambda value: render(shape(value)))
+            if filter_value is not None:
+                handler = response_models.with_filter(handler, filter_value)
         if dependencies or any(p.tag != "leaf" for p in params.analyse(route.path, handler)):
             # The handler and its dependencies, flattened into one solver function.
             solve, planned, kind, _ = solver(

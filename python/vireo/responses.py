@@ -182,6 +182,19 @@ class StreamingResponse(Response):
         self.body_iterator = content
 
 
+class EventSourceResponse(StreamingResponse):
+    """`text/event-stream`: as a route's `response_class`, the items its handler yields are
+    sent as Server-Sent Events (see `vireo.sse`)."""
+
+    media_type = "text/event-stream"
+
+    def __init__(self, content: Iterable[bytes | str] | AsyncIterable[bytes | str],
+                 status_code: int = 200, headers: Mapping[str, str] | None = None,
+                 media_type: str | None = None, background: Any = None) -> None:
+        super().__init__(content, status_code, headers, media_type or self.media_type,
+                         background)
+
+
 class FileResponse(StreamingResponse):
     """A file sent in chunks (never read whole into memory), with `content-length`,
     `accept-ranges`, `last-modified` and an `etag`, as Starlette's. The media type is guessed

@@ -302,6 +302,9 @@ def _form_value(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+# What a request target keeps as it is: the URL's delimiters, `%` escapes, unreserved ones.
+_URL_SAFE = "/?#[]@!$&'()*+,;=%:~"
+
 _REDIRECTS = (301, 302, 303, 307, 308)
 _MAX_REDIRECTS = 20
 
@@ -430,6 +433,8 @@ class TestClient:
         if parts.scheme or parts.netloc:  # an absolute URL: its path and query go
             target = parts.path or "/"
             target += f"?{parts.query}" if parts.query else ""
+        # Spaces and characters beyond ASCII percent-encoded, as httpx sends them.
+        target = urllib.parse.quote(target, safe=_URL_SAFE)
         if params:
             query = _urlencode(params)
             target += ("&" if "?" in target else "?") + query
@@ -508,8 +513,17 @@ class TestClient:
         head = f"{method} {target} HTTP/1.1\r\n"
         head += "".join(f"{name}: {value}\r\n" for name, value in lines) + "\r\n"
         self._raised.clear()
-        status, raw_headers, data = self._client.request(
-            head.encode("latin-1"), body, scheme == "https")
+        try:
+            status, raw_headers, data = self._client.request(
+                head.encode("latin-1"), body, scheme == "https")
+        except ValueError:
+            # A streamed body that failed part way: the app's own exception is raised, as by
+            # Starlette's client, when it was kept.
+            if self._raised and self.raise_server_exceptions:
+                raised = self._raised[0]
+                self._raised.clear()
+                raise raised from None
+            raise
         if method == "HEAD" or status in (204, 304) or status < 200:
             data = b""  # as on the wire: these answers have no body
         for name, value in raw_headers:

@@ -19,6 +19,7 @@ from typing import Any
 from .. import response_class as response_classes
 from .docs import oauth2_redirect_html, redoc_html, swagger_ui_html
 from .. import response_model as response_models
+from .. import sse, streams
 from ..params import Planned, _unwrap_optional, analyse
 
 REF = "#/components/schemas/{model}"
@@ -479,7 +480,11 @@ def _operation(
     if status == 200 and cls is not None:
         status = response_classes.default_status(cls)
     success: dict[str, Any] = {"description": route.response_description}
-    if status not in (204, 304) and media_type:
+    if streams.is_streaming(handler):
+        content = _stream_content(handler, cls, components)
+        if content:
+            success["content"] = content
+    elif status not in (204, 304) and media_type:
         if json_class:
             schema = type_schema(model, components) if model is not None else {}
             if model is not None and "$ref" not in schema:
@@ -507,6 +512,32 @@ def _operation(
     if route.openapi_extra:
         _merge(op, route.openapi_extra)
     return op
+
+
+# The event object of a Server-Sent Events stream, as FastAPI describes it.
+_SSE_EVENT = {"data": {"type": "string"}, "event": {"type": "string"},
+              "id": {"type": "string"}, "retry": {"type": "integer", "minimum": 0}}
+
+
+def _stream_content(handler: Any, cls: Any, components: dict[str, Any]) -> dict[str, Any]:
+    """A streaming route's success content: the schema of each item (JSON Lines) or event
+    (Server-Sent Events), as FastAPI writes it; none for a raw stream."""
+    how = streams.mode(cls)
+    if how == "raw":
+        return {}
+    item = streams.item_type(handler)
+    if item is sse.ServerSentEvent:
+        item = None
+    item_schema = type_schema(item, components) if item is not None else {}
+    if how == "jsonl":
+        return {"application/jsonl": {"itemSchema": item_schema}}
+    properties = {name: dict(schema) for name, schema in _SSE_EVENT.items()}
+    event: dict[str, Any] = {"type": "object", "properties": properties}
+    if item is not None:
+        properties["data"].update(contentMediaType="application/json",
+                                  contentSchema=item_schema)
+        event["required"] = ["data"]
+    return {"text/event-stream": {"itemSchema": event}}
 
 
 def _merge(into: dict[str, Any], extra: dict[str, Any]) -> None:
