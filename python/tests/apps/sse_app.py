@@ -1,21 +1,22 @@
 """A Vireo App for `vireo serve sse_app:app`: a Server-Sent Events route whose sync generator
-sleeps between events, and a plain route to ask meanwhile."""
+blocks until another request (`/release`) is served, which only a free worker can serve."""
 
-import time
+import threading
 
 from vireo import App
 from vireo.sse import EventSourceResponse
 
 app = App()
+released = threading.Event()
 
 
-@app.get("/slow-sync", response_class=EventSourceResponse)
-def slow_sync():
+@app.get("/waiting", response_class=EventSourceResponse)
+def waiting():
     yield {"n": 1}
-    time.sleep(0.5)
-    yield {"n": 2}
+    yield {"released": released.wait(10)}
 
 
-@app.get("/other")
-def other():
+@app.get("/release")
+def release():
+    released.set()
     return {"ok": True}
