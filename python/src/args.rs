@@ -177,7 +177,11 @@ pub(crate) fn invoke<'py>(
         all.push(PyTuple::new(py, invalid)?.into_any());
         all.extend(positional);
         let call = match context {
-            Some(_) => app.refs.context_run.bind(py).call(PyTuple::new(py, all)?, kwargs.as_ref()),
+            Some(_) => app
+                .refs
+                .context_run
+                .bind(py)
+                .call(PyTuple::new(py, all)?, kwargs.as_ref()),
             None => {
                 let function = all.remove(0);
                 function.call(PyTuple::new(py, all)?, kwargs.as_ref())

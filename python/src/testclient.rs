@@ -17,11 +17,18 @@ use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot};
 use vireo_http::{Body, Head, Limits, Response};
 
-/// A response as Python receives it: status, header fields, body.
-type PyReply<'py> = (u16, Vec<(String, Bound<'py, PyBytes>)>, Bound<'py, PyBytes>);
+/// A response as Python receives it: status, header fields, body, and why a streamed body
+/// stopped short (`None` when it did not).
+type PyReply<'py> = (
+    u16,
+    Vec<(String, Bound<'py, PyBytes>)>,
+    Bound<'py, PyBytes>,
+    Option<String>,
+);
 
-/// A response as the test client's thread hands it over.
-type Reply = Result<(u16, Vec<(String, Vec<u8>)>, Vec<u8>), String>;
+/// A response as the test client's thread hands it over: status, header fields, the body
+/// (as far as it came) and why it stopped short.
+type Reply = Result<(u16, Vec<(String, Vec<u8>)>, Vec<u8>, Option<String>), String>;
 
 enum Job {
     /// A test's request, answered whole, one after another.
@@ -57,24 +64,27 @@ async fn collect(mut res: Response) -> Reply {
     if let (Some(length), true, false) = (res.body().len(), has_body(status), given) {
         headers.push(("content-length".to_owned(), length.to_string().into_bytes()));
     }
-    let body = match res.take_body() {
-        Body::Empty => Vec::new(),
-        Body::Static(b) => b.to_vec(),
-        Body::Bytes(b) => b.to_vec(),
-        Body::Vec(v) => v,
-        Body::Stream(s) | Body::SizedStream(_, s) => chunks(s).await?,
-        Body::StreamWithTrailers(trailed) => chunks(trailed.stream).await?,
+    let (body, failed) = match res.take_body() {
+        Body::Empty => (Vec::new(), None),
+        Body::Static(b) => (b.to_vec(), None),
+        Body::Bytes(b) => (b.to_vec(), None),
+        Body::Vec(v) => (v, None),
+        Body::Stream(s) | Body::SizedStream(_, s) => chunks(s).await,
+        Body::StreamWithTrailers(trailed) => chunks(trailed.stream).await,
     };
-    Ok((status, headers, body))
+    Ok((status, headers, body, failed))
 }
 
-/// Every chunk of a streamed body.
-async fn chunks(mut stream: vireo_http::BodyStream) -> Result<Vec<u8>, String> {
+/// The chunks of a streamed body, up to the end or the error that stopped it.
+async fn chunks(mut stream: vireo_http::BodyStream) -> (Vec<u8>, Option<String>) {
     let mut all = Vec::new();
     while let Some(chunk) = std::future::poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
-        all.extend_from_slice(&chunk.map_err(|e| e.to_string())?);
+        match chunk {
+            Ok(chunk) => all.extend_from_slice(&chunk),
+            Err(e) => return (all, Some(e.to_string())),
+        }
     }
-    Ok(all)
+    (all, None)
 }
 
 fn serve_jobs(mut app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
@@ -150,7 +160,8 @@ impl LocalClient {
     }
 
     /// Send one request: `head` is the request line and header fields, ending in an empty
-    /// line; `secure` says it came over `https`. Returns `(status, [(name, value)], body)`.
+    /// line; `secure` says it came over `https`. Returns `(status, [(name, value)], body,
+    /// failed)`, `failed` saying why a streamed body stopped short (else `None`).
     #[pyo3(signature = (head, body, secure=false))]
     fn request<'py>(
         &self,
@@ -169,12 +180,12 @@ impl LocalClient {
         let reply = py
             .detach(move || wait.blocking_recv())
             .map_err(|_| PyRuntimeError::new_err("the test client's thread has ended"))?;
-        let (status, headers, body) = reply.map_err(PyValueError::new_err)?;
+        let (status, headers, body, failed) = reply.map_err(PyValueError::new_err)?;
         let headers = headers
             .into_iter()
             .map(|(n, v)| (n, PyBytes::new(py, &v)))
             .collect();
-        Ok((status, headers, PyBytes::new(py, &body)))
+        Ok((status, headers, PyBytes::new(py, &body), failed))
     }
 
     /// Answer one request from an ASGI server, without waiting: `head` is the request line

@@ -14,6 +14,7 @@ dependencies whose own values (and sub-dependencies) are valid, as FastAPI does,
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any, Callable, Sequence
 
@@ -30,14 +31,20 @@ class Depends:
     Without a callable, the parameter's annotation is called (`Annotated[Pager, Depends()]`).
     """
 
-    def __init__(self, dependency: Callable[..., Any] | None = None, *, use_cache: bool = True):
+    def __init__(self, dependency: Callable[..., Any] | None = None, *, use_cache: bool = True,
+                 scope: str | None = None):
+        if scope not in (None, "function", "request"):
+            raise ValueError(f"Depends scope is 'function' or 'request', not {scope!r}")
         self.dependency = dependency
         self.use_cache = use_cache
+        # A `yield` dependency's teardown: "function" right after the handler returns,
+        # "request" (the default) once the response has been made (a stream's last chunk).
+        self.scope = scope
 
     def with_dependency(self, dependency: Callable[..., Any]) -> "Depends":
         if dependency is self.dependency:
             return self
-        return Depends(dependency, use_cache=self.use_cache)
+        return Depends(dependency, use_cache=self.use_cache, scope=self.scope)
 
     def __repr__(self) -> str:
         name = getattr(self.dependency, "__qualname__", repr(self.dependency))
@@ -96,6 +103,8 @@ _LEAF, _STEP, _BACKGROUND, _FORM, _RESPONSE, _CONSTANT = range(6)
 
 
 def _kind_of(fn: Callable[..., Any]) -> int:
+    while isinstance(fn, functools.partial):  # a partial is called as what it wraps
+        fn = fn.func
     call = fn if inspect.isroutine(fn) or inspect.isclass(fn) else type(fn).__call__
     if inspect.isasyncgenfunction(call):
         return _ASYNC_GEN
@@ -109,12 +118,15 @@ def _kind_of(fn: Callable[..., Any]) -> int:
 class _Step:
     """One call: `fn(*positional, **keywords)`, each argument `(name, where, index)`."""
 
-    __slots__ = ("fn", "kind", "args")
+    __slots__ = ("fn", "kind", "args", "function_scope")
 
-    def __init__(self, fn: Callable[..., Any], kind: int, args: list[tuple[Any, int, Any]]):
+    def __init__(self, fn: Callable[..., Any], kind: int, args: list[tuple[Any, int, Any]],
+                 function_scope: bool = False):
         self.fn = fn
         self.kind = kind
         self.args = args
+        # A `yield` step closed as soon as the handler returns (`Depends(scope="function")`).
+        self.function_scope = function_scope
 
 
 class DependencyPlan:
@@ -242,7 +254,7 @@ class DependencyPlan:
             self._active.pop()
             self._scopes.pop()
         call = _sync_check(fn) or fn
-        self.steps.append(_Step(call, _kind_of(call), args))
+        self.steps.append(_Step(call, _kind_of(call), args, depends.scope == "function"))
         index = len(self.steps) - 1
         if depends.use_cache:
             self._cached[key] = index
@@ -388,9 +400,10 @@ def _attach(response: Any, tasks: BackgroundTasks | None) -> Any:
 
 
 def _enter_sync(steps: list[_Step], kw: dict[str, Any], values: list[Any], tasks: Any,
-                sub: Any, exits: list[Any], skip: frozenset[int] = frozenset()) -> None:
+                sub: Any, exits: list[Any], skip: frozenset[int] = frozenset(),
+                now: list[Any] | None = None) -> None:
     """Call each step but those in `skip`, in order, into `values`; a generator step's
-    generator joins `exits`."""
+    generator joins `exits` (`now` for a function-scoped one, when given)."""
     for i, step in enumerate(steps):
         if i in skip:
             continue
@@ -398,13 +411,14 @@ def _enter_sync(steps: list[_Step], kw: dict[str, Any], values: list[Any], tasks
         if step.kind == _GEN:
             gen = step.fn(*args, **kwargs)
             values[i] = _first(gen, step)
-            exits.append(gen)
+            (now if step.function_scope and now is not None else exits).append(gen)
         else:
             values[i] = step.fn(*args, **kwargs)
 
 
 async def _enter_async(steps: list[_Step], kw: dict[str, Any], values: list[Any], tasks: Any,
-                       sub: Any, exits: list[Any], skip: frozenset[int] = frozenset()) -> None:
+                       sub: Any, exits: list[Any], skip: frozenset[int] = frozenset(),
+                       now: list[Any] | None = None) -> None:
     """`_enter_sync`, for a plan with `async` steps."""
     for i, step in enumerate(steps):
         if i in skip:
@@ -418,14 +432,65 @@ async def _enter_async(steps: list[_Step], kw: dict[str, Any], values: list[Any]
         elif kind == _GEN:
             gen = step.fn(*args, **kwargs)
             values[i] = _first(gen, step)
-            exits.append(gen)
+            (now if step.function_scope and now is not None else exits).append(gen)
         else:
             agen = step.fn(*args, **kwargs)
             try:
                 values[i] = await agen.__anext__()
             except StopAsyncIteration:
                 raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
-            exits.append(agen)
+            (now if step.function_scope and now is not None else exits).append(agen)
+
+
+def _streamed(response: Any) -> bool:
+    """Whether `response` streams a body of the app's (not a file): the teardown of `yield`
+    dependencies then waits for its last chunk, so the stream can still use what they
+    yielded (a database session)."""
+    from .responses import FileResponse, StreamingResponse
+
+    return isinstance(response, StreamingResponse) and not isinstance(response, FileResponse)
+
+
+def _closing_sync(chunks: Any, exits: list[Any]) -> Any:
+    """`chunks`, then the teardown of `exits` (with the exception if the stream failed, or
+    was left by the client)."""
+    if hasattr(chunks, "__anext__") or hasattr(chunks, "__aiter__"):
+
+        async def closing_async() -> Any:
+            try:
+                async for chunk in chunks:
+                    yield chunk
+            except BaseException as exc:
+                _finish_sync(exits, exc)
+                raise
+            _finish_sync(exits, None)
+
+        return closing_async()
+
+    def closing() -> Any:
+        try:
+            yield from chunks
+        except BaseException as exc:
+            _finish_sync(exits, exc)
+            raise
+        _finish_sync(exits, None)
+
+    return closing()
+
+
+async def _closing_async(chunks: Any, exits: list[Any]) -> Any:
+    """`_closing_sync`, with `async` teardown (a sync iterator is then pulled on the loop)."""
+    try:
+        if hasattr(chunks, "__anext__") or hasattr(chunks, "__aiter__"):
+            async for chunk in chunks:
+                yield chunk
+        else:
+            for chunk in chunks:
+                yield chunk
+    except BaseException as exc:
+        await _finish_async(exits, exc)
+        raise
+    await _finish_async(exits, None)
 
 
 def _skipped(steps: list[_Step], invalid: tuple[str, ...]) -> frozenset[int]:
@@ -536,17 +601,24 @@ def solver(
             tasks = BackgroundTasks() if with_tasks else None
             sub = _sub_response() if with_sub else None
             exits: list[Any] = []
+            now: list[Any] = []
             try:
-                _enter_sync(steps, kw, values, tasks, sub, exits)
+                _enter_sync(steps, kw, values, tasks, sub, exits, now=now)
                 args, kwargs = _call_args(handler_args, kw, values, tasks, sub)
                 result = handler(*args, **kwargs)
+                if now:
+                    _finish_sync(now, None)
                 if sub is not None:
                     result = _merged(result, status_code, sub)
                 if any_exit or (tasks is not None and tasks.tasks):
                     result = _attach(_as_response(result, status_code), tasks)
             except BaseException as exc:
+                _finish_sync(now, exc)
                 _finish_sync(exits, exc)
                 raise
+            if exits and _streamed(result):
+                result.body_iterator = _closing_sync(result.body_iterator, exits)
+                return result
             _finish_sync(exits, None)
             return result
 
@@ -572,20 +644,30 @@ def solver(
         tasks = BackgroundTasks() if with_tasks else None
         sub = _sub_response() if with_sub else None
         exits: list[Any] = []
+        now: list[Any] = []
         try:
             values: list[Any] = [None] * len(steps)
-            await _enter_async(steps, kw, values, tasks, sub, exits)
+            await _enter_async(steps, kw, values, tasks, sub, exits, now=now)
             args, kwargs = _call_args(handler_args, kw, values, tasks, sub)
             result = handler(*args, **kwargs)
             if handler_is_async:
                 result = await result
+            if now:
+                await _finish_async(now, None)
             if sub is not None:
                 result = _merged(result, status_code, sub)
             if not websocket and (any_exit or (tasks is not None and tasks.tasks)):
                 result = _attach(_as_response(result, status_code), tasks)
         except BaseException as exc:
+            await _finish_async(now, exc)
             await _finish_async(exits, exc)
             raise
+        if exits and not websocket and _streamed(result):
+            if any(hasattr(gen, "__anext__") for gen in exits):
+                result.body_iterator = _closing_async(result.body_iterator, exits)
+            else:
+                result.body_iterator = _closing_sync(result.body_iterator, exits)
+            return result
         await _finish_async(exits, None)
         return result
 

@@ -49,6 +49,9 @@ def jsonable(obj: Any) -> Any:
         # Its attributes, as FastAPI's `jsonable_encoder` gives an exception: a validator's
         # `ValueError` in a 422's `ctx` is `{}` there.
         return dict(vars(obj))
+    if hasattr(obj, "__dict__"):
+        # Any other object by its attributes, as FastAPI encodes one.
+        return dict(vars(obj))
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
