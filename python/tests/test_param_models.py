@@ -252,3 +252,29 @@ def test_a_form_model_that_forbids_extras_refuses_them_as_in_fastapi(form):
     mine = TestClient(strict(vireo)).post("/login", data=form)
     other = FastAPIClient(strict(fastapi)).post("/login", data=form)
     assert (mine.status_code, mine.json()) == (other.status_code, other.json())
+
+
+class RawHeaders(BaseModel):
+    save_data: bool = False
+    x_tag: list[str] = []
+
+
+def raw_headers(mod):
+    app = mod.FastAPI()
+
+    @app.get("/raw")
+    def raw(headers: Annotated[RawHeaders, mod.Header(convert_underscores=False)]):
+        return headers
+
+    return app
+
+
+@pytest.mark.parametrize("headers", [
+    [("save_data", "true"), ("x_tag", "a"), ("x_tag", "b")],
+    [("save-data", "true"), ("x-tag", "a")],
+    [],
+])
+def test_a_header_model_without_underscore_conversion_reads_names_as_fastapi(headers):
+    mine = TestClient(raw_headers(vireo)).get("/raw", headers=headers)
+    other = FastAPIClient(raw_headers(fastapi)).get("/raw", headers=headers)
+    assert (mine.status_code, mine.json()) == (other.status_code, other.json())

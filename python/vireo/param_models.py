@@ -92,6 +92,9 @@ def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
         if field.alias is None and "title" not in options:
             # Titled by the field's name, as pydantic titles it (a header's name has hyphens).
             options["title"] = name.replace("_", " ").title()
+        if source.source == "header":
+            # `Header(convert_underscores=False)` on the model reads each field by its name.
+            options["convert_underscores"] = getattr(marker, "convert_underscores", True)
         param = source(_UNSET, alias=field.alias, **options)
         param.form_model = model
         # What the schema shows: the field's own default and whether it is required.
@@ -119,7 +122,7 @@ def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
 
     # The names the fields are read by (a header field's with hyphens, as it is sent).
     known = {key.lower() if source.source == "header" else key for key in keys.values()}
-    if source.source == "header":
+    if source.source == "header" and getattr(marker, "convert_underscores", True):
         known |= {key.replace("_", "-") for key in known}
 
     def validate(values: dict[str, Any], extra: dict[str, Any]) -> Any:
