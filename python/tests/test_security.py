@@ -215,6 +215,15 @@ def test_the_schema_lists_the_same_schemes_and_scopes(clients):
                 method, path)
 
 
+def test_the_password_forms_schemas_are_fastapis(clients):
+    ours, theirs = clients
+    mine, expected = ours.get("/openapi.json").json(), theirs.get("/openapi.json").json()
+    forms = [name for name in expected["components"]["schemas"] if name.startswith("Body_")]
+    assert forms
+    for name in forms:
+        assert mine["components"]["schemas"][name] == expected["components"]["schemas"][name]
+
+
 def test_a_scheme_guards_a_blocking_route():
     app = vireo.App()
     oauth2 = vireo.security.OAuth2PasswordBearer(tokenUrl="token")

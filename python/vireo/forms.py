@@ -102,11 +102,12 @@ class FormField:
     it is a field of (`Annotated[Model, Form()]`), if any."""
 
     __slots__ = ("key", "annotation", "item", "many", "required", "default", "model",
-                 "constraints", "check", "description")
+                 "constraints", "check", "description", "schema_extra")
 
     def __init__(self, key: str, annotation: Any, required: bool, default: Any,
                  model: Any = None, constraints: dict[str, Any] | None = None,
-                 where: str = "", description: str | None = None) -> None:
+                 where: str = "", description: str | None = None,
+                 schema_extra: dict[str, Any] | None = None) -> None:
         self.key = key
         self.annotation = annotation
         inner, _ = _unwrap(annotation)
@@ -117,7 +118,8 @@ class FormField:
         self.model = model
         # With constraints (`Form(min_length=3)`), the value is validated by pydantic.
         self.constraints = constraints or {}
-        self.description = description  # for the schema
+        self.description = description  # for the schema, with `schema_extra`
+        self.schema_extra = schema_extra or {}
         self.check = _constrained_check(self, constraints, where) if constraints else None
 
 

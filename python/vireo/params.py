@@ -414,7 +414,8 @@ def analyse(
             form.field = FormField(alias or name, tp, required, default,
                                    getattr(marker, "form_model", None),
                                    getattr(marker, "constraints", None), where,
-                                   getattr(marker, "description", None))
+                                   getattr(marker, "description", None),
+                                   getattr(marker, "json_schema_extra", None))
             planned.append(form)
             continue
         if is_request_type(inner):

@@ -24,7 +24,7 @@ from typing import Annotated, Any
 
 from .connection import HTTPConnection
 from .dependencies import Security, SecurityScopes
-from .exceptions import HTTPException, RequestValidationError
+from .exceptions import HTTPException
 from .forms import Form
 
 
@@ -370,23 +370,6 @@ class OpenIdConnect(SecurityBase):
         return self._authorization(request)
 
 
-def _check_grant_type(grant_type: str | None, required: bool) -> None:
-    """`grant_type` must be `password` (OAuth2's password flow): a 422 as pydantic words it."""
-    if grant_type == "password" or (grant_type is None and not required):
-        return
-    raise RequestValidationError(
-        [
-            {
-                "type": "string_pattern_mismatch",
-                "loc": ["body", "grant_type"],
-                "msg": "String should match pattern '^password$'",
-                "input": grant_type,
-                "ctx": {"pattern": "^password$"},
-            }
-        ]
-    )
-
-
 class OAuth2PasswordRequestForm:
     """The form a client posts to an OAuth2 password flow's `tokenUrl`: `username`,
     `password`, `scope` (split into `scopes`), and optionally `grant_type` (`password` when
@@ -395,14 +378,14 @@ class OAuth2PasswordRequestForm:
     def __init__(
         self,
         *,
-        grant_type: Annotated[str | None, Form()] = None,
+        grant_type: Annotated[str | None, Form(pattern="^password$")] = None,
         username: Annotated[str, Form()],
-        password: Annotated[str, Form()],
+        password: Annotated[str, Form(json_schema_extra={"format": "password"})],
         scope: Annotated[str, Form()] = "",
         client_id: Annotated[str | None, Form()] = None,
-        client_secret: Annotated[str | None, Form()] = None,
+        client_secret: Annotated[str | None, Form(json_schema_extra={"format": "password"})]
+        = None,
     ) -> None:
-        _check_grant_type(grant_type, required=False)
         self.grant_type = grant_type
         self.username = username
         self.password = password
@@ -416,14 +399,13 @@ class OAuth2PasswordRequestFormStrict(OAuth2PasswordRequestForm):
 
     def __init__(
         self,
-        grant_type: Annotated[str, Form()],
+        grant_type: Annotated[str, Form(pattern="^password$")],
         username: Annotated[str, Form()],
         password: Annotated[str, Form()],
         scope: Annotated[str, Form()] = "",
         client_id: Annotated[str | None, Form()] = None,
         client_secret: Annotated[str | None, Form()] = None,
     ) -> None:
-        _check_grant_type(grant_type, required=True)
         super().__init__(
             grant_type=grant_type,
             username=username,

@@ -363,6 +363,7 @@ def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict
         schema = _constrained(schema, field.constraints)
         if _unwrap(field.annotation)[1]:
             schema = {"anyOf": [schema, {"type": "null"}]}
+        schema.update(field.schema_extra)
         schema["title"] = _title(field.key)
         if field.required:
             required.append(field.key)
