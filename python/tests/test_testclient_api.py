@@ -143,14 +143,6 @@ def test_an_https_base_url_is_the_apps_scheme_as_under_starlettes_client():
         assert ours.get("http://example.com/echo").json()["url"] == "http://example.com/echo"
 
 
-def test_a_root_path_is_the_prefix_a_proxy_strips_as_under_starlettes_client():
-    ours, theirs = both(root_path="/api/v1")
-    with ours:
-        mine, other = ours.get("/api/v1/echo"), theirs.get("/api/v1/echo")
-    assert mine.status_code == other.status_code == 200
-    assert mine.json()["url"] == other.json()["url"] == "http://testserver/api/v1/echo"
-
-
 def test_the_default_client_is_testclient_50000_and_headers_can_change():
     ours, theirs = both()
     with ours:

@@ -322,17 +322,12 @@ class TestClient:
         headers: Mapping[str, str] | None = None,
         follow_redirects: bool = True,
         client: tuple[str, int] = ("testclient", 50000),
-        root_path: str = "",
     ) -> None:
         """As Starlette's: requests go to `base_url`'s host; an exception a handler raises
         (and does not turn into a response) is raised in the test when
         `raise_server_exceptions`, else answered 500; `headers` and `cookies` go with every
-        request; `client` is `request.client`; `root_path` is the prefix a proxy in front
-        would strip (the app's `root_path`, when it has none of its own)."""
+        request; `client` is `request.client`."""
         self.app = app
-        if root_path and not app.root_path:
-            app.root_path = root_path.rstrip("/")
-            app.openapi_schema = None
         self.base_url = URL(base_url.rstrip("/"))
         self.raise_server_exceptions = raise_server_exceptions
         # As Starlette's client: a 3xx with a `location` is followed, unless told not to.
