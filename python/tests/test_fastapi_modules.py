@@ -156,3 +156,19 @@ def test_the_fastapi_name_is_the_app_with_fastapis_default_title():
     assert vireo.FastAPI(title="Shop", version="2").openapi()["info"] == {
         "title": "Shop", "version": "2"}
     assert vireo.App().title == "Vireo"
+
+
+@pytest.mark.parametrize("options", [
+    {"init_oauth": {"appName": "Evil</script><script>alert(1)</script>"}},
+    {"swagger_ui_parameters": {"customKey": "<img src=x onerror=alert(1)>"}},
+])
+def test_docs_page_settings_cannot_end_its_script(options):
+    docs = importlib.import_module("vireo.openapi.docs")
+    page = docs.get_swagger_ui_html(openapi_url="/openapi.json", title="T", **options)
+    body = page.body.decode() if isinstance(page.body, bytes) else page.body
+    assert "</script><script>" not in body and "<img src=x" not in body
+    assert "\\u003c" in body
+    app = vireo.App(swagger_ui_init_oauth=options.get("init_oauth"),
+                    swagger_ui_parameters=options.get("swagger_ui_parameters"))
+    served = TestClient(app).get("/docs").text
+    assert "</script><script>" not in served and "<img src=x" not in served

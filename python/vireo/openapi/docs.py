@@ -23,6 +23,13 @@ SWAGGER_UI_DEFAULTS = {
 }
 
 
+def _script_json(value: Any) -> str:
+    """`value` as JSON safe inside a `<script>`: `<`, `>` and `&` escaped, so a setting
+    holding `</script>` cannot end the script."""
+    text = json.dumps(value)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def swagger_ui_html(title: str, openapi_url: str,
                     parameters: dict[str, Any] | None = None, *,
                     js_url: str = f"{SWAGGER_UI}/swagger-ui-bundle.js",
@@ -37,11 +44,11 @@ def swagger_ui_html(title: str, openapi_url: str,
     if oauth2_redirect_url:
         settings["oauth2RedirectUrl"] = oauth2_redirect_url
     # Each setting as a line of the object literal, so the presets (functions) can follow.
-    lines = f"    url: {json.dumps(openapi_url)},\n" + "".join(
-        f"    {json.dumps(key)}: {json.dumps(value)},\n" for key, value in settings.items())
+    lines = f"    url: {_script_json(openapi_url)},\n" + "".join(
+        f"    {_script_json(key)}: {_script_json(value)},\n" for key, value in settings.items())
     icon = (f'<link rel="shortcut icon" href="{html.escape(favicon_url, quote=True)}">\n'
             if favicon_url else "")
-    oauth = f"ui.initOAuth({json.dumps(init_oauth)})\n" if init_oauth else ""
+    oauth = f"ui.initOAuth({_script_json(init_oauth)})\n" if init_oauth else ""
     return f"""<!DOCTYPE html>
 <html>
 <head>
