@@ -74,10 +74,16 @@ def _unconverted(annotation: Any) -> Any:
     return list[Any] if many else Any
 
 
-def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
+def parameter_model(model: type, marker: Any, where: str,
+                    absent: Any = None) -> Callable[..., Any]:
     """A dependency whose parameters are `model`'s fields, each read as `marker` reads (its
     class: `Query`, `Header`, `Cookie`, `Form`), and whose value is the model made of them. A
-    value the model refuses is a 422 located at the field, as FastAPI reports it."""
+    value the model refuses is a 422 located at the field, as FastAPI reports it. Unless
+    `absent` is `params._NO_DEFAULT`, it is the value when the request gives no field at all
+    (an optional model's default)."""
+    from .params import _NO_DEFAULT
+
+    optional = absent is not _NO_DEFAULT
     source = type(marker)
     parameters = []
     keys: dict[str, str] = {}
@@ -128,6 +134,8 @@ def parameter_model(model: type, marker: Any, where: str) -> Callable[..., Any]:
     def validate(values: dict[str, Any], extra: dict[str, Any]) -> Any:
         given = {keys[name]: value for name, value in values.items() if value is not _UNSET}
         given.update((k, v) for k, v in extra.items() if k not in known)
+        if optional and not given:
+            return absent
         import pydantic
 
         try:

@@ -122,6 +122,9 @@ class Param:
 
 _NUMBER_CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of")
 
+# A parameter model with no default of its own.
+_NO_DEFAULT: Any = object()
+
 
 def native_constraints(
     marker: Any, source: str, kind: str, is_list: bool, where: str
@@ -375,7 +378,12 @@ def analyse(
         if isinstance(marker, (Query, Header, Cookie, Form)) and _pydantic_model(bare):
             from .param_models import parameter_model
 
-            reader = parameter_model(bare, marker, where)
+            # `Annotated[Filters | None, Query()] = None`: None when no field is given.
+            absent = _NO_DEFAULT
+            if _unwrap_optional(tp)[1] and default is not inspect.Parameter.empty \
+                    and default is not ...:
+                absent = default
+            reader = parameter_model(bare, marker, where, absent)
             planned.append(Planned(name, "depends", None, tp, Depends(reader), positional_only))
             continue
         if websocket and (name == socket_param or is_websocket_type(bare)):
