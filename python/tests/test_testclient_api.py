@@ -143,6 +143,13 @@ def test_an_https_base_url_is_the_apps_scheme_as_under_starlettes_client():
         assert ours.get("http://example.com/echo").json()["url"] == "http://example.com/echo"
 
 
+def test_a_relative_url_is_joined_to_the_base_url_as_by_httpx():
+    ours, theirs = both()
+    with ours:
+        assert ours.get("echo").json()["url"] == theirs.get("echo").json()["url"] == (
+            "http://testserver/echo")
+
+
 def test_the_default_client_is_testclient_50000_and_headers_can_change():
     ours, theirs = both()
     with ours:

@@ -430,6 +430,8 @@ class TestClient:
         target = url
         parts = urllib.parse.urlsplit(url)
         scheme = parts.scheme or self.base_url.scheme
+        if not (parts.scheme or parts.netloc or target.startswith("/")):
+            target = "/" + target  # `client.get("items")` as httpx joins it to the base URL
         if parts.scheme or parts.netloc:  # an absolute URL: its path and query go
             target = parts.path or "/"
             target += f"?{parts.query}" if parts.query else ""

@@ -1,0 +1,48 @@
+"""A body of one of several models (`item: OtherItem | Item`) is read from the body and
+validated as the union, as FastAPI reads it; checked against FastAPI."""
+
+from typing import Optional, Union
+
+import pytest
+from pydantic import BaseModel
+
+fastapi = pytest.importorskip("fastapi")
+
+from fastapi.testclient import TestClient as FastAPIClient  # noqa: E402
+
+import vireo  # noqa: E402
+from vireo.testclient import TestClient  # noqa: E402
+
+
+class Item(BaseModel):
+    name: Optional[str] = None
+
+
+class OtherItem(BaseModel):
+    price: int
+
+
+def build(mod):
+    app = mod.FastAPI()
+
+    @app.post("/items")
+    def save(item: Union[OtherItem, Item]):
+        return {"item": item, "kind": type(item).__name__}
+
+    @app.post("/maybe")
+    def maybe(item: Optional[Union[OtherItem, Item]] = None):
+        return {"item": item}
+
+    return app
+
+
+@pytest.mark.parametrize("path, body", [
+    ("/items", {"price": 100}), ("/items", {"name": "x"}), ("/items", {"price": "x"}),
+    ("/items", None), ("/maybe", None), ("/maybe", {"price": 1}),
+])
+def test_a_union_of_models_is_the_body_as_in_fastapi(path, body):
+    mine = TestClient(build(vireo)).post(path, json=body)
+    other = FastAPIClient(build(fastapi)).post(path, json=body)
+    assert (mine.status_code, mine.json()) == (other.status_code, other.json())
+    assert build(vireo).openapi()["paths"]["/items"]["post"]["requestBody"] == build(
+        fastapi).openapi()["paths"]["/items"]["post"]["requestBody"]
