@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import inspect
 import json
@@ -249,6 +250,24 @@ class _Routes:
 
     _routes: list[_Route]
     _websockets: WebSocketRoutes
+    _on_startup: list[Callable[[], Any]]
+    _on_shutdown: list[Callable[[], Any]]
+    _lifespans: list[Callable[[Any], Any]]
+
+    def on_event(self, event: str) -> Callable[[Handler], Handler]:
+        """`@app.on_event("startup")` (or `"shutdown"`) registers a hook; a router's run in
+        the app that includes it."""
+
+        def register(hook: Handler) -> Handler:
+            if event == "startup":
+                self._on_startup.append(hook)
+            elif event == "shutdown":
+                self._on_shutdown.append(hook)
+            else:
+                raise ValueError(f"unknown event {event!r}")
+            return hook
+
+        return register
     _planned: list[tuple[Any, ...]] | None = None
     # Whether a WebSocket route is planned when added (a router's waits for its full path).
     _plan_websockets = True
@@ -476,8 +495,16 @@ class APIRouter(_Routes):
         default_response_class: Any = response_classes.DEFAULT,
         include_in_schema: bool = True,
         deprecated: bool | None = None,
+        on_startup: Iterable[Callable[[], Any]] | None = None,
+        on_shutdown: Iterable[Callable[[], Any]] | None = None,
+        lifespan: Callable[[Any], Any] | None = None,
     ) -> None:
         self.prefix = prefix.rstrip("/")
+        # Run by the app that includes the router (or the router that includes this one),
+        # as FastAPI runs a router's: its hooks after the app's, its lifespan inside the app's.
+        self._on_startup = list(on_startup or ())
+        self._on_shutdown = list(on_shutdown or ())
+        self._lifespans = [lifespan] if lifespan is not None else []
         self.responses = dict(responses or {})
         self.default_response_class = default_response_class
         self.include_in_schema = include_in_schema
@@ -536,6 +563,9 @@ def _include(target: _Routes, router: APIRouter, inclusion: _Inclusion) -> None:
             base + ws_route.path, ws_route.handler, ws_route.name,
             dependencies=outer + ws_route.dependencies,
         )
+    target._on_startup.extend(router._on_startup)
+    target._on_shutdown.extend(router._on_shutdown)
+    target._lifespans.extend(router._lifespans)
 
 
 class App(_Routes):
@@ -625,8 +655,9 @@ class App(_Routes):
         self._on_shutdown = list(on_shutdown or ())
         # `lifespan(app)`: a context manager entered at startup and left at shutdown, as in
         # FastAPI; a mapping it yields is copied into each request's `request.state`.
-        self._lifespan = lifespan
-        self._lifespan_context: Any = None
+        # The app's lifespan, then those of the routers it includes, entered in that order.
+        self._lifespans = [lifespan] if lifespan is not None else []
+        self._lifespan_contexts: list[Any] = []
         self._lifespan_state: dict[str, Any] | None = None
         self._exception_handlers: dict[Any, Callable[..., Any]] = {}
         self._planned: list[tuple[Any, ...]] | None = None
@@ -721,18 +752,6 @@ class App(_Routes):
 
     # Lifecycle: run in each worker process, before it serves and after it stops.
 
-    def on_event(self, event: str) -> Callable[[Handler], Handler]:
-        def register(hook: Handler) -> Handler:
-            if event == "startup":
-                self._on_startup.append(hook)
-            elif event == "shutdown":
-                self._on_shutdown.append(hook)
-            else:
-                raise ValueError(f"unknown event {event!r}")
-            return hook
-
-        return register
-
     async def _run_hooks(self, hooks: list[Callable[[], Any]]) -> None:
         for hook in hooks:
             result = hook()
@@ -741,27 +760,36 @@ class App(_Routes):
 
     async def startup(self) -> None:
         await self._run_hooks(self._on_startup)
-        if self._lifespan is None:
-            return
-        context = self._lifespan(self)
-        if hasattr(context, "__aenter__"):
-            state = await context.__aenter__()
-        elif hasattr(context, "__enter__"):
-            state = context.__enter__()
-        else:
-            raise TypeError(
-                f"lifespan must give an async context manager (@asynccontextmanager), "
-                f"not {context!r}"
-            )
-        self._lifespan_context = context
-        if state is not None and not isinstance(state, Mapping):
-            raise TypeError(f"lifespan may yield a mapping of state or nothing, not {state!r}")
-        self._lifespan_state = dict(state) if state is not None else None
+        merged: dict[str, Any] | None = None
+        for lifespan in self._lifespans:
+            # A bare generator function works too, as Starlette takes one.
+            if inspect.isasyncgenfunction(lifespan):
+                lifespan = contextlib.asynccontextmanager(lifespan)
+            elif inspect.isgeneratorfunction(lifespan):
+                lifespan = contextlib.contextmanager(lifespan)
+            context = lifespan(self)
+            if hasattr(context, "__aenter__"):
+                state = await context.__aenter__()
+            elif hasattr(context, "__enter__"):
+                state = context.__enter__()
+            else:
+                raise TypeError(
+                    f"lifespan must give an async context manager (@asynccontextmanager), "
+                    f"not {context!r}"
+                )
+            self._lifespan_contexts.append(context)
+            if state is not None and not isinstance(state, Mapping):
+                raise TypeError(
+                    f"lifespan may yield a mapping of state or nothing, not {state!r}")
+            if state is not None:
+                # The app's state over a router's, as FastAPI merges them.
+                merged = {**state, **(merged or {})}
+        self._lifespan_state = merged
 
     async def shutdown(self) -> None:
-        context, self._lifespan_context = self._lifespan_context, None
+        contexts, self._lifespan_contexts = self._lifespan_contexts, []
         self._lifespan_state = None
-        if context is not None:
+        for context in reversed(contexts):
             if hasattr(context, "__aexit__"):
                 await context.__aexit__(None, None, None)
             else:

@@ -346,6 +346,11 @@ class TestClient:
         # The dependency overrides the running build was planned with.
         self._built_overrides: dict[Any, Any] = {}
 
+    @property
+    def app_state(self) -> dict[str, Any]:
+        """The state the app's lifespan yielded, as Starlette's `client.app_state`."""
+        return dict(self.app._lifespan_state or {})
+
     def __enter__(self) -> "TestClient":
         self._start()
         return self
