@@ -196,7 +196,7 @@ def fields_of(body: bytes, content_type: str | None, max_fields: int = MAX_FIELD
     with Starlette's messages for the limits)."""
     media = (content_type or "").split(";", 1)[0].strip().lower()
     fields: list[tuple[str, Any]] = []
-    if media == "multipart/form-data":
+    if media == "multipart/form-data" and body:  # an empty body has no fields
         try:
             # One part more than the limits allow, so the first part past them is named.
             parts = _vireo.parse_multipart(body, content_type, max_fields + max_files + 1)
@@ -275,7 +275,11 @@ def form_validator(fields: list[FormField]) -> Callable[[bytes, str | None], lis
         errors: list[dict[str, Any]] = []
         out = []
         for field in fields:
-            given = found.get(field.key)
+            # A file input left empty (a part with an empty filename and no bytes, as a
+            # browser sends it) is no value, as in FastAPI.
+            given = [value for value in found.get(field.key, ())
+                     if not (isinstance(value, UploadFile) and not value.filename
+                             and not value.size)]
             loc = ["body", field.key]
             if not given:
                 if field.required:
