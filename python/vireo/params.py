@@ -463,7 +463,9 @@ def analyse(
                 name, "body", name, "str", False, required, default, validator, keyword_only, None
             )
             body = Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker)
-            body.body = (alias or name, checked, required, default)
+            # As a member of an object body, `null` is a value when the type allows it.
+            body.body = (alias or name, typing.Optional[checked] if optional else checked,
+                         required, default)
             planned.append(body)
             continue
         key = alias or name
