@@ -89,6 +89,37 @@ def test_the_stream_is_fastapis(method, path):
         assert mine.headers.get(field) == other.headers.get(field), field
 
 
+def statuses(mod):
+    sse = __import__(f"{mod.__name__}.sse", fromlist=["x"])
+    app = mod.FastAPI()
+
+    def accepted(response: mod.Response):
+        response.status_code = 202
+        response.headers["x-accepted"] = "yes"
+
+    @app.post("/jsonl", status_code=201)
+    async def jsonl():
+        yield {"ok": True, "nan": float("nan"), "inf": [float("inf")]}
+
+    @app.post("/sse-dependency", response_class=sse.EventSourceResponse)
+    async def sse_dependency(_: None = mod.Depends(accepted)):
+        yield {"ok": True}
+
+    @app.post("/jsonl-dependency", status_code=201)
+    def jsonl_dependency(_: None = mod.Depends(accepted)):
+        yield {"ok": True}
+
+    return app
+
+
+@pytest.mark.parametrize("path", ["/jsonl", "/sse-dependency", "/jsonl-dependency"])
+def test_a_streams_status_and_a_dependencys_response_fields_are_fastapis(path):
+    mine = TestClient(statuses(vireo)).post(path)
+    other = FastAPIClient(statuses(fastapi)).post(path)
+    assert (mine.status_code, mine.content) == (other.status_code, other.content)
+    assert mine.headers.get("x-accepted") == other.headers.get("x-accepted")
+
+
 def test_the_schema_of_streaming_routes_is_fastapis():
     mine, theirs = build(vireo).openapi(), build(fastapi).openapi()
     assert mine["paths"] == theirs["paths"]

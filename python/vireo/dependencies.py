@@ -380,11 +380,12 @@ def _sub_response() -> Any:
 
 def _merged(result: Any, status_code: int, sub: Any) -> Any:
     """`result` as a response with what was set on `sub`, as FastAPI merges them: a
-    `Response` the handler returned itself is sent as it is."""
+    `Response` the handler returned itself is sent as it is (but for the stream of a handler
+    that yields, which is made for it, see `vireo.streams`)."""
     given = _given_response(result)
-    if given is not None:
+    if given is not None and not getattr(given, "takes_sub_response", False):
         return given
-    response = _as_response(result, status_code)
+    response = given if given is not None else _as_response(result, status_code)
     if sub.status_code is not None:
         response.status_code = sub.status_code
     response.headers.update(sub.headers)

@@ -20,6 +20,7 @@ import contextvars
 import functools
 import inspect
 import json
+import math
 import typing
 from typing import Any, AsyncIterator, Callable, Iterator
 
@@ -95,7 +96,11 @@ def streaming(handler: Callable[..., Any], response_class: Any, status_code: int
 
     @functools.wraps(handler)
     def respond(*args: Any, **kwargs: Any) -> Any:
-        return make(handler(*args, **kwargs))
+        response = make(handler(*args, **kwargs))
+        # Made for the handler, so the status and fields a dependency set on its `Response`
+        # parameter apply, as to a value the handler returns.
+        response.takes_sub_response = True
+        return response
 
     return respond
 
@@ -127,10 +132,21 @@ def _encoder(item: Any) -> Callable[[Any], bytes]:
 
 def _plain_json(value: Any) -> bytes:
     """An item of no declared type as JSON, as FastAPI writes it (`json.dumps`' spacing, a
-    model as pydantic dumps it)."""
+    model as pydantic dumps it, a NaN or infinity as `null`)."""
     if hasattr(value, "model_dump_json") and hasattr(type(value), "model_fields"):
         return value.model_dump_json().encode()
-    return json.dumps(jsonable_encoder(value)).encode()
+    return json.dumps(_finite(jsonable_encoder(value))).encode()
+
+
+def _finite(value: Any) -> Any:
+    """`value` with each NaN or infinity made `None`, which JSON can hold."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _event_bytes(event: sse.ServerSentEvent) -> bytes:
