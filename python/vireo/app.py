@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import inspect
+import re
 import json
 import logging
 import typing
@@ -136,6 +137,9 @@ class BaseHTTPMiddleware:
         return await call_next(request)
 
 
+_CONVERTOR = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*):(?:int|float|str|uuid)\}")
+
+
 class _Route:
     __slots__ = (
         "methods",
@@ -182,7 +186,9 @@ class _Route:
         response_model_options: dict[str, Any] | None = None,
     ) -> None:
         self.methods = [m.upper() for m in methods]
-        self.path = path
+        # Starlette's `{id:int}`, `{x:float}`, `{s:str}` and `{u:uuid}` as `{id}`...: the
+        # handler's annotation converts the value (`:path` stays, for the router).
+        self.path = _CONVERTOR.sub(r"{\1}", path)
         self.handler = handler
         self.status_code = status_code
         self.blocking = blocking
