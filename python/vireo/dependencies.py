@@ -509,7 +509,7 @@ def _skipped(steps: list[_Step], invalid: tuple[str, ...]) -> frozenset[int]:
     return frozenset(skipped)
 
 
-def _finish_sync(exits: list[Any], exc: BaseException | None) -> None:
+def _finish_sync(exits: list[Any] | None, exc: BaseException | None) -> None:
     """Close generator dependencies, last first; `exc` is thrown into each."""
     while exits:
         gen = exits.pop()
@@ -536,7 +536,7 @@ def _close_sync(exits: list[Any], exc: BaseException) -> None:
         pass
 
 
-async def _finish_async(exits: list[Any], exc: BaseException | None) -> None:
+async def _finish_async(exits: list[Any] | None, exc: BaseException | None) -> None:
     while exits:
         gen = exits.pop()
         is_async = hasattr(gen, "__anext__")
@@ -588,6 +588,8 @@ def solver(
     handler_kind = call_kind(handler, blocking)
     any_async = handler_kind == "async" or any(s.kind in (_ASYNC, _ASYNC_GEN) for s in steps)
     any_exit = any(s.kind in (_GEN, _ASYNC_GEN) for s in steps)
+    # Function-scoped `yield` steps get a list of their own, only where there are some.
+    function_scoped = any(s.function_scope for s in steps)
     with_tasks = plan.background
     with_sub = plan.sub_response
     if any_async and blocking:
@@ -602,7 +604,7 @@ def solver(
             tasks = BackgroundTasks() if with_tasks else None
             sub = _sub_response() if with_sub else None
             exits: list[Any] = []
-            now: list[Any] = []
+            now: list[Any] | None = [] if function_scoped else None
             try:
                 _enter_sync(steps, kw, values, tasks, sub, exits, now=now)
                 args, kwargs = _call_args(handler_args, kw, values, tasks, sub)
@@ -645,7 +647,7 @@ def solver(
         tasks = BackgroundTasks() if with_tasks else None
         sub = _sub_response() if with_sub else None
         exits: list[Any] = []
-        now: list[Any] = []
+        now: list[Any] | None = [] if function_scoped else None
         try:
             values: list[Any] = [None] * len(steps)
             await _enter_async(steps, kw, values, tasks, sub, exits, now=now)
