@@ -48,6 +48,26 @@ pub(crate) struct AppInner {
     /// The app's `root_path`, taken off a path that still has it before routing, as
     /// Starlette does (a mounted app's request comes with its prefix already taken off).
     pub routed_root: Option<Box<str>>,
+    /// The body limit of a request no route of the app limits (`App(max_body_size=...)`, or
+    /// the app it is mounted in); `None` leaves the server's.
+    pub max_body_size: Option<u64>,
+    /// Whether some route sets a body limit of its own, so a request is routed before its
+    /// body is read.
+    pub route_body_limits: bool,
+}
+
+impl AppInner {
+    /// The most bytes of body a request for `method` and `path` may have: its route's limit,
+    /// else the app's; `None` leaves the server's.
+    pub(crate) fn body_limit(&self, method: &Method, path: &str) -> Option<u64> {
+        let route = match self.route_body_limits {
+            true => self.router.route_for(method, path),
+            false => None,
+        };
+        route
+            .and_then(|route| route.max_body_size)
+            .or(self.max_body_size)
+    }
 }
 
 /// The compiled app. Built by `vireo.App` from its routes; served by `Listener.serve` or a
@@ -58,12 +78,14 @@ pub(crate) struct AppCore {
 }
 
 /// A route from its Python tuple: `(methods, path, handler, params, status_code, kind)`, and
-/// the Python route last when there is one.
-fn route_from(t: &Bound<'_, PyTuple>, router: &mut Router) -> PyResult<()> {
+/// the Python route last when there is one; whether it sets a body limit.
+fn route_from(t: &Bound<'_, PyTuple>, router: &mut Router) -> PyResult<bool> {
     let (methods, path, route) = route_of(t)?;
+    let limited = route.max_body_size.is_some();
     router
         .insert(&methods, &path, Arc::new(route))
-        .map_err(PyValueError::new_err)
+        .map_err(PyValueError::new_err)?;
+    Ok(limited)
 }
 
 /// A route's methods, path and plan from its Python tuple (see [`route_from`]).
@@ -89,18 +111,29 @@ fn route_of(t: &Bound<'_, PyTuple>) -> PyResult<(Vec<Method>, String, Route)> {
         .bind(t.py())
         .getattr_opt(intern!(t.py(), "__vireo_when_invalid__"))?
         .map(Bound::unbind);
+    let listed = match t.len() > 6 {
+        true => Some(t.get_item(6)?.unbind()).filter(|r| !r.is_none(t.py())),
+        false => None,
+    };
+    let max_body_size = match &listed {
+        Some(listed) => listed
+            .bind(t.py())
+            .getattr_opt(intern!(t.py(), "max_body_size"))?
+            .map(|limit| limit.extract::<Option<u64>>())
+            .transpose()?
+            .flatten(),
+        None => None,
+    };
     let route = Route {
         when_invalid,
+        max_body_size,
         handler,
         has_keywords: planned.iter().any(|p| p.keyword.is_some()),
         params: planned,
         kind,
         status: StatusCode::from_u16(status).map_err(|e| PyValueError::new_err(e.to_string()))?,
         path_names,
-        listed: match t.len() > 6 {
-            true => Some(t.get_item(6)?.unbind()).filter(|r| !r.is_none(t.py())),
-            false => None,
-        },
+        listed,
     };
     let methods = methods
         .iter()
@@ -125,7 +158,7 @@ impl AppCore {
     #[new]
     #[allow(clippy::too_many_arguments)] // the parts `App._build` hands over
     #[pyo3(signature = (app, routes, middleware, refs, raise_http_errors=false, websockets=None,
-        mounts=Vec::new(), routed_root=String::new()))]
+        mounts=Vec::new(), routed_root=String::new(), max_body_size=None))]
     fn new(
         app: Py<PyAny>,
         routes: Vec<Bound<'_, PyTuple>>,
@@ -135,11 +168,13 @@ impl AppCore {
         websockets: Option<PyRef<'_, AsgiApp>>,
         mounts: Vec<(String, Bound<'_, PyAny>)>,
         routed_root: String,
+        max_body_size: Option<u64>,
     ) -> PyResult<Self> {
         let py = refs.py();
         let mut router = Router::default();
+        let mut route_body_limits = false;
         for route in &routes {
-            route_from(route, &mut router)?;
+            route_body_limits |= route_from(route, &mut router)?;
         }
         let refs = PyRefs::from_dict(refs)?;
         let flag = |name: &str| match app.bind(py).getattr(name) {
@@ -195,7 +230,17 @@ impl AppCore {
                 fallback,
                 routed_root: (!routed_root.is_empty()).then(|| routed_root.into()),
                 websocket_paths,
+                max_body_size,
+                route_body_limits,
             }),
         })
+    }
+
+    /// The most bytes of body a request for `method` and `path` (the app's root path still
+    /// on it) may have, as the app sets it; `None` where it leaves the server's limit.
+    fn body_limit(&self, method: &str, path: &str) -> PyResult<Option<u64>> {
+        let method = Method::from_bytes(method.as_bytes())
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(crate::mounts::body_limit_at(&self.inner, &method, path))
     }
 }

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::oneshot;
 use vireo_http::tls::TlsSession;
-use vireo_http::{Body, BodyKind, ContentType, Head, Response, Service};
+use vireo_http::{Body, BodyError, BodyKind, ContentType, Head, Response, Service};
 
 /// The app as the engine's service.
 pub(crate) struct PyService(pub Arc<AppInner>);
@@ -47,6 +47,13 @@ impl Service for PyService {
 async fn serve(app: &Arc<AppInner>, mut req: vireo_http::Request<'_>) -> Response {
     if let Some(root) = &app.routed_root {
         strip_root(req.head_mut(), root);
+    }
+    // The body is read under the limit of the route it goes to, or the app's.
+    if !matches!(req.head().body_kind(), BodyKind::Empty) {
+        let head = req.head();
+        if let Some(limit) = app.body_limit(head.method(), head.path()) {
+            req.body().set_limit(limit);
+        }
     }
     if let Some(mount) = mount_for(app, req.head()) {
         // Behind the app's middleware and exception handlers, a mounted app is answered as a
@@ -192,6 +199,7 @@ pub(crate) async fn handle(
 ) -> Response {
     let (route, path_values) = match app.router.find(head.method(), head.path()) {
         Lookup::Route(route, values) => (route.clone(), values),
+        _ if too_large(&body, app.max_body_size) => return body_too_large(app.max_body_size),
         Lookup::NotFound => {
             if let Some(redirect) = app
                 .redirect_slashes
@@ -211,6 +219,12 @@ pub(crate) async fn handle(
             _ => return errors::method_not_allowed(allow),
         },
     };
+    // A body read whole before the app was known (by the test client, or an ASGI server)
+    // is held to the route's limit here; one from a connection was read under it.
+    let limit = route.max_body_size.or(app.max_body_size);
+    if too_large(&body, limit) {
+        return body_too_large(limit);
+    }
     let state = match loop_for_thread(app) {
         Ok(state) => state,
         Err(res) => return res,
@@ -230,6 +244,19 @@ pub(crate) async fn handle(
     let response = answer(app, &state, route, parts).await;
     mark.0 = None;
     response
+}
+
+/// Whether `body` is longer than `limit`.
+fn too_large(body: &Bytes, limit: Option<u64>) -> bool {
+    limit.is_some_and(|limit| body.len() as u64 > limit)
+}
+
+/// The 413 for a body longer than `limit`, as the engine answers one it reads.
+fn body_too_large(limit: Option<u64>) -> Response {
+    let error = BodyError::TooLarge {
+        limit: limit.unwrap_or(0),
+    };
+    Response::typed(error.status(), error.to_string(), ContentType::Text)
 }
 
 /// Answer a request whose body has been read with the mounted app, through the app's

@@ -8,6 +8,7 @@ use crate::asgi_service::{serve_parts, BodySource};
 use crate::asgi_ws;
 use crate::middleware::{loop_future, settle, Rendered};
 use crate::request::{Parts, Request};
+use http::Method;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
 use std::sync::Arc;
@@ -130,6 +131,23 @@ pub(crate) fn call_mounted(request: &Bound<'_, Request>) -> PyResult<Py<PyAny>> 
 fn holds(prefix: &str, path: &str) -> bool {
     path.strip_prefix(prefix)
         .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The body limit of a request for `method` and `path` as it reaches `app` (its root path
+/// still on it), found through the Vireo apps mounted in it, as serving it would apply it.
+pub(crate) fn body_limit_at(app: &AppInner, method: &Method, path: &str) -> Option<u64> {
+    let path = match &app.routed_root {
+        Some(root) if path.len() > root.len() && holds(root, path) => &path[root.len()..],
+        _ => path,
+    };
+    if !app.router.answers(method, path) {
+        if let Some(mount) = app.mounts.iter().find(|m| holds(&m.prefix, path)) {
+            if let Target::App(mounted) = &mount.target {
+                return body_limit_at(mounted, method, &path[mount.prefix.len()..]);
+            }
+        }
+    }
+    app.body_limit(method, path)
 }
 
 /// The mount that takes this request: the first mounted under whose prefix its path is, when

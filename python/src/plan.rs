@@ -157,6 +157,8 @@ pub(crate) struct Route {
     /// values did (as FastAPI does, so one may answer first), then raises `ValidationFailed`.
     /// The handler's `__vireo_when_invalid__` attribute, if it has one.
     pub when_invalid: Option<Py<PyAny>>,
+    /// The most bytes of body the route takes (413 beyond), when it sets its own limit.
+    pub max_body_size: Option<u64>,
 }
 
 /// The names of a matchit template's parameters, in order.

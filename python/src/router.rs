@@ -90,15 +90,16 @@ impl Router {
         Ok(())
     }
 
-    /// Whether a route answers `method` at `path` (as `find` would give a `Route`), without
-    /// decoding its path values.
+    /// The route that answers `method` at `path` (as `find` gives it), without decoding its
+    /// path values.
+    pub(crate) fn route_for(&self, method: &Method, path: &str) -> Option<&Arc<Route>> {
+        let matched = self.tree.at(path).ok()?;
+        by_method(&self.endpoints[*matched.value], method)
+    }
+
+    /// Whether a route answers `method` at `path` (as `find` would give a `Route`).
     pub(crate) fn answers(&self, method: &Method, path: &str) -> bool {
-        let Ok(matched) = self.tree.at(path) else {
-            return false;
-        };
-        let by_method = &self.endpoints[*matched.value].by_method;
-        by_method.iter().any(|(m, _)| m == method)
-            || (method == Method::HEAD && by_method.iter().any(|(m, _)| m == Method::GET))
+        self.route_for(method, path).is_some()
     }
 
     pub(crate) fn find(&self, method: &Method, path: &str) -> Lookup<'_> {
@@ -106,18 +107,8 @@ impl Router {
             return Lookup::NotFound;
         };
         let endpoint = &self.endpoints[*matched.value];
-        let route = endpoint
-            .by_method
-            .iter()
-            .find(|(m, _)| m == method)
-            .or_else(|| {
-                // HEAD is GET without the body, which the engine leaves out.
-                (method == Method::HEAD)
-                    .then(|| endpoint.by_method.iter().find(|(m, _)| m == Method::GET))
-                    .flatten()
-            });
-        match route {
-            Some((_, route)) => {
+        match by_method(endpoint, method) {
+            Some(route) => {
                 let values = matched
                     .params
                     .iter()
@@ -128,6 +119,19 @@ impl Router {
             None => Lookup::MethodNotAllowed(&endpoint.allow),
         }
     }
+}
+
+/// The endpoint's route for `method`; HEAD is GET without the body, which the engine leaves
+/// out.
+fn by_method<'a>(endpoint: &'a Endpoint, method: &Method) -> Option<&'a Arc<Route>> {
+    let of = |wanted: &Method| {
+        endpoint
+            .by_method
+            .iter()
+            .find(|(m, _)| m == wanted)
+            .map(|(_, route)| route)
+    };
+    of(method).or_else(|| (method == Method::HEAD).then(|| of(&Method::GET)).flatten())
 }
 
 #[cfg(test)]

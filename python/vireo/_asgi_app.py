@@ -31,7 +31,8 @@ DEFAULT_MAX_BODY_SIZE = 2 * 1024 * 1024
 
 class AsgiBridge:
     """The app's ASGI side, started on the first lifespan or request event. A request body
-    longer than `max_body_size` bytes gets 413 unread."""
+    longer than its route's (or the app's) `max_body_size`, or than this `max_body_size`
+    where they set none, gets 413 unread."""
 
     def __init__(self, app: Any, max_body_size: int = DEFAULT_MAX_BODY_SIZE) -> None:
         if not isinstance(max_body_size, int) or max_body_size < 0:
@@ -42,6 +43,8 @@ class AsgiBridge:
         self._lock = threading.Lock()
         self._loop: Any = None
         self._client: Any = None
+        # The native app the client serves, for the body limit of each request's route.
+        self._core: Any = None
         self._finalizer: Any = None
         # The dependency overrides the running build was planned with.
         self._built_overrides: dict[Any, Any] = {}
@@ -68,7 +71,8 @@ class AsgiBridge:
                     self.app.root_path = root_path
                     self.app.openapi_schema = None
                 loop = _loop.new_loop()
-                self._client = _vireo.LocalClient(self.app._build(loop))
+                self._core = self.app._build(loop)
+                self._client = _vireo.LocalClient(self._core)
                 self._built_overrides = self.app._planned_overrides
                 self._loop = loop
                 # Never shut down (no lifespan events): stopped at exit, before the
@@ -77,7 +81,8 @@ class AsgiBridge:
                                                    loop)
             elif self.app._overrides_differ(self._built_overrides):
                 # Overrides a test set or cleared since: FastAPI reads them on each request.
-                self._client.replace(self.app._build(self._loop))
+                self._core = self.app._build(self._loop)
+                self._client.replace(self._core)
                 self._built_overrides = self.app._planned_overrides
             return self._client
 
@@ -118,10 +123,14 @@ class AsgiBridge:
 
     async def _http(self, scope: Message, receive: Receive, send: Send) -> None:
         client = self._start(scope)
+        path = scope.get("raw_path") or urllib.parse.quote(scope.get("path", "/")).encode()
+        limit = self._core.body_limit(scope["method"], path.decode("latin-1"))
+        limit = self.max_body_size if limit is None else limit
         try:
-            body = await _read_body(receive, self.max_body_size)
+            body = await _read_body(receive, limit)
         except _TooLarge:
-            await _refuse(send, 413, "Payload Too Large")
+            # As the native server words it.
+            await _refuse(send, 413, f"request body is larger than the limit of {limit} bytes")
             return
         if body is None:
             return  # the client went away before sending it all

@@ -12,7 +12,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
-from . import _loop, _vireo, params, streams
+from . import _loop, _vireo, body_limits, params, streams
 from . import response_class as response_classes
 from . import response_model as response_models
 from .background import Runner
@@ -160,6 +160,8 @@ class _Route:
         "responses",
         "response_description",
         "openapi_extra",
+        "max_body_size",
+        "form_limits",
         "response_model_options",
     )
 
@@ -183,6 +185,8 @@ class _Route:
         responses: dict[Any, Any] | None = None,
         response_description: str = "Successful Response",
         openapi_extra: dict[str, Any] | None = None,
+        max_body_size: int | None = None,
+        form_limits: dict[str, int] | None = None,
         response_model_options: dict[str, Any] | None = None,
     ) -> None:
         self.methods = [m.upper() for m in methods]
@@ -209,6 +213,10 @@ class _Route:
         # route's operation there, as FastAPI takes them.
         self.response_description = response_description
         self.openapi_extra = openapi_extra
+        # The route's own request size limits (see `vireo.body_limits`), over those of the
+        # routers and app around it.
+        self.max_body_size = body_limits.check_max_body_size(max_body_size)
+        self.form_limits = body_limits.check_form_limits(form_limits)
         self.response_model_options = dict(response_model_options or response_models.OPTIONS)
 
     @property
@@ -305,6 +313,8 @@ class _Routes:
         response_model_exclude_none: bool = False,
         response_description: str = "Successful Response",
         openapi_extra: dict[str, Any] | None = None,
+        max_body_size: int | None = None,
+        form_limits: dict[str, int] | None = None,
     ) -> None:
         """Add a route. `dependencies` run before the handler (their values are not passed);
         `tags`, `summary`, `description`, `deprecated`, `operation_id` and
@@ -316,7 +326,9 @@ class _Routes:
         unless it is a response, is sent as `response_class(value)` (by default the router's
         or app's `default_response_class`: JSON); `responses` adds answers to the schema,
         `response_description` describes the success answer there, and `openapi_extra` is
-        merged into the route's operation."""
+        merged into the route's operation. `max_body_size` (bytes) and `form_limits`
+        (`max_fields`, `max_files`, `max_part_size`) limit its requests, over what the
+        router and app set (see the README's "Request size limits")."""
         # A router's route may have the empty path, for its prefix itself (`@router.get("")`).
         if not path.startswith("/") and not (path == "" and isinstance(self, APIRouter)):
             raise ValueError(f"a route path starts with '/': {path!r}")
@@ -348,6 +360,8 @@ class _Routes:
                 responses,
                 response_description,
                 openapi_extra,
+                max_body_size,
+                form_limits,
                 model_options,
             )
         )
@@ -440,16 +454,21 @@ class _Routes:
         default_response_class: Any = response_classes.DEFAULT,
         include_in_schema: bool = True,
         deprecated: bool | None = None,
+        max_body_size: int | None = None,
+        form_limits: dict[str, int] | None = None,
     ) -> None:
         """Add every route of `router`, its path prefixed with `prefix` and the router's, run
         after `dependencies` and the router's, tagged with `tags` and the router's, with the
         schema's `responses` and the router's added to each route's, and a route that names
         no `response_class` given `default_response_class` or the router's. With
         `include_in_schema=False` (here or on the router) its routes leave the schema;
-        `deprecated=True` marks them deprecated there."""
+        `deprecated=True` marks them deprecated there. `max_body_size` and `form_limits`
+        apply to its routes that neither they nor the router limit otherwise."""
         _include(self, router, _Inclusion(prefix, dependencies, tags, responses,
                                           default_response_class, include_in_schema,
-                                          deprecated))
+                                          deprecated,
+                                          body_limits.check_max_body_size(max_body_size),
+                                          body_limits.check_form_limits(form_limits)))
 
     @property
     def router(self) -> "_Routes":
@@ -504,8 +523,13 @@ class APIRouter(_Routes):
         on_startup: Iterable[Callable[[], Any]] | None = None,
         on_shutdown: Iterable[Callable[[], Any]] | None = None,
         lifespan: Callable[[Any], Any] | None = None,
+        max_body_size: int | None = None,
+        form_limits: dict[str, int] | None = None,
     ) -> None:
         self.prefix = prefix.rstrip("/")
+        # Request size limits for the router's routes that set none of their own.
+        self.max_body_size = body_limits.check_max_body_size(max_body_size)
+        self.form_limits = body_limits.check_form_limits(form_limits)
         # Run by the app that includes the router (or the router that includes this one),
         # as FastAPI runs a router's: its hooks after the app's, its lifespan inside the app's.
         self._on_startup = list(on_startup or ())
@@ -531,6 +555,8 @@ class _Inclusion(typing.NamedTuple):
     default_response_class: Any
     include_in_schema: bool
     deprecated: bool | None
+    max_body_size: int | None
+    form_limits: dict[str, int]
 
 
 class Mount(typing.NamedTuple):
@@ -559,6 +585,11 @@ def _include(target: _Routes, router: APIRouter, inclusion: _Inclusion) -> None:
         options["deprecated"] = route.deprecated or bool(deprecated)
         options["dependencies"] = outer + route.dependencies
         options["tags"] = outer_tags + [t for t in route.tags if t not in outer_tags]
+        # The route's own limits, then the router's, then the inclusion's.
+        options["max_body_size"] = body_limits.first_set(
+            route.max_body_size, router.max_body_size, inclusion.max_body_size)
+        options["form_limits"] = {**inclusion.form_limits, **router.form_limits,
+                                  **route.form_limits}
         path = base + route.path
         if not path and not isinstance(target, APIRouter):
             raise ValueError(
@@ -610,6 +641,8 @@ class App(_Routes):
         middleware: Sequence[Any] | None = None,
         exception_handlers: dict[Any, Callable[..., Any]] | None = None,
         strict_content_type: bool = True,
+        max_body_size: int | None = None,
+        form_limits: dict[str, int] | None = None,
     ) -> None:
         if lifespan is not None and (on_startup or on_shutdown):
             raise TypeError("give App either lifespan or on_startup/on_shutdown, not both")
@@ -621,6 +654,13 @@ class App(_Routes):
         # when this is off, as in FastAPI (a browser's cross-site request without a CORS
         # preflight cannot send JSON's content type).
         self.strict_content_type = strict_content_type
+        # The most bytes of body a request may have (413 beyond), for routes (and requests no
+        # route takes) that set none of their own; `None` leaves the server's limit.
+        self.max_body_size = body_limits.check_max_body_size(max_body_size)
+        # How `Form()` and `File()` parameters are read, for routes that set none of these.
+        self.form_limits = body_limits.check_form_limits(form_limits)
+        # The limits of the app this one is mounted in, for what this one leaves unset.
+        self._outer_limits: tuple[int | None, dict[str, int]] = (None, {})
         # The prefix a proxy in front strips (`vireo serve --root-path`): requests arrive
         # without it, and the URLs the app makes (`url_for`, the schema's `servers`, the
         # docs page's schema URL) carry it.
@@ -667,6 +707,7 @@ class App(_Routes):
         self._lifespan_state: dict[str, Any] | None = None
         self._exception_handlers: dict[Any, Callable[..., Any]] = {}
         self._planned: list[tuple[Any, ...]] | None = None
+        self._planned_form_limits: dict[str, int] = {}
         self._background: Runner | None = None
         # Dependencies to call in place of others (for tests): {original: replacement}.
         self.dependency_overrides: dict[Callable[..., Any], Callable[..., Any]] = {}
@@ -811,8 +852,11 @@ class App(_Routes):
     def _plan(self) -> list[tuple[Any, ...]]:
         """Every route's plan, made once (and again only if routes were added or the
         dependency overrides changed since)."""
-        if self._planned is None or self._overrides_differ(self._planned_overrides):
+        form_limits = {**self._outer_limits[1], **self.form_limits}
+        if (self._planned is None or self._overrides_differ(self._planned_overrides)
+                or form_limits != self._planned_form_limits):
             self._planned_overrides = dict(self.dependency_overrides or {})
+            self._planned_form_limits = form_limits
             self._planned = [self._plan_route(route) for route in self._routes]
             # The schema and docs routes, without the app's dependencies (as in FastAPI).
             from .openapi import schema_routes
@@ -852,6 +896,7 @@ class App(_Routes):
                 route.status_code,
                 route.blocking,
                 self._planned_overrides,
+                form_limits={**self._planned_form_limits, **route.form_limits},
             )
             return (route.methods, route.path, solve, planned, route.status_code, kind, route)
         return (
@@ -958,8 +1003,13 @@ class App(_Routes):
         routed_root = "" if mounted else self.root_path
         return _vireo.AppCore(
             self, self._plan(), middleware, refs, bool(handlers), websockets, mounts,
-            routed_root
+            routed_root, self._body_limit()
         )
+
+    def _body_limit(self) -> int | None:
+        """The body limit of a request no route of this app limits: the app's, or that of
+        the app it is mounted in."""
+        return body_limits.first_set(self.max_body_size, self._outer_limits[0])
 
     def _build_mounted(self, app: App, prefix: str, loop: Any,
                        websocket_options: dict[str, Any] | None,
@@ -975,6 +1025,8 @@ class App(_Routes):
             app.openapi_schema = None
         app._lifespan_state = self._lifespan_state
         app._url_root = self._url_root or self
+        # What the mounted app does not limit, this one's limits do, as in FastAPI.
+        app._outer_limits = (self._body_limit(), {**self._outer_limits[1], **self.form_limits})
         return app._build(loop, websocket_options, log=log,
                           client_without_peer=client_without_peer, mounted=True)
 
@@ -991,8 +1043,9 @@ class App(_Routes):
 
     def asgi(self, *, max_body_size: int = 2 * 1024 * 1024) -> Any:
         """An ASGI 3 application serving this app, as `app` itself is, with its own limits: a
-        request body longer than `max_body_size` bytes gets 413 (the default is the native
-        server's). Each call makes a new one, with a thread of its own once it starts."""
+        request body longer than `max_body_size` bytes gets 413 where its route and the app
+        set no limit of their own (the default is the native server's). Each call makes a
+        new one, with a thread of its own once it starts."""
         from ._asgi_app import AsgiBridge
 
         return AsgiBridge(self, max_body_size)

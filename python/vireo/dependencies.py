@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from . import _vireo
 from .background import BackgroundTasks
+from .body_limits import effective_form_limits
 from .encoders import jsonable
 from .params import Planned, analyse, call_kind
 from .validation import embedded_body_validator
@@ -134,11 +135,14 @@ class DependencyPlan:
     order they run, and the handler's own arguments."""
 
     def __init__(
-        self, path: str, overrides: dict[Any, Any] | None = None, websocket: bool = False
+        self, path: str, overrides: dict[Any, Any] | None = None, websocket: bool = False,
+        form_limits: Mapping[str, int] | None = None,
     ) -> None:
         self.path = path
         # A WebSocket route's plan: the socket in place of the request, no body.
         self.websocket = websocket
+        # How the route's form is read (`max_fields`, `max_files`, `max_part_size`).
+        self.form_limits = effective_form_limits(form_limits or {})
         self.overrides = overrides or {}
         self.leaves: list[tuple[Any, ...]] = []
         self.leaf_info: list[Planned] = []
@@ -224,7 +228,8 @@ class DependencyPlan:
             from .forms import form_validator
 
             self.form_leaf = f"v{len(self.leaves)}_form"
-            validator = form_validator(self.form_fields)  # sees fields added later too
+            # The validator sees fields added later too.
+            validator = form_validator(self.form_fields, self.form_limits)
             self.leaves.append(
                 (self.form_leaf, "form", "form", "str", False, True, None, validator, True, None)
             )
@@ -574,12 +579,13 @@ def solver(
     *,
     websocket: bool = False,
     socket_param: str | None = None,
+    form_limits: Mapping[str, int] | None = None,
 ) -> tuple[Callable[..., Any], list[tuple[Any, ...]], str, DependencyPlan]:
     """The function the engine calls for this route instead of `handler`, its parameter
-    plan, and how it runs. `overrides` replaces dependencies (`app.dependency_overrides`).
-    For a WebSocket route (`websocket`, the handler's socket parameter `socket_param`), the
+    plan, and how it runs. `overrides` replaces dependencies (`app.dependency_overrides`);
+    the route's form is read under `form_limits` (see `vireo.body_limits`). For a WebSocket route (`websocket`, the handler's socket parameter `socket_param`), the
     handler's result is not made a response; `yield` dependencies close when it returns."""
-    plan = DependencyPlan(path, overrides, websocket)
+    plan = DependencyPlan(path, overrides, websocket, form_limits)
     for dependency in dependencies:
         plan.depend(dependency)  # run for their effect; their values are not passed on
     handler_args = plan.arguments(handler, socket_param)

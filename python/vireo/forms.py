@@ -16,10 +16,6 @@ from .exceptions import HTTPException, RequestValidationError
 from .params import Param
 from .validation import _MISSING, _coerce
 
-# The most fields (or parts) one form may have; more answer 400.
-MAX_FIELDS = 1000
-
-
 class Form(Param):
     """A form field: `name: str = Form()`; `list[str]` takes every value of the name."""
 
@@ -179,17 +175,19 @@ def _convert(value: Any, field: FormField, loc: list[Any], errors: list[dict[str
     return _coerce(value, item, loc, errors)
 
 
-def _read(body: bytes, content_type: str | None) -> dict[str, list[Any]]:
-    """The body's fields, by name, each value a `str` or an `UploadFile`."""
+def _read(body: bytes, content_type: str | None,
+          limits: Mapping[str, int]) -> dict[str, list[Any]]:
+    """The body's fields, by name, each value a `str` or an `UploadFile`, read under
+    `limits` (`max_fields`, `max_files`, `max_part_size`)."""
     values: dict[str, list[Any]] = {}
-    for name, value in fields_of(body, content_type):
+    for name, value in fields_of(body, content_type, limits["max_fields"], limits["max_files"],
+                                 limits["max_part_size"]):
         values.setdefault(name, []).append(value)
     return values
 
 
-def fields_of(body: bytes, content_type: str | None, max_fields: int = MAX_FIELDS,
-              max_files: int = MAX_FIELDS,
-              max_part_size: int | None = None) -> list[tuple[str, Any]]:
+def fields_of(body: bytes, content_type: str | None, max_fields: int, max_files: int,
+              max_part_size: int | None) -> list[tuple[str, Any]]:
     """The body's fields in order, as `(name, value)`, each value a `str` or an `UploadFile`
     (for a `multipart/form-data` or `application/x-www-form-urlencoded` body; none for any
     other). A body past the limits, or one that cannot be read, is an `HTTPException` (400,
@@ -223,12 +221,16 @@ def fields_of(body: bytes, content_type: str | None, max_fields: int = MAX_FIELD
                 )
             fields.append((name, value))
     elif media == "application/x-www-form-urlencoded" and body:
-        try:
-            fields = urllib.parse.parse_qsl(
-                body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=max_fields
-            )
-        except ValueError as exc:
-            raise HTTPException(400, str(exc)) from None
+        # The body is within its limit already, so it is split whole and then counted.
+        fields = urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+        if len(fields) > max_fields:
+            raise HTTPException(
+                400, f"Too many fields. Maximum number of fields is {max_fields}.")
+        # A field's size is its name's and value's bytes as sent, as Starlette counts it.
+        if max_part_size is not None and any(
+                len(field) - (b"=" in field) > max_part_size for field in body.split(b"&")):
+            raise HTTPException(
+                400, f"Field exceeded maximum size of {int(max_part_size / 1024)}KB.")
     return fields
 
 
@@ -265,13 +267,14 @@ class FormData(Mapping[str, Any]):
         return f"FormData({self._fields!r})"
 
 
-def form_validator(fields: list[FormField]) -> Callable[[bytes, str | None], list[Any]]:
+def form_validator(fields: list[FormField], limits: Mapping[str, int]
+                   ) -> Callable[[bytes, str | None], list[Any]]:
     """`validate(body, content_type) -> [value of each field]`, raising
-    `RequestValidationError` with every field's error, or `HTTPException` (400, 413) for a
-    body that cannot be read."""
+    `RequestValidationError` with every field's error, or `HTTPException` (400) for a body
+    that cannot be read or is past `limits` (see `vireo.body_limits`)."""
 
     def validate(body: bytes, content_type: str | None) -> list[Any]:
-        found = _read(body, content_type)
+        found = _read(body, content_type, limits)
         errors: list[dict[str, Any]] = []
         out = []
         for field in fields:

@@ -462,8 +462,13 @@ class TestClient:
         elif data is not None:
             body = _urlencode(data).encode()
             fields["content-type"] = "application/x-www-form-urlencoded"
+        elif isinstance(content, str):
+            body = content.encode()
+        elif isinstance(content, (bytes, bytearray, memoryview)):
+            body = bytes(content)
         elif content is not None:
-            body = content.encode() if isinstance(content, str) else bytes(content)
+            # An iterator of byte chunks, as httpx streams it: sent whole here.
+            body = b"".join(bytes(chunk) for chunk in content)
         # A mapping, or (name, value) pairs, which may repeat a name (as httpx takes them).
         pairs = headers.items() if isinstance(headers, Mapping) else (headers or ())
         # The request's fields replace the client's of the same name, as httpx merges them; a
