@@ -17,6 +17,7 @@ from . import response_class as response_classes
 from . import response_model as response_models
 from .background import Runner
 from .datastructures import Address
+from .api_route import APIRoute, check_dependencies
 from .dependencies import Depends, solver
 from .encoders import jsonable
 from .mounts import answering_http_errors
@@ -137,107 +138,6 @@ class BaseHTTPMiddleware:
         return await call_next(request)
 
 
-_CONVERTOR = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*):(?:int|float|str|uuid)\}")
-
-
-class _Route:
-    __slots__ = (
-        "methods",
-        "path",
-        "handler",
-        "status_code",
-        "blocking",
-        "dependencies",
-        "tags",
-        "summary",
-        "description",
-        "response_model",
-        "include_in_schema",
-        "deprecated",
-        "operation_id",
-        "name",
-        "response_class",
-        "responses",
-        "response_description",
-        "openapi_extra",
-        "max_body_size",
-        "form_limits",
-        "response_model_options",
-    )
-
-    def __init__(
-        self,
-        methods: Sequence[str],
-        path: str,
-        handler: Handler,
-        status_code: int,
-        blocking: bool,
-        dependencies: Sequence[Depends] = (),
-        tags: Sequence[str] = (),
-        summary: str | None = None,
-        description: str | None = None,
-        response_model: Any = response_models.DEFAULT,
-        include_in_schema: bool = True,
-        deprecated: bool = False,
-        operation_id: str | None = None,
-        name: str | None = None,
-        response_class: Any = response_classes.DEFAULT,
-        responses: dict[Any, Any] | None = None,
-        response_description: str = "Successful Response",
-        openapi_extra: dict[str, Any] | None = None,
-        max_body_size: int | None = None,
-        form_limits: dict[str, int] | None = None,
-        response_model_options: dict[str, Any] | None = None,
-    ) -> None:
-        self.methods = [m.upper() for m in methods]
-        # Starlette's `{id:int}`, `{x:float}`, `{s:str}` and `{u:uuid}` as `{id}`...: the
-        # handler's annotation converts the value (`:path` stays, for the router).
-        self.path = _CONVERTOR.sub(r"{\1}", path)
-        self.handler = handler
-        self.status_code = status_code
-        self.blocking = blocking
-        self.dependencies = list(dependencies)
-        self.tags = list(tags)
-        self.summary = summary
-        self.description = description
-        self.response_model = response_model
-        self.include_in_schema = include_in_schema
-        self.deprecated = deprecated
-        self.operation_id = operation_id
-        # What `url_path_for` finds it by: by default the handler's name, as in FastAPI.
-        self.name = name or getattr(handler, "__name__", type(handler).__name__)
-        self.response_class = response_class
-        # More answers for the OpenAPI schema, by status: {404: {"model": ..., ...}}.
-        self.responses = dict(responses or {})
-        # The success answer's description in the schema, and what is merged into the
-        # route's operation there, as FastAPI takes them.
-        self.response_description = response_description
-        self.openapi_extra = openapi_extra
-        # The route's own request size limits (see `vireo.body_limits`), over those of the
-        # routers and app around it.
-        self.max_body_size = body_limits.check_max_body_size(max_body_size)
-        self.form_limits = body_limits.check_form_limits(form_limits)
-        self.response_model_options = dict(response_model_options or response_models.OPTIONS)
-
-    @property
-    def endpoint(self) -> Handler:
-        """The handler, by FastAPI's name for it."""
-        return self.handler
-
-    def options(self) -> dict[str, Any]:
-        """The keyword arguments of `add_api_route` that made this route."""
-        options = {name: getattr(self, name) for name in self.__slots__[3:-1]}
-        return {**options, **self.response_model_options}
-
-
-def _check_dependencies(dependencies: Sequence[Any] | None) -> list[Depends]:
-    out = list(dependencies or ())
-    for dep in out:
-        if not isinstance(dep, Depends) or dep.dependency is None:
-            raise TypeError(f"dependencies take Depends(callable), not {dep!r}")
-    return out
-
-
 def _vireo_stand_in(cls: type) -> type | None:
     """Vireo's middleware for one of Starlette's (also as FastAPI re-exports them), which are
     ASGI middleware an App does not run."""
@@ -252,17 +152,28 @@ def _vireo_stand_in(cls: type) -> type | None:
 
 class RouteList(list):  # type: ignore[type-arg]
     """`app.routes`: a list that knows the app (or router) it lists, so that
-    `get_openapi(routes=app.routes)` documents them as that app does."""
+    `get_openapi(routes=app.routes)` documents them as that app does, and through which an
+    `APIRoute` appended is added to it."""
 
     def __init__(self, routes: list[Any], app: Any) -> None:
         super().__init__(routes)
         self.app = app
 
+    def append(self, route: Any) -> None:
+        """Add an `APIRoute` to the app, as `app.router.routes.append(route)` does in FastAPI."""
+        self.app._add_routes([route])
+        super().append(route)
+
+    def extend(self, routes: Iterable[Any]) -> None:
+        routes = list(routes)
+        self.app._add_routes(routes)
+        super().extend(routes)
+
 
 class _Routes:
     """The route decorators App and APIRouter share; both keep `_routes`."""
 
-    _routes: list[_Route]
+    _routes: list[APIRoute]
     _websockets: WebSocketRoutes
     _on_startup: list[Callable[[], Any]]
     _on_shutdown: list[Callable[[], Any]]
@@ -282,6 +193,16 @@ class _Routes:
             return hook
 
         return register
+
+    def _add_routes(self, routes: Iterable[Any] | None) -> None:
+        """Add each `APIRoute` of `routes` (`App(routes=[...])`, `APIRouter(routes=[...])`)."""
+        for route in routes or ():
+            if not isinstance(route, APIRoute):
+                raise TypeError(f"routes= takes APIRoute(path, endpoint, ...) objects, not "
+                                f"{route!r}; mount other ASGI apps with app.mount(path, app)")
+            self.add_api_route(route.path, route.handler, methods=route.methods,
+                               **route.options())
+
     _planned: list[tuple[Any, ...]] | None = None
     # Whether a WebSocket route is planned when added (a router's waits for its full path).
     _plan_websockets = True
@@ -315,6 +236,7 @@ class _Routes:
         openapi_extra: dict[str, Any] | None = None,
         max_body_size: int | None = None,
         form_limits: dict[str, int] | None = None,
+        generate_unique_id_function: Callable[[APIRoute], str] | None = None,
     ) -> None:
         """Add a route. `dependencies` run before the handler (their values are not passed);
         `tags`, `summary`, `description`, `deprecated`, `operation_id` and
@@ -326,45 +248,30 @@ class _Routes:
         unless it is a response, is sent as `response_class(value)` (by default the router's
         or app's `default_response_class`: JSON); `responses` adds answers to the schema,
         `response_description` describes the success answer there, and `openapi_extra` is
-        merged into the route's operation. `max_body_size` (bytes) and `form_limits`
-        (`max_fields`, `max_files`, `max_part_size`) limit its requests, over what the
-        router and app set (see the README's "Request size limits")."""
+        merged into the route's operation; `generate_unique_id_function(route)` gives its
+        operation id when it names none (by default the router's or app's). `max_body_size`
+        (bytes) and `form_limits` (`max_fields`, `max_files`, `max_part_size`) limit its
+        requests, over what the router and app set (see the README's "Request size
+        limits")."""
         # A router's route may have the empty path, for its prefix itself (`@router.get("")`).
         if not path.startswith("/") and not (path == "" and isinstance(self, APIRouter)):
             raise ValueError(f"a route path starts with '/': {path!r}")
-        model_options = {
-            "response_model_include": response_model_include,
-            "response_model_exclude": response_model_exclude,
-            "response_model_by_alias": response_model_by_alias,
-            "response_model_exclude_unset": response_model_exclude_unset,
-            "response_model_exclude_defaults": response_model_exclude_defaults,
-            "response_model_exclude_none": response_model_exclude_none,
-        }
-        self._routes.append(
-            _Route(
-                methods,
-                path,
-                endpoint,
-                status_code,
-                blocking,
-                _check_dependencies(dependencies),
-                list(tags or ()),
-                summary,
-                description,
-                response_model,
-                include_in_schema,
-                deprecated,
-                operation_id,
-                name,
-                response_class,
-                responses,
-                response_description,
-                openapi_extra,
-                max_body_size,
-                form_limits,
-                model_options,
-            )
-        )
+        self._routes.append(APIRoute(
+            path, endpoint, methods=methods, status_code=status_code, blocking=blocking,
+            dependencies=dependencies, tags=tags, summary=summary, description=description,
+            response_model=response_model, include_in_schema=include_in_schema,
+            deprecated=deprecated, operation_id=operation_id, name=name,
+            response_class=response_class, responses=responses,
+            response_description=response_description, openapi_extra=openapi_extra,
+            max_body_size=max_body_size, form_limits=form_limits,
+            generate_unique_id_function=generate_unique_id_function,
+            response_model_include=response_model_include,
+            response_model_exclude=response_model_exclude,
+            response_model_by_alias=response_model_by_alias,
+            response_model_exclude_unset=response_model_exclude_unset,
+            response_model_exclude_defaults=response_model_exclude_defaults,
+            response_model_exclude_none=response_model_exclude_none,
+        ))
         self._planned = None
 
     def add_route(self, path: str, route: Callable[[Any], Any], methods: Sequence[str] | None = None,
@@ -440,7 +347,7 @@ class _Routes:
         self, path: str, handler: Handler, name: str | None = None, *,
         dependencies: Sequence[Depends] | None = None,
     ) -> None:
-        self._websockets.add(path, handler, _check_dependencies(dependencies),
+        self._websockets.add(path, handler, check_dependencies(dependencies),
                              check=self._plan_websockets, name=name)
 
     def include_router(
@@ -456,19 +363,22 @@ class _Routes:
         deprecated: bool | None = None,
         max_body_size: int | None = None,
         form_limits: dict[str, int] | None = None,
+        generate_unique_id_function: Callable[[APIRoute], str] | None = None,
     ) -> None:
         """Add every route of `router`, its path prefixed with `prefix` and the router's, run
         after `dependencies` and the router's, tagged with `tags` and the router's, with the
         schema's `responses` and the router's added to each route's, and a route that names
         no `response_class` given `default_response_class` or the router's. With
         `include_in_schema=False` (here or on the router) its routes leave the schema;
-        `deprecated=True` marks them deprecated there. `max_body_size` and `form_limits`
-        apply to its routes that neither they nor the router limit otherwise."""
+        `deprecated=True` marks them deprecated there. `max_body_size`, `form_limits` and
+        `generate_unique_id_function` apply to its routes that neither they nor the router
+        set otherwise."""
         _include(self, router, _Inclusion(prefix, dependencies, tags, responses,
                                           default_response_class, include_in_schema,
                                           deprecated,
                                           body_limits.check_max_body_size(max_body_size),
-                                          body_limits.check_form_limits(form_limits)))
+                                          body_limits.check_form_limits(form_limits),
+                                          generate_unique_id_function))
 
     @property
     def router(self) -> "_Routes":
@@ -525,8 +435,12 @@ class APIRouter(_Routes):
         lifespan: Callable[[Any], Any] | None = None,
         max_body_size: int | None = None,
         form_limits: dict[str, int] | None = None,
+        generate_unique_id_function: Callable[[APIRoute], str] | None = None,
+        routes: Iterable[APIRoute] | None = None,
     ) -> None:
         self.prefix = prefix.rstrip("/")
+        # `fn(route) -> str`: the operation id of each route that names none.
+        self.generate_unique_id_function = generate_unique_id_function
         # Request size limits for the router's routes that set none of their own.
         self.max_body_size = body_limits.check_max_body_size(max_body_size)
         self.form_limits = body_limits.check_form_limits(form_limits)
@@ -539,10 +453,11 @@ class APIRouter(_Routes):
         self.default_response_class = default_response_class
         self.include_in_schema = include_in_schema
         self.deprecated = deprecated
-        self.dependencies = _check_dependencies(dependencies)
+        self.dependencies = check_dependencies(dependencies)
         self.tags = list(tags or ())
         self._routes = []
         self._websockets = WebSocketRoutes()
+        self._add_routes(routes)
 
 
 class _Inclusion(typing.NamedTuple):
@@ -557,6 +472,7 @@ class _Inclusion(typing.NamedTuple):
     deprecated: bool | None
     max_body_size: int | None
     form_limits: dict[str, int]
+    generate_unique_id_function: Callable[[APIRoute], str] | None
 
 
 class Mount(typing.NamedTuple):
@@ -567,9 +483,9 @@ class Mount(typing.NamedTuple):
     name: str | None
 
 
-def _include(target: _Routes, router: APIRouter, inclusion: _Inclusion) -> None:
+def _include(target: APIRoutes, router: APIRouter, inclusion: _Inclusion) -> None:
     base = inclusion.prefix.rstrip("/") + router.prefix
-    outer = _check_dependencies(inclusion.dependencies) + router.dependencies
+    outer = check_dependencies(inclusion.dependencies) + router.dependencies
     outer_tags = list(inclusion.tags or ()) + router.tags
     outer_responses = {**(inclusion.responses or {}), **router.responses}
     shown = inclusion.include_in_schema and router.include_in_schema
@@ -590,6 +506,9 @@ def _include(target: _Routes, router: APIRouter, inclusion: _Inclusion) -> None:
             route.max_body_size, router.max_body_size, inclusion.max_body_size)
         options["form_limits"] = {**inclusion.form_limits, **router.form_limits,
                                   **route.form_limits}
+        options["generate_unique_id_function"] = (
+            route.generate_unique_id_function or router.generate_unique_id_function
+            or inclusion.generate_unique_id_function)
         path = base + route.path
         if not path and not isinstance(target, APIRouter):
             raise ValueError(
@@ -643,6 +562,8 @@ class App(_Routes):
         strict_content_type: bool = True,
         max_body_size: int | None = None,
         form_limits: dict[str, int] | None = None,
+        generate_unique_id_function: Callable[[APIRoute], str] | None = None,
+        routes: Iterable[APIRoute] | None = None,
     ) -> None:
         if lifespan is not None and (on_startup or on_shutdown):
             raise TypeError("give App either lifespan or on_startup/on_shutdown, not both")
@@ -688,14 +609,14 @@ class App(_Routes):
         self.swagger_ui_init_oauth = swagger_ui_init_oauth
         # Accepted for FastAPI's signature: a traceback is logged, never sent to the client.
         self.debug = debug
-        self.dependencies = _check_dependencies(dependencies)
+        self.dependencies = check_dependencies(dependencies)
         # What a route that names no `response_class` sends its value as; JSON by default.
         self.default_response_class = default_response_class
         # Answers every operation's schema lists besides its own.
         self.responses = dict(responses or {})
         self.openapi_schema: dict[str, Any] | None = None
         self.state = _vireo.State()
-        self._routes: list[_Route] = []
+        self._routes: list[APIRoute] = []
         self._middleware: list[Callable[..., Any]] = []
         self._on_startup = list(on_startup or ())
         self._on_shutdown = list(on_shutdown or ())
@@ -725,6 +646,10 @@ class App(_Routes):
             self.add_middleware(cls, *args, **kwargs)
         for key, handler in (exception_handlers or {}).items():
             self.add_exception_handler(key, handler)
+        # `fn(route) -> str`: the operation id of each route that names none (FastAPI's
+        # `generate_unique_id` when `None`).
+        self.generate_unique_id_function = generate_unique_id_function
+        self._add_routes(routes)
 
     # Routes: the decorators come from _Routes.
 
@@ -865,7 +790,7 @@ class App(_Routes):
                 self._planned.append(self._plan_route(route, with_app_dependencies=False))
         return self._planned
 
-    def _plan_route(self, route: _Route, with_app_dependencies: bool = True) -> tuple[Any, ...]:
+    def _plan_route(self, route: APIRoute, with_app_dependencies: bool = True) -> tuple[Any, ...]:
         dependencies = route.dependencies
         if with_app_dependencies:
             dependencies = self.dependencies + dependencies
@@ -923,9 +848,9 @@ class App(_Routes):
         # Without their Python route: no route matched, so the scope names none.
         return (
             self._plan_route(
-                _Route(["GET"], "/", not_found, 404, False, response_class=None), False)[:6],
+                APIRoute("/", not_found, status_code=404, response_class=None), False)[:6],
             self._plan_route(
-                _Route(["GET"], "/{allow}", method_not_allowed, 405, False, response_class=None),
+                APIRoute("/{allow}", method_not_allowed, status_code=405, response_class=None),
                 False)[:6],
         )
 

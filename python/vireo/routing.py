@@ -1,12 +1,26 @@
-"""Reverse routing: the path of a named route, mount or mounted app's route, as Starlette's
-`url_path_for` finds it (`app.url_path_for("user", user_id=7)`, `request.url_for(...)`)."""
+"""Routes (`APIRoute` and `APIRouter`, as `fastapi.routing` has them) and reverse routing:
+the path of a named route, mount or mounted app's route, as Starlette's `url_path_for`
+finds it (`app.url_path_for("user", user_id=7)`, `request.url_for(...)`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from .api_route import APIRoute
 from .datastructures import URL
 from .params import PATH_PARAM
+
+__all__ = ["APIRoute", "APIRouter", "NoMatchFound", "URLPath"]
+
+
+def __getattr__(name: str) -> Any:
+    # `from vireo.routing import APIRouter`, as from `fastapi.routing`; defined in `app`,
+    # which imports this module.
+    if name == "APIRouter":
+        from .app import APIRouter
+
+        return APIRouter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class NoMatchFound(Exception):

@@ -14,6 +14,7 @@ import re
 import types
 import typing
 import uuid
+import warnings
 from typing import Any
 
 from .. import response_class as response_classes
@@ -408,7 +409,15 @@ def _object_body(members: list[Planned], name: str, components: dict[str, Any]) 
     return out
 
 
-def _operation_id(route: Any, method: str) -> str:
+def _operation_id(app: Any, route: Any, method: str) -> str:
+    """The route's `operation_id`, else what its (or its router's, or the app's)
+    `generate_unique_id_function` makes of it, else FastAPI's default for `method`."""
+    if route.operation_id:
+        return str(route.operation_id)
+    generate = route.generate_unique_id_function or getattr(
+        app, "generate_unique_id_function", None)
+    if generate is not None:
+        return str(generate(route))
     name = getattr(route.handler, "__name__", "endpoint")
     path = re.sub(r":\w+}", "}", route.path)  # `{p:path}` as `{p}`, as FastAPI writes it
     return re.sub(r"\W", "_", f"{name}{path}") + "_" + method.lower()
@@ -428,7 +437,7 @@ def _operation(
     if description:
         # What follows a form feed is for the code's readers only, as in FastAPI.
         op["description"] = description.split("\f")[0]
-    op["operationId"] = route.operation_id or _operation_id(route, method)
+    op["operationId"] = _operation_id(app, route, method)
     if route.deprecated:
         op["deprecated"] = True
     leaves, form_fields, security = route_leaves(app, route)
@@ -490,14 +499,14 @@ def _operation(
             schema = type_schema(model, components) if model is not None else {}
             if model is not None and "$ref" not in schema:
                 # As FastAPI titles a response schema that is not a model's.
-                schema["title"] = f"Response_{_operation_id(route, method)}".title().replace(
+                schema["title"] = f"Response_{op['operationId']}".title().replace(
                     "_", " ")
         else:
             schema = {"type": "string"}
         success["content"] = {media_type: {"schema": schema}}
     responses: dict[str, Any] = {str(status): success}
     for code, extra in {**app.responses, **route.responses}.items():
-        _add_response(responses, code, extra, media_type, components)
+        _add_response(responses, code, extra, media_type, components, op["operationId"])
     # Parameters left out of the schema still make the route answer 422, as FastAPI says.
     reads = any(p.tuple[1] in ("path", "query", "header", "cookie") for p in leaves)
     if reads or body is not None:
@@ -559,18 +568,22 @@ _STATUS_RANGES = {"1XX": "Information", "2XX": "Success", "3XX": "Redirection",
 
 
 def _add_response(responses: dict[str, Any], code: Any, extra: dict[str, Any],
-                  media_type: str | None, components: dict[str, Any]) -> None:
+                  media_type: str | None, components: dict[str, Any],
+                  operation_id: str) -> None:
     """A route's `responses` entry into its operation, as FastAPI puts it: a `model` becomes
-    the schema of the route's media type, the rest (description, headers, content) is merged
-    over what is there, and a status with no description gets its reason phrase."""
+    the schema of the route's media type (titled after the status and operation unless it
+    is a model's own), the rest (description, headers, content) is merged over what is
+    there, and a status with no description gets its reason phrase."""
     key = str(code).upper()
     extra = dict(extra)
     model = extra.pop("model", None)
     if model is not None:
         content = extra.setdefault("content", {})
         content.setdefault(media_type or "application/json", {}).setdefault("schema", {})
-        _merge(content[media_type or "application/json"]["schema"],
-               type_schema(model, components))
+        schema = type_schema(model, components)
+        if "$ref" not in schema:
+            schema["title"] = f"Response_{code}_{operation_id}".title().replace("_", " ")
+        _merge(content[media_type or "application/json"]["schema"], schema)
     key = "default" if key == "DEFAULT" else key
     entry = responses.setdefault(key, {})
     phrase = _STATUS_RANGES.get(key.upper())
@@ -603,12 +616,15 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
     components: dict[str, Any] = {}
     schemes: dict[str, Any] = {}
     paths: dict[str, Any] = {}
+    operation_ids: set[str] = set()
     for route in app._routes if routes is None else routes:
         if not route.include_in_schema:
             continue
         item = paths.setdefault(route.path.replace(":path}", "}"), {})
         for method in route.methods:
-            item[method.lower()] = _operation(app, route, method, components, schemes)
+            operation = _operation(app, route, method, components, schemes)
+            _note_operation_id(operation["operationId"], route, operation_ids)
+            item[method.lower()] = operation
     if info is None:
         info = schema_info(app.title, app.version, app.summary, app.description,
                            app.terms_of_service, app.contact, app.license_info)
@@ -632,6 +648,19 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
         schema["tags"] = tags
     _drop_null_defaults(schema)
     return schema
+
+
+def _note_operation_id(operation_id: str, route: Any, seen: set[str]) -> None:
+    """Warn of an operation id another operation has (client generators need them unique),
+    with FastAPI's message."""
+    if operation_id in seen:
+        name = getattr(route.handler, "__name__", "<unnamed_endpoint>")
+        message = f"Duplicate Operation ID {operation_id} for function {name}"
+        file_name = getattr(route.handler, "__globals__", {}).get("__file__")
+        if file_name:
+            message += f" at {file_name}"
+        warnings.warn(message, stacklevel=2)
+    seen.add(operation_id)
 
 
 # The keywords whose values are schemas, or mappings or lists of them.
@@ -666,7 +695,7 @@ def schema_routes(app: Any) -> list[Any]:
     """The routes serving the schema (`app.openapi_url`) and the docs pages (`app.docs_url`
     with its OAuth2 redirect page, `app.redoc_url`); none when those are `None`. None is
     listed in the schema."""
-    from ..app import _Route
+    from ..api_route import APIRoute
     from ..responses import HTMLResponse, JSONResponse
 
     routes = []
@@ -677,7 +706,7 @@ def schema_routes(app: Any) -> list[Any]:
         def openapi() -> Any:
             return JSONResponse(app.openapi())
 
-        routes.append(_Route(["GET"], openapi_url, openapi, 200, False, include_in_schema=False,
+        routes.append(APIRoute(openapi_url, openapi, include_in_schema=False,
                              response_class=None))
         if app.docs_url and app.docs_url not in taken:
             redirect_url = app.swagger_ui_oauth2_redirect_url
@@ -688,14 +717,14 @@ def schema_routes(app: Any) -> list[Any]:
                     app.swagger_ui_parameters, init_oauth=app.swagger_ui_init_oauth,
                     oauth2_redirect_url=redirect_url and app.root_path + redirect_url))
 
-            routes.append(_Route(["GET"], app.docs_url, docs, 200, False,
+            routes.append(APIRoute(app.docs_url, docs,
                                   include_in_schema=False, response_class=None))
             if redirect_url and redirect_url not in taken:
 
                 def oauth2_redirect() -> Any:
                     return HTMLResponse(oauth2_redirect_html())
 
-                routes.append(_Route(["GET"], redirect_url, oauth2_redirect, 200, False,
+                routes.append(APIRoute(redirect_url, oauth2_redirect,
                                      include_in_schema=False, response_class=None))
         if app.redoc_url and app.redoc_url not in taken:
 
@@ -703,6 +732,6 @@ def schema_routes(app: Any) -> list[Any]:
                 return HTMLResponse(redoc_html(f"{app.title} - ReDoc",
                                                app.root_path + openapi_url))
 
-            routes.append(_Route(["GET"], app.redoc_url, redoc, 200, False,
+            routes.append(APIRoute(app.redoc_url, redoc,
                                   include_in_schema=False, response_class=None))
     return routes

@@ -40,7 +40,8 @@ def get_openapi(
     security, its `responses`); a list made otherwise is read as routes of an app with
     none. `webhooks` and `separate_input_output_schemas` are taken for FastAPI's signature:
     Vireo has no webhooks, and writes one schema per model."""
-    from ..app import App, _Route
+    from ..api_route import APIRoute
+    from ..app import App
 
     if webhooks:
         raise TypeError("get_openapi: Vireo apps have no webhooks to list")
@@ -49,7 +50,7 @@ def get_openapi(
         app = App(title=title, version=version)
     info = schema_info(title, version, summary, description, terms_of_service, contact,
                        license_info)
-    schema = build_schema(app, [route for route in routes if isinstance(route, _Route)],
+    schema = build_schema(app, [route for route in routes if isinstance(route, APIRoute)],
                           info=info, servers=list(servers or ()), tags=tags or [],
                           openapi_version=openapi_version)
     if external_docs:
