@@ -54,6 +54,9 @@ pub(crate) struct AppInner {
     /// Whether some route sets a body limit of its own, so a request is routed before its
     /// body is read.
     pub route_body_limits: bool,
+    /// A returned `str` is sent as a JSON string, as FastAPI sends it (`vireo.FastAPI`),
+    /// rather than as text (`vireo.App`).
+    pub str_as_json: bool,
 }
 
 impl AppInner {
@@ -183,6 +186,10 @@ impl AppCore {
         };
         let (redirect_slashes, strict_content_type) =
             (flag("redirect_slashes")?, flag("strict_content_type")?);
+        let str_as_json = match app.bind(py).getattr_opt("_str_as_json")? {
+            Some(flag) => flag.is_truthy()?,
+            None => false,
+        };
         // Read once the app has started (startup runs before the app is built).
         let lifespan_state = app
             .bind(py)
@@ -232,6 +239,7 @@ impl AppCore {
                 websocket_paths,
                 max_body_size,
                 route_body_limits,
+                str_as_json,
             }),
         })
     }

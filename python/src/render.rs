@@ -46,7 +46,9 @@ pub(crate) fn render(
 ) -> PyResult<Response> {
     let py = value.py();
     if let Ok(s) = value.cast_exact::<PyString>() {
-        return Ok(Response::typed(status, str_body(s)?, ContentType::Text));
+        if !app.str_as_json {
+            return Ok(Response::typed(status, str_body(s)?, ContentType::Text));
+        }
     }
     if let Ok(b) = value.cast_exact::<PyBytes>() {
         return Ok(Response::typed(
@@ -196,15 +198,18 @@ fn response_fields(obj: &Bound<'_, PyAny>, pull: Pull, app: &Arc<AppInner>) -> P
     Ok(res)
 }
 
-/// `render_body(value, jsonable) -> (bytes, media_type)`: a plain return value as the body
-/// the fast path would send, for building a `Response` object (behind middleware).
+/// `render_body(value, jsonable, str_as_json=False) -> (bytes, media_type)`: a plain return
+/// value as the body the fast path would send, for building a `Response` object (behind
+/// middleware); a `str` as text unless `str_as_json`.
 #[pyfunction]
+#[pyo3(signature = (value, jsonable, str_as_json=false))]
 pub(crate) fn render_body<'py>(
     value: &Bound<'py, PyAny>,
     jsonable: &Bound<'py, PyAny>,
+    str_as_json: bool,
 ) -> PyResult<(Bound<'py, PyAny>, &'static str)> {
     let py = value.py();
-    if let Ok(s) = value.cast::<PyString>() {
+    if let (false, Ok(s)) = (str_as_json, value.cast::<PyString>()) {
         let encoded = PyBytes::new(py, s.to_str()?.as_bytes()).into_any();
         return Ok((encoded, "text/plain"));
     }

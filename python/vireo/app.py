@@ -529,6 +529,9 @@ class App(_Routes):
     serves them (see `vireo.server`), `vireo.testclient.TestClient(app)` calls them in tests.
     """
 
+    # A `str` a handler returns is sent as text (`FastAPI` sends it as a JSON string).
+    _str_as_json = False
+
     def __init__(
         self,
         *,
@@ -822,6 +825,7 @@ class App(_Routes):
                 route.blocking,
                 self._planned_overrides,
                 form_limits={**self._planned_form_limits, **route.form_limits},
+                str_as_json=self._str_as_json,
             )
             return (route.methods, route.path, solve, planned, route.status_code, kind, route)
         return (
@@ -995,8 +999,11 @@ class App(_Routes):
 
 
 class FastAPI(App):
-    """`App` under FastAPI's name, for code moved from FastAPI: the same app, whose default
-    `title` is FastAPI's, so the schema and docs pages say what they said before."""
+    """`App` under FastAPI's name, for code moved from FastAPI: the same app with FastAPI's
+    defaults, so that it answers and documents what it did before: a returned `str` is sent
+    as a JSON string, and the default `title` is "FastAPI"."""
+
+    _str_as_json = True
 
     def __init__(self, *, title: str = "FastAPI", **options: Any) -> None:
         super().__init__(title=title, **options)

@@ -363,14 +363,15 @@ def _given_response(result: Any) -> Any:
     return None
 
 
-def _as_response(result: Any, status_code: int) -> Any:
-    """The response the engine would make of `result`, made now (so teardown runs after it)."""
+def _as_response(result: Any, status_code: int, str_as_json: bool = False) -> Any:
+    """The response the engine would make of `result`, made now (so teardown runs after it);
+    a `str` as JSON when the app sends it so."""
     from .responses import Response
 
     given = _given_response(result)
     if given is not None:
         return given
-    body, media_type = _vireo.render_body(result, jsonable)
+    body, media_type = _vireo.render_body(result, jsonable, str_as_json)
     return Response(body, status_code, media_type=media_type)
 
 
@@ -383,14 +384,14 @@ def _sub_response() -> Any:
     return sub
 
 
-def _merged(result: Any, status_code: int, sub: Any) -> Any:
+def _merged(result: Any, status_code: int, sub: Any, str_as_json: bool = False) -> Any:
     """`result` as a response with what was set on `sub`, as FastAPI merges them: a
     `Response` the handler returned itself is sent as it is (but for the stream of a handler
     that yields, which is made for it, see `vireo.streams`)."""
     given = _given_response(result)
     if given is not None and not getattr(given, "takes_sub_response", False):
         return given
-    response = given if given is not None else _as_response(result, status_code)
+    response = given if given is not None else _as_response(result, status_code, str_as_json)
     if sub.status_code is not None:
         response.status_code = sub.status_code
     response.headers.update(sub.headers)
@@ -580,10 +581,12 @@ def solver(
     websocket: bool = False,
     socket_param: str | None = None,
     form_limits: Mapping[str, int] | None = None,
+    str_as_json: bool = False,
 ) -> tuple[Callable[..., Any], list[tuple[Any, ...]], str, DependencyPlan]:
     """The function the engine calls for this route instead of `handler`, its parameter
     plan, and how it runs. `overrides` replaces dependencies (`app.dependency_overrides`);
-    the route's form is read under `form_limits` (see `vireo.body_limits`). For a WebSocket route (`websocket`, the handler's socket parameter `socket_param`), the
+    the route's form is read under `form_limits` (see `vireo.body_limits`), and a `str` the
+    handler returns is sent as JSON when `str_as_json`. For a WebSocket route (`websocket`, the handler's socket parameter `socket_param`), the
     handler's result is not made a response; `yield` dependencies close when it returns."""
     plan = DependencyPlan(path, overrides, websocket, form_limits)
     for dependency in dependencies:
@@ -618,9 +621,9 @@ def solver(
                 if now:
                     _finish_sync(now, None)
                 if sub is not None:
-                    result = _merged(result, status_code, sub)
+                    result = _merged(result, status_code, sub, str_as_json)
                 if any_exit or (tasks is not None and tasks.tasks):
-                    result = _attach(_as_response(result, status_code), tasks)
+                    result = _attach(_as_response(result, status_code, str_as_json), tasks)
             except BaseException as exc:
                 _finish_sync(now, exc)
                 _finish_sync(exits, exc)
@@ -664,9 +667,9 @@ def solver(
             if now:
                 await _finish_async(now, None)
             if sub is not None:
-                result = _merged(result, status_code, sub)
+                result = _merged(result, status_code, sub, str_as_json)
             if not websocket and (any_exit or (tasks is not None and tasks.tasks)):
-                result = _attach(_as_response(result, status_code), tasks)
+                result = _attach(_as_response(result, status_code, str_as_json), tasks)
         except BaseException as exc:
             await _finish_async(now, exc)
             await _finish_async(exits, exc)
