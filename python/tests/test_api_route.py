@@ -131,3 +131,31 @@ def test_a_duplicate_operation_id_is_warned_of():
     app.get("/b")(hello)
     with pytest.warns(UserWarning, match="Duplicate Operation ID same for function hello"):
         app.openapi()
+
+
+def test_a_method_and_path_registered_twice_is_answered_by_the_first():
+    app = App()
+    app.get("/users")(lambda: "first")
+    with pytest.warns(UserWarning, match="GET /users is registered twice: '<lambda>' answers"):
+        app.api_route("/users", methods=["GET", "POST"], name="second")(lambda: "second")
+    client = TestClient(app)
+    assert client.get("/users").text == "first"
+    # The second route still answers the method only it has.
+    assert client.post("/users").text == "second"
+    operations = app.openapi()["paths"]["/users"]
+    assert operations["get"]["operationId"] == "_lambda__users_get"
+    assert operations["post"]["operationId"] == "second_users_post"
+    # Both are listed, as FastAPI lists them.
+    assert [r.name for r in app.routes if isinstance(r, APIRoute)] == ["<lambda>", "second"]
+
+
+def test_a_routes_name_gives_its_operation_id_and_summary_as_in_fastapi():
+    def build(mod):
+        app = mod.FastAPI()
+        app.get("/x", name="list_things")(hello)
+        return app
+
+    ours = build(vireo).openapi()["paths"]["/x"]["get"]
+    theirs = build(fastapi).openapi()["paths"]["/x"]["get"]
+    assert (ours["operationId"], ours["summary"]) == (theirs["operationId"], theirs["summary"])
+    assert ours["operationId"] == "list_things_x_get"

@@ -9,6 +9,7 @@ import re
 import json
 import logging
 import typing
+import warnings
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
@@ -256,7 +257,7 @@ class _Routes:
         # A router's route may have the empty path, for its prefix itself (`@router.get("")`).
         if not path.startswith("/") and not (path == "" and isinstance(self, APIRouter)):
             raise ValueError(f"a route path starts with '/': {path!r}")
-        self._routes.append(APIRoute(
+        route = APIRoute(
             path, endpoint, methods=methods, status_code=status_code, blocking=blocking,
             dependencies=dependencies, tags=tags, summary=summary, description=description,
             response_model=response_model, include_in_schema=include_in_schema,
@@ -271,8 +272,21 @@ class _Routes:
             response_model_exclude_unset=response_model_exclude_unset,
             response_model_exclude_defaults=response_model_exclude_defaults,
             response_model_exclude_none=response_model_exclude_none,
-        ))
+        )
+        self._warn_if_shadowed(route)
+        self._routes.append(route)
         self._planned = None
+
+    def _warn_if_shadowed(self, route: APIRoute) -> None:
+        """Warn of a method and path an earlier route has: as in FastAPI, the first route
+        answers it."""
+        index: dict[tuple[str, str], APIRoute] = self.__dict__.setdefault("_route_index", {})
+        for method in route.methods:
+            first = index.setdefault((method, route.path), route)
+            if first is not route:
+                warnings.warn(
+                    f"{method} {route.path or '/'} is registered twice: {first.name!r} answers "
+                    f"it, not {route.name!r}", stacklevel=4)
 
     def add_route(self, path: str, route: Callable[[Any], Any], methods: Sequence[str] | None = None,
                   name: str | None = None, include_in_schema: bool = True) -> None:
@@ -785,7 +799,15 @@ class App(_Routes):
                 or form_limits != self._planned_form_limits):
             self._planned_overrides = dict(self.dependency_overrides or {})
             self._planned_form_limits = form_limits
-            self._planned = [self._plan_route(route) for route in self._routes]
+            self._planned = []
+            # A method and path a route has already is left to it (see `_warn_if_shadowed`).
+            taken: set[tuple[str, str]] = set()
+            for route in self._routes:
+                methods = [m for m in route.methods if (m, route.path) not in taken]
+                taken.update((m, route.path) for m in route.methods)
+                if methods:
+                    planned = self._plan_route(route)
+                    self._planned.append((methods, *planned[1:]))
             # The schema and docs routes, without the app's dependencies (as in FastAPI).
             from .openapi import schema_routes
 

@@ -418,7 +418,7 @@ def _operation_id(app: Any, route: Any, method: str) -> str:
         app, "generate_unique_id_function", None)
     if generate is not None:
         return str(generate(route))
-    name = getattr(route.handler, "__name__", "endpoint")
+    name = route.name  # the handler's, unless the route is given another, as in FastAPI
     path = re.sub(r":\w+}", "}", route.path)  # `{p:path}` as `{p}`, as FastAPI writes it
     return re.sub(r"\W", "_", f"{name}{path}") + "_" + method.lower()
 
@@ -432,7 +432,7 @@ def _operation(
     if route.tags:
         # An `Enum` tag by its value, as FastAPI lists it.
         op["tags"] = [tag.value if isinstance(tag, enum.Enum) else tag for tag in route.tags]
-    op["summary"] = route.summary or _title(getattr(handler, "__name__", "endpoint"))
+    op["summary"] = route.summary or _title(route.name)
     description = route.description or doc
     if description:
         # What follows a form feed is for the code's readers only, as in FastAPI.
@@ -622,6 +622,8 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
             continue
         item = paths.setdefault(route.path.replace(":path}", "}"), {})
         for method in route.methods:
+            if method.lower() in item:
+                continue  # an earlier route answers it (see `App._warn_if_shadowed`)
             operation = _operation(app, route, method, components, schemes)
             _note_operation_id(operation["operationId"], route, operation_ids)
             item[method.lower()] = operation
