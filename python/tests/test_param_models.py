@@ -306,3 +306,36 @@ def test_an_optional_parameter_model_is_none_when_no_field_is_given_as_in_fastap
     else:  # the same errors (a field's `input` is its converted value here, text there)
         assert [(e["type"], e["loc"]) for e in mine.json()["detail"]] == [
             (e["type"], e["loc"]) for e in other.json()["detail"]]
+
+
+def optional_headers(mod):
+    app = mod.FastAPI()
+
+    @app.get("/client")
+    def client(c: Annotated[Optional[Trace], mod.Header()] = None):
+        return {"client": c}
+
+    return app
+
+
+@pytest.mark.parametrize(("path", "headers"), [
+    ("/trace", [("accept-encoding", "gzip"), ("x-tag", "a"), ("x-tag", "b")]),
+    ("/trace", [("accept-encoding", "gzip"), ("x_request_id", "r1")]),
+    ("/items?limit=0&tags=a&tags=b&extra=1&extra=2", [("accept-encoding", "gzip")]),
+])
+def test_a_refused_model_echoes_all_the_request_gave_located_by_its_sent_name_as_fastapi(
+        clients, path, headers):
+    ours, theirs = clients
+    mine, other = ours.get(path, headers=headers), theirs.get(path, headers=headers)
+    assert mine.status_code == 422
+    assert mine.json() == other.json()
+
+
+def test_an_optional_models_fields_are_not_required_in_the_schema_as_in_fastapi():
+    def parameters(mod):
+        client = (FastAPIClient if mod is fastapi else TestClient)(optional_headers(mod))
+        schema = client.get("/openapi.json").json()
+        return schema["paths"]["/client"]["get"]["parameters"]
+
+    assert parameters(vireo) == parameters(fastapi)
+    assert [p["required"] for p in parameters(vireo)] == [False, False]

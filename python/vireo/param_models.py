@@ -48,17 +48,20 @@ def _one_or_all(values: list[Any]) -> Any:
     return values if len(values) > 1 else values[0]
 
 
-def _query_values(request: Any) -> dict[str, Any]:
-    """The query's values by name."""
-    params = request.query_params
-    return {key: _one_or_all(params.getlist(key)) for key in params.keys()}
+def _grouped(pairs: Any) -> dict[str, Any]:
+    """Each name's value, or its values as a list when it is repeated, in the order sent."""
+    grouped: dict[str, list[Any]] = {}
+    for key, value in pairs:
+        grouped.setdefault(key, []).append(value)
+    return {key: _one_or_all(values) for key, values in grouped.items()}
 
 
-# What a request gives of each kind of parameter, by name, for a model that forbids extras
-# (a form's, read from its body, is `read_form`'s).
+# What a request gives of each kind of parameter, by name: what a model that allows or forbids
+# extra fields is given beyond its own, and what a refused model's error echoes as its input,
+# as FastAPI gives them (a form's, read from its body, is `read_form`'s).
 _EXTRAS: dict[str, Callable[[Any], dict[str, Any]]] = {
-    "query": _query_values,
-    "header": lambda request: dict(request.headers.items()),
+    "query": lambda request: _grouped(request.query_params.multi_items()),
+    "header": lambda request: _grouped(request.headers.items()),
     "cookie": lambda request: dict(request.cookies),
 }
 
@@ -103,8 +106,9 @@ def parameter_model(model: type, marker: Any, where: str,
             options["convert_underscores"] = getattr(marker, "convert_underscores", True)
         param = source(_UNSET, alias=field.alias, **options)
         param.form_model = model
-        # What the schema shows: the field's own default and whether it is required.
-        param.schema_required = field.is_required()
+        # What the schema shows: the field's own default and whether it is required (none
+        # is when the model itself may be absent).
+        param.schema_required = field.is_required() and not optional
         plain_default = field.default_factory is None and not field.is_required()
         param.schema_default = field.default if plain_default else None
         annotation = field.annotation
@@ -116,45 +120,70 @@ def parameter_model(model: type, marker: Any, where: str,
     # A form's fields are located in the body, as FastAPI reports them.
     location = "body" if source.source == "form" else source.source
 
-    forbid = model.model_config.get("extra") == "forbid"  # type: ignore[attr-defined]
-    extras = _EXTRAS.get(source.source) if forbid else None
-    form_extras = forbid and source.source == "form"
+    config = model.model_config  # type: ignore[attr-defined]
+    # A model that allows or forbids extra fields is given them; any other ignores them, so
+    # they are read only to echo in a refusal's input.
+    takes_extras = config.get("extra") in ("allow", "forbid")
+    extras = _EXTRAS.get(source.source)
+    form_extras = takes_extras and source.source == "form"
     if extras is not None or form_extras:
-        # The request, for what it gives beyond the fields: the model refuses those.
+        # The request, for what it gives beyond the fields.
         from ._vireo import Request
 
         parameters.append(inspect.Parameter(
             _REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request))
 
     # The names the fields are read by (a header field's with hyphens, as it is sent).
+    converted = source.source == "header" and getattr(marker, "convert_underscores", True)
     known = {key.lower() if source.source == "header" else key for key in keys.values()}
-    if source.source == "header" and getattr(marker, "convert_underscores", True):
+    if converted:
         known |= {key.replace("_", "-") for key in known}
+    # A refused header is located by the name it is sent as, as FastAPI reports it.
+    sent_as = {name: name.replace("_", "-") for name in keys
+               if converted and model.model_fields[name].alias is None  # type: ignore[attr-defined]
+               and config.get("loc_by_alias", True)}
 
-    def validate(values: dict[str, Any], extra: dict[str, Any]) -> Any:
-        given = {keys[name]: value for name, value in values.items() if value is not _UNSET}
-        given.update((k, v) for k, v in extra.items() if k not in known)
-        if optional and not given:
-            return absent
+    def refusal(exc: Any) -> RequestValidationError:
+        errors = []
+        for error in exc.errors(include_url=False):
+            loc = [location, *error["loc"]]
+            if len(loc) > 1 and loc[1] in sent_as:
+                loc[1] = sent_as[loc[1]]
+            error["loc"] = loc
+            errors.append(error)
+        return RequestValidationError(errors)
+
+    def validate(values: dict[str, Any], extra: Callable[[], dict[str, Any]]) -> Any:
         import pydantic
 
+        given = {keys[name]: value for name, value in values.items() if value is not _UNSET}
+        own = bool(given)
+        if takes_extras:
+            given.update((k, v) for k, v in extra().items() if k not in known)
+        if optional and not own and not (takes_extras and given):
+            return absent
         try:
             return model.model_validate(given)  # type: ignore[attr-defined]
         except pydantic.ValidationError as exc:
-            errors = []
-            for error in exc.errors(include_url=False):
-                error["loc"] = [location, *error["loc"]]
-                errors.append(error)
-            raise RequestValidationError(errors) from None
+            if takes_extras:
+                raise refusal(exc) from None
+            refused = exc
+        # The refusal echoes all the request gave, extras too, as FastAPI's does.
+        given.update((k, v) for k, v in extra().items() if k not in known)
+        try:
+            model.model_validate(given)  # type: ignore[attr-defined]
+        except pydantic.ValidationError as exc:
+            refused = exc
+        raise refusal(refused) from None
 
     def read(**values: Any) -> Any:
         request = values.pop(_REQUEST, None)
-        return validate(values, extras(request) if extras is not None else {})
+        return validate(values, lambda: extras(request) if extras is not None else {})
 
     async def read_form(**values: Any) -> Any:
         # A form's extras are in the form the request's body holds, read (once) here.
         form = await values.pop(_REQUEST).form()
-        return validate(values, {k: _one_or_all(form.getlist(k)) for k in form.keys()})
+        return validate(values, lambda: {k: _one_or_all(form.getlist(k)) for k in form.keys()})
 
     if form_extras:
         read = read_form  # type: ignore[assignment]
