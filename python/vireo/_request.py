@@ -15,6 +15,10 @@ class FormRead:
     def __init__(self, form: FormData) -> None:
         self._form = form
 
+    def now(self) -> FormData:
+        """The form, without awaiting: the body is read before the handler runs."""
+        return self._form
+
     def __await__(self) -> Generator[Any, None, FormData]:
         return self._form
         yield  # a generator that never suspends

@@ -98,7 +98,7 @@ class FormField:
     it is a field of (`Annotated[Model, Form()]`), if any."""
 
     __slots__ = ("key", "annotation", "item", "many", "required", "default", "model",
-                 "constraints", "check", "description", "schema_extra")
+                 "constraints", "check", "description", "schema_extra", "union")
 
     def __init__(self, key: str, annotation: Any, required: bool, default: Any,
                  model: Any = None, constraints: dict[str, Any] | None = None,
@@ -117,6 +117,8 @@ class FormField:
         self.description = description  # for the schema, with `schema_extra`
         self.schema_extra = schema_extra or {}
         self.check = _constrained_check(self, constraints, where) if constraints else None
+        # A union of form models (`vireo.form_unions.FormUnion`) reads the whole form.
+        self.union: Any = None
 
 
 def _constrained_check(field: FormField, constraints: dict[str, Any],
@@ -278,6 +280,12 @@ def form_validator(fields: list[FormField], limits: Mapping[str, int]
         errors: list[dict[str, Any]] = []
         out = []
         for field in fields:
+            if field.union is not None:
+                if field.required or field.union.given(found):
+                    out.append(field.union.read(found, errors))
+                else:
+                    out.append(field.default)
+                continue
             # A file input left empty (a part with an empty filename and no bytes, as a
             # browser sends it) is no value, as in FastAPI.
             given = [value for value in found.get(field.key, ())

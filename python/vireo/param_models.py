@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import sys
 from typing import Any, Callable
 
 from .exceptions import RequestValidationError
@@ -58,11 +59,15 @@ def _grouped(pairs: Any) -> dict[str, Any]:
 
 # What a request gives of each kind of parameter, by name: what a model that allows or forbids
 # extra fields is given beyond its own, and what a refused model's error echoes as its input,
-# as FastAPI gives them (a form's, read from its body, is `read_form`'s).
+# as FastAPI gives them.
 _EXTRAS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "query": lambda request: _grouped(request.query_params.multi_items()),
     "header": lambda request: _grouped(request.headers.items()),
     "cookie": lambda request: dict(request.cookies),
+    # The form's size was checked against the route's limits when its fields were read.
+    "form": lambda request: _grouped(request.form(
+        max_files=sys.maxsize, max_fields=sys.maxsize, max_part_size=sys.maxsize,
+    ).now().multi_items()),
 }
 
 
@@ -124,14 +129,12 @@ def parameter_model(model: type, marker: Any, where: str,
     # A model that allows or forbids extra fields is given them; any other ignores them, so
     # they are read only to echo in a refusal's input.
     takes_extras = config.get("extra") in ("allow", "forbid")
-    extras = _EXTRAS.get(source.source)
-    form_extras = takes_extras and source.source == "form"
-    if extras is not None or form_extras:
-        # The request, for what it gives beyond the fields.
-        from ._vireo import Request
+    extras = _EXTRAS[source.source]
+    # The request, for what it gives beyond the fields.
+    from ._vireo import Request
 
-        parameters.append(inspect.Parameter(
-            _REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request))
+    parameters.append(inspect.Parameter(
+        _REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request))
 
     # The names the fields are read by (a header field's with hyphens, as it is sent).
     converted = source.source == "header" and getattr(marker, "convert_underscores", True)
@@ -177,16 +180,9 @@ def parameter_model(model: type, marker: Any, where: str,
         raise refusal(refused) from None
 
     def read(**values: Any) -> Any:
-        request = values.pop(_REQUEST, None)
-        return validate(values, lambda: extras(request) if extras is not None else {})
+        request = values.pop(_REQUEST)
+        return validate(values, lambda: extras(request))
 
-    async def read_form(**values: Any) -> Any:
-        # A form's extras are in the form the request's body holds, read (once) here.
-        form = await values.pop(_REQUEST).form()
-        return validate(values, lambda: {k: _one_or_all(form.getlist(k)) for k in form.keys()})
-
-    if form_extras:
-        read = read_form  # type: ignore[assignment]
     read.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     read.__annotations__ = {p.name: p.annotation for p in parameters}
     read.__qualname__ = read.__name__ = f"{model.__name__}_parameters"

@@ -32,6 +32,7 @@ class Param:
     text) are checked before the handler runs, a failure being a 422 in pydantic's words; the
     rest (`title`, `description`, `examples`, `example`, `openapi_examples`,
     `json_schema_extra`, `deprecated`, `include_in_schema`) is for the OpenAPI schema.
+    `discriminator` names the field telling which model of a union a body or form is.
     `validation_alias` is another spelling of `alias`. `default_factory` makes a fresh
     default for each request that lacks the parameter."""
 
@@ -62,6 +63,7 @@ class Param:
         deprecated: bool | None = None,
         include_in_schema: bool = True,
         default_factory: Callable[[], Any] | None = None,
+        discriminator: str | None = None,
     ) -> None:
         if default_factory is not None:
             if default is not ...:
@@ -71,6 +73,11 @@ class Param:
                 raise TypeError(f"{type(self).__name__}(): default_factory must be callable, "
                                 f"not {default_factory!r}")
             default = None
+        # The field naming which model of a union a body or form is, as pydantic's.
+        if discriminator is not None and not isinstance(discriminator, str):
+            raise TypeError(f"{type(self).__name__}(): discriminator must be a field's name, "
+                            f"not {discriminator!r}")
+        self.discriminator = discriminator
         # Called for each request the parameter is missing from, for a fresh default.
         self.default_factory = default_factory
         self.default = default
@@ -327,6 +334,7 @@ def analyse(
     """
     from .background import BackgroundTasks
     from .dependencies import Depends, SecurityScopes
+    from .form_unions import FormUnion, union_models
     from .forms import Form, FormField, is_upload_type
 
     in_path = set(path_names(path))
@@ -418,12 +426,15 @@ def analyse(
         if websocket and (isinstance(marker, Form) or is_upload_type(tp)):
             raise TypeError(f"WebSocket route {path}: {where}: a handshake has no form to read")
         if isinstance(marker, Form) or (marker is None and is_upload_type(tp)):
+            union = FormUnion(tp, marker.discriminator, where) \
+                if isinstance(marker, Form) and union_models(tp) else None
             form = Planned(name, "form", None, tp, None, positional_only, marker)
             form.field = FormField(alias or name, tp, required, default,
                                    getattr(marker, "form_model", None),
-                                   getattr(marker, "constraints", None), where,
-                                   getattr(marker, "description", None),
+                                   None if union else getattr(marker, "constraints", None),
+                                   where, getattr(marker, "description", None),
                                    getattr(marker, "json_schema_extra", None))
+            form.field.union = union
             planned.append(form)
             continue
         if is_request_type(inner):
@@ -456,6 +467,10 @@ def analyse(
         if source == "body":
             if inner is inspect.Parameter.empty:  # `payload=Body()`: any JSON value
                 inner = Any
+            if getattr(marker, "discriminator", None) is not None:
+                import pydantic
+
+                validators = (*validators, pydantic.Field(discriminator=marker.discriminator))
             checked = typing.Annotated[(inner, *validators)] if validators else inner
             validator = body_validator(checked, required, default, optional,
                                        getattr(marker, "constraints", None), where)

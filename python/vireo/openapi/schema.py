@@ -76,6 +76,9 @@ def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
         return {}
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
+        if any(getattr(meta, "discriminator", None) is not None for meta in tp.__metadata__):
+            # A discriminated union, as pydantic writes it (`oneOf` and its `discriminator`).
+            return _adapter_schema(tp, components)
         return type_schema(typing.get_args(tp)[0], components)
     if origin is typing.Union or origin is types.UnionType:
         return {"anyOf": [type_schema(a, components) for a in typing.get_args(tp)]}
@@ -350,9 +353,27 @@ def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict
     if len(models) == 1 and None not in models:
         model_schema = type_schema(models.pop(), components)
         return {"content": {media: {"schema": model_schema}}, "required": True}
+    if len(fields) == 1 and fields[0].union is not None and not fields[0].union.optional:
+        # One union of models is the body itself, as FastAPI describes it.
+        schema = fields[0].union.schema(_title(fields[0].key), components)
+        return {"content": {media: {"schema": schema}}, "required": True}
+    # Form models beside other fields (or unions of them) are each one of `allOf`.
+    all_of: list[dict[str, Any]] = []
+    listed = set()
+    required_models = False
+    for field in fields:
+        if field.union is not None:
+            all_of.append(field.union.schema(_title(field.key), components))
+            required_models |= not field.union.optional
+        elif field.model is not None and field.model not in listed:
+            listed.add(field.model)
+            all_of.append(type_schema(field.model, components))
+            required_models = True
     properties: dict[str, Any] = {}
     required = []
     for field in fields:
+        if field.model is not None or field.union is not None:
+            continue
         if is_file(field.item):
             schema: dict[str, Any] = dict(_FILE_SCHEMA)
         else:
@@ -371,13 +392,16 @@ def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict
         elif field.default is not None and _json_ready(field.default):
             schema["default"] = field.default
         properties[field.key] = schema
-    component: dict[str, Any] = {"properties": properties, "type": "object"}
+    component: dict[str, Any] = {"allOf": all_of} if all_of else {}
+    if properties or not all_of:
+        component["properties"] = properties
+    component["type"] = "object"
     if required:
         component["required"] = required
     component["title"] = name
     components[name] = component
     out: dict[str, Any] = {"content": {media: {"schema": {"$ref": REF.format(model=name)}}}}
-    if required:
+    if required or required_models:
         out["required"] = True
     return out
 
@@ -458,7 +482,7 @@ def _operation(
             if parameter is not None:
                 parameters.append(parameter)
         elif source == "body" and body is None:
-            inner = planned.annotation
+            inner = planned.body[1]  # the type as validated, with its metadata
             required = planned.tuple[5]
             schema = _constrained(type_schema(inner, components),
                                   getattr(planned.marker, "constraints", None))
