@@ -2,14 +2,16 @@
 for the same app: `None` defaults left out, a required `Optional` query value, a non-model
 response's title, `Enum` tags, a docstring cut at a form feed, a hidden parameter's 422, a
 `{p:path}` route's operationId, body examples, a file's description, `time` and `timedelta`
-fields and `bytes` as FastAPI writes them."""
+fields and `bytes`, unannotated parameters and a bare `list`, and a raw stream's media type
+as FastAPI writes them."""
 
 import datetime
 import enum
+from collections.abc import Iterable
 from typing import Annotated, Optional
 
 import pytest
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 fastapi = pytest.importorskip("fastapi")
 
@@ -75,6 +77,23 @@ def build(mod):
     def blob(blob: Blob) -> Blob:
         return blob
 
+    @app.get("/untyped/{key}")
+    def untyped(key, q=None, tags: Annotated[list, mod.Query()] = []):
+        """Read anything.
+
+        - **key**: any text
+        \f
+        :param key: for the code's readers.
+        """
+        return {"key": key}
+
+    class PNGStream(mod.responses.StreamingResponse):
+        media_type = "image/png"
+
+    @app.get("/image", response_class=PNGStream)
+    def image() -> Iterable[bytes]:
+        yield b"png"
+
     return app
 
 
@@ -83,3 +102,56 @@ def test_the_schema_is_fastapis():
     assert mine["paths"] == theirs["paths"]
     assert mine["components"] == theirs["components"]
     assert mine == theirs
+
+
+class Priced(BaseModel):
+    net: float
+
+    @computed_field
+    @property
+    def gross(self) -> float:
+        return self.net * 1.2
+
+
+class Basket(BaseModel):
+    items: list[Priced]
+    note: Optional[str] = None
+
+
+class Receipt(BaseModel):
+    model_config = ConfigDict(ser_json_bytes="base64")
+    scan: bytes
+
+
+def sides(mod, **options):
+    app = mod.FastAPI(**options)
+
+    @app.post("/baskets")
+    def basket(basket: Basket) -> Basket:
+        return basket
+
+    @app.get("/receipt")
+    def receipt() -> Receipt:
+        return Receipt(scan=b"x")
+
+    @app.get("/gone", responses={410: {"model": Priced}})
+    def gone():
+        return {}
+
+    return app
+
+
+@pytest.mark.parametrize("separate", [True, False])
+def test_a_model_that_differs_as_sent_and_as_answered_is_listed_as_fastapi_lists_it(separate):
+    options = {} if separate else {"separate_input_output_schemas": False}
+    mine = sides(vireo, **options).openapi()
+    theirs = sides(fastapi, **options).openapi()
+    assert mine == theirs
+    schemas = mine["components"]["schemas"]
+    # A computed field is only answered, so its model is listed twice either way.
+    assert {"Basket-Input", "Basket-Output", "Priced-Input", "Priced-Output"} <= set(schemas)
+    assert "gross" in schemas["Priced-Output"]["properties"]
+    assert "gross" not in schemas["Priced-Input"]["properties"]
+    # Bytes answered as base64 are described so only with the two sides apart.
+    encoding = schemas["Receipt"]["properties"]["scan"].get("contentEncoding")
+    assert encoding == ("base64" if separate else None)

@@ -581,6 +581,7 @@ class App(_Routes):
         form_limits: dict[str, int] | None = None,
         generate_unique_id_function: Callable[[APIRoute], str] | None = None,
         routes: Iterable[APIRoute] | None = None,
+        separate_input_output_schemas: bool = True,
     ) -> None:
         if lifespan is not None and (on_startup or on_shutdown):
             raise TypeError("give App either lifespan or on_startup/on_shutdown, not both")
@@ -607,6 +608,9 @@ class App(_Routes):
         # `url_for` finds, as Starlette's outermost router does.
         self._url_root: App | None = None
         self.root_path_in_servers = root_path_in_servers
+        # A model whose schema differs as sent and as answered is listed twice in the schema
+        # (`Model-Input`, `Model-Output`), as FastAPI lists it; off, once, as sent.
+        self.separate_input_output_schemas = separate_input_output_schemas
         self.version = version
         self.description = description
         self.openapi_url = openapi_url

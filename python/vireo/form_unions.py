@@ -117,9 +117,11 @@ class FormUnion:
     def schema(self, title: str, components: dict[str, Any]) -> dict[str, Any]:
         """Its place in the form's schema: one of the models, or (when it may be absent) none
         of their fields at all."""
-        from .openapi.schema import REF, _generator
+        from .openapi.components import ref_of
+        from .openapi.schema import _generator
 
-        schema = self.adapter.json_schema(ref_template=REF, schema_generator=_generator())
+        schema = self.adapter.json_schema(ref_template=ref_of(components),
+                                          schema_generator=_generator())
         components.update(schema.pop("$defs", {}))
         if not self.optional:
             return {**schema, "title": title}

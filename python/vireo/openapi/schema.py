@@ -23,7 +23,8 @@ from .. import response_model as response_models
 from .. import sse, streams
 from ..params import Planned, _unwrap_optional, analyse
 
-REF = "#/components/schemas/{model}"
+from . import components as sides
+from .components import REF
 
 _SCALAR_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
 
@@ -120,15 +121,17 @@ def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return {"enum": [m.value for m in tp], "title": tp.__name__}
     if _pydantic_model(tp):
-        schema = tp.model_json_schema(ref_template=REF, schema_generator=_generator())
+        ref = sides.ref_of(components)
+        schema = tp.model_json_schema(ref_template=ref, schema_generator=_generator(),
+                                      mode=sides.mode_of(components))
         components.update(schema.pop("$defs", {}))
         components[tp.__name__] = schema
-        return {"$ref": REF.format(model=tp.__name__)}
+        return {"$ref": ref.format(model=tp.__name__)}
     if _msgspec_struct(tp):
         import msgspec
 
         (schema,), defs = msgspec.json.schema_components(
-            (tp,), ref_template="#/components/schemas/{name}"
+            (tp,), ref_template=sides.ref_of(components).replace("{model}", "{name}")
         )
         components.update(defs)
         return dict(schema)
@@ -169,8 +172,9 @@ def _adapter_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
     except ImportError:
         return {}
     try:
-        schema = pydantic.TypeAdapter(tp).json_schema(ref_template=REF,
-                                                     schema_generator=_generator())
+        schema = pydantic.TypeAdapter(tp).json_schema(ref_template=sides.ref_of(components),
+                                                     schema_generator=_generator(),
+                                                     mode=sides.mode_of(components))
     except (pydantic.PydanticSchemaGenerationError, pydantic.errors.PydanticInvalidForJsonSchema):
         return {}
     components.update(schema.pop("$defs", {}))
@@ -199,7 +203,7 @@ def _dataclass_schema(cls: Any, components: dict[str, Any]) -> dict[str, Any]:
         if required:
             schema["required"] = required
         components[name] = schema
-    return {"$ref": REF.format(model=name)}
+    return {"$ref": sides.ref_of(components).format(model=name)}
 
 
 def _json_ready(value: Any) -> bool:
@@ -229,8 +233,13 @@ def _parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any] |
     if marker is not None and not getattr(marker, "include_in_schema", True):
         return None
     constraints = getattr(marker, "constraints", None) or {}
-    if converter is None:
+    if planned.annotation is inspect.Parameter.empty and not constraints:
+        # Unannotated: read as text, described as any value, as FastAPI does.
+        schema, default_json = {}, default
+    elif converter is None:
         schema, default_json = _native_schema(kind, is_list, constraints), default
+        if is_list and not typing.get_args(_unwrap_optional(planned.annotation)[0]):
+            schema["items"] = {}  # a bare `list`: of any value, as FastAPI describes it
     else:
         inner = _unwrap_optional(planned.annotation)[0]
         schema, default_json = _converted_schema(inner, constraints, default, components)
@@ -448,8 +457,13 @@ def _operation_id(app: Any, route: Any, method: str) -> str:
 
 
 def _operation(
-    app: Any, route: Any, method: str, components: dict[str, Any], schemes: dict[str, Any]
+    app: Any, route: Any, method: str, components: dict[str, Any], schemes: dict[str, Any],
+    outputs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The operation object of `route`'s `method`: what it reads described into
+    `components`, what it answers into `outputs` (the same, by default)."""
+    if outputs is None:
+        outputs = components
     handler = route.handler
     doc = inspect.getdoc(handler) if inspect.isroutine(handler) else None
     op: dict[str, Any] = {}
@@ -457,10 +471,10 @@ def _operation(
         # An `Enum` tag by its value, as FastAPI lists it.
         op["tags"] = [tag.value if isinstance(tag, enum.Enum) else tag for tag in route.tags]
     op["summary"] = route.summary or _title(route.name)
-    description = route.description or doc
+    # What follows a form feed is for the code's readers only, as in FastAPI.
+    description = (route.description or doc or "").split("\f")[0].strip()
     if description:
-        # What follows a form feed is for the code's readers only, as in FastAPI.
-        op["description"] = description.split("\f")[0]
+        op["description"] = description
     op["operationId"] = _operation_id(app, route, method)
     if route.deprecated:
         op["deprecated"] = True
@@ -515,12 +529,13 @@ def _operation(
         status = response_classes.default_status(cls)
     success: dict[str, Any] = {"description": route.response_description}
     if streams.is_streaming(handler):
-        content = _stream_content(handler, cls, components)
+        content = _stream_content(handler, cls, outputs)
         if content:
             success["content"] = content
     elif status not in (204, 304) and media_type:
         if json_class:
-            schema = type_schema(model, components) if model is not None else {}
+            schema = type_schema(model, sides.answering(model, outputs)) \
+                if model is not None else {}
             if model is not None and "$ref" not in schema:
                 # As FastAPI titles a response schema that is not a model's.
                 schema["title"] = f"Response_{op['operationId']}".title().replace(
@@ -530,7 +545,7 @@ def _operation(
         success["content"] = {media_type: {"schema": schema}}
     responses: dict[str, Any] = {str(status): success}
     for code, extra in {**app.responses, **route.responses}.items():
-        _add_response(responses, code, extra, media_type, components, op["operationId"])
+        _add_response(responses, code, extra, media_type, outputs, op["operationId"])
     # Parameters left out of the schema still make the route answer 422, as FastAPI says.
     reads = any(p.tuple[1] in ("path", "query", "header", "cookie") for p in leaves)
     if reads or body is not None:
@@ -555,14 +570,17 @@ _SSE_EVENT = {"data": {"type": "string"}, "event": {"type": "string"},
 
 def _stream_content(handler: Any, cls: Any, components: dict[str, Any]) -> dict[str, Any]:
     """A streaming route's success content: the schema of each item (JSON Lines) or event
-    (Server-Sent Events), as FastAPI writes it; none for a raw stream."""
+    (Server-Sent Events), as FastAPI writes it; a raw stream's is text of its class's media
+    type, if it has one."""
     how = streams.mode(cls)
     if how == "raw":
-        return {}
+        media_type = getattr(cls, "media_type", None)
+        return {media_type: {"schema": {"type": "string"}}} if media_type else {}
     item = streams.item_type(handler)
     if item is sse.ServerSentEvent:
         item = None
-    item_schema = type_schema(item, components) if item is not None else {}
+    item_schema = type_schema(item, sides.answering(item, components)) \
+        if item is not None else {}
     if how == "jsonl":
         return {"application/jsonl": {"itemSchema": item_schema}}
     properties = {name: dict(schema) for name, schema in _SSE_EVENT.items()}
@@ -604,7 +622,7 @@ def _add_response(responses: dict[str, Any], code: Any, extra: dict[str, Any],
     if model is not None:
         content = extra.setdefault("content", {})
         content.setdefault(media_type or "application/json", {}).setdefault("schema", {})
-        schema = type_schema(model, components)
+        schema = type_schema(model, sides.answering(model, components))
         if "$ref" not in schema:
             schema["title"] = f"Response_{code}_{operation_id}".title().replace("_", " ")
         _merge(content[media_type or "application/json"]["schema"], schema)
@@ -637,7 +655,9 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
                  tags: list[Any] | None = None, openapi_version: str = "3.1.0") -> dict[str, Any]:
     """The app's OpenAPI 3.1 document as a dict: of `routes` (the app's by default), with
     `info`, `servers` and `tags` (the app's by default)."""
-    components: dict[str, Any] = {}
+    components = sides.for_requests()
+    outputs = sides.for_responses(components,
+                                  getattr(app, "separate_input_output_schemas", True))
     schemes: dict[str, Any] = {}
     paths: dict[str, Any] = {}
     operation_ids: set[str] = set()
@@ -648,9 +668,10 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
         for method in route.methods:
             if method.lower() in item:
                 continue  # an earlier route answers it (see `App._warn_if_shadowed`)
-            operation = _operation(app, route, method, components, schemes)
+            operation = _operation(app, route, method, components, schemes, outputs)
             _note_operation_id(operation["operationId"], route, operation_ids)
             item[method.lower()] = operation
+    merged, paths = sides.merged(components, outputs, paths)
     if info is None:
         info = schema_info(app.title, app.version, app.summary, app.description,
                            app.terms_of_service, app.contact, app.license_info)
@@ -663,10 +684,10 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
     if servers:
         schema["servers"] = servers
     schema["paths"] = paths
-    if components or schemes:
+    if merged or schemes:
         schema["components"] = {}
-        if components:
-            schema["components"]["schemas"] = dict(sorted(components.items()))
+        if merged:
+            schema["components"]["schemas"] = dict(sorted(merged.items()))
         if schemes:
             schema["components"]["securitySchemes"] = schemes
     tags = app.openapi_tags if tags is None else tags
