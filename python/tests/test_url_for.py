@@ -234,6 +234,41 @@ def test_a_path_that_still_has_the_root_path_is_routed_without_it_as_in_fastapi(
     assert answers[1][0] == (200, {"id": 7})
 
 
+@pytest.mark.parametrize("mount_path", ["", "/sub"])
+def test_a_test_clients_root_path_serves_the_app_as_behind_a_proxy_as_fastapis(mount_path):
+    """`TestClient(app, root_path="/api")`: the path sent with the prefix is routed without
+    it and the URLs the app makes carry it; an app's own root path wins; a later client
+    without one serves the app without it again."""
+    answers = []
+    for mod, make_client in ((fastapi, FastAPIClient), (vireo, TestClient)):
+        inner = mod.FastAPI()
+
+        @inner.get("/items/{item_id}", name="item")
+        def item(item_id: int, request: mod.Request):
+            return {"for": str(request.url_for("item", item_id=1)),
+                    "root_path": request.scope["root_path"]}
+
+        app = inner
+        if mount_path:
+            app = mod.FastAPI()
+            app.mount(mount_path, inner)
+        own = mod.FastAPI(root_path="/own")
+        @own.get("/where")
+        def where(request: mod.Request):
+            return {"root_path": request.scope["root_path"]}
+
+        prefix = "/api" + mount_path
+        client = make_client(app, root_path="/api")
+        seen = [client.get(prefix + "/items/7").json(),
+                client.get(prefix + "/openapi.json").json().get("servers")]
+        plain = make_client(app)
+        seen.append(plain.get(mount_path + "/items/7").json())
+        seen.append(make_client(own, root_path="/api").get("/where").json())
+        answers.append(seen)
+    assert answers[1] == answers[0]
+    assert answers[1][0]["for"] == f"http://testserver/api{mount_path}/items/1"
+
+
 def test_a_mounted_app_takes_its_prefix_off_once():
     """The outer app takes `/v1` off `/v1/v1/items`; the mounted app, whose root path is
     `/v1`, routes `/v1/items` as it is."""

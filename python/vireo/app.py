@@ -604,6 +604,10 @@ class App(_Routes):
         # without it, and the URLs the app makes (`url_for`, the schema's `servers`, the
         # docs page's schema URL) carry it.
         self.root_path = root_path.rstrip("/")
+        # The root path the app was made with, and the one a test client serves it under
+        # (`TestClient(app, root_path=...)`), if any.
+        self._own_root_path = self.root_path
+        self._client_root_path: str | None = None
         # The outermost app when this one is mounted in another: it names the routes
         # `url_for` finds, as Starlette's outermost router does.
         self._url_root: App | None = None
@@ -960,6 +964,17 @@ class App(_Routes):
             self, self._plan(), middleware, refs, bool(handlers), websockets, mounts,
             routed_root, self._body_limit()
         )
+
+    def _serve_under(self, root_path: str) -> None:
+        """Serve as behind a proxy that strips `root_path`, as a test client's `root_path`
+        makes Starlette's scopes; an app's own root path wins, as in FastAPI."""
+        root_path = root_path.rstrip("/")
+        if self._own_root_path or (not root_path and self._client_root_path is None):
+            return
+        self._client_root_path = root_path or None
+        if self.root_path != root_path:
+            self.root_path = root_path
+            self.openapi_schema = None
 
     def _body_limit(self) -> int | None:
         """The body limit of a request no route of this app limits: the app's, or that of

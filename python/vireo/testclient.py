@@ -322,12 +322,16 @@ class TestClient:
         headers: Mapping[str, str] | None = None,
         follow_redirects: bool = True,
         client: tuple[str, int] = ("testclient", 50000),
+        root_path: str = "",
     ) -> None:
         """As Starlette's: requests go to `base_url`'s host; an exception a handler raises
         (and does not turn into a response) is raised in the test when
         `raise_server_exceptions`, else answered 500; `headers` and `cookies` go with every
-        request; `client` is `request.client`."""
+        request; `client` is `request.client`; with `root_path`, the app is served as
+        behind a proxy that strips it (unless it has a root path of its own): a path that
+        has it is routed without it, and the URLs the app makes carry it."""
         self.app = app
+        self.root_path = root_path
         self.base_url = URL(base_url.rstrip("/"))
         self.raise_server_exceptions = raise_server_exceptions
         # As Starlette's client: a 3xx with a `location` is followed, unless told not to.
@@ -376,6 +380,7 @@ class TestClient:
 
     def _build(self) -> Any:
         """The app's native build for this client, with its dependency overrides as now."""
+        self.app._serve_under(self.root_path)
         core = self.app._build(self._loop, log=self._log,
                                client_without_peer=self._client_address)
         self._built_overrides = self.app._planned_overrides
