@@ -43,6 +43,9 @@ pub(crate) struct AppInner {
     /// With middleware (or exception handlers): the routes a request no route takes runs
     /// through it, the 404 and the 405 (given the `Allow` value as its path value).
     pub fallback: Option<(Arc<Route>, Arc<Route>)>,
+    /// The routes a request gets to only when no route, mount or slash redirect takes it
+    /// (`app.frontend(...)`'s), the most specific path first.
+    pub low_priority: Option<Router>,
     /// The templates of the app's WebSocket routes, which come before its mounts.
     pub websocket_paths: Option<matchit::Router<()>>,
     /// The app's `root_path`, taken off a path that still has it before routing, as
@@ -161,7 +164,8 @@ impl AppCore {
     #[new]
     #[allow(clippy::too_many_arguments)] // the parts `App._build` hands over
     #[pyo3(signature = (app, routes, middleware, refs, raise_http_errors=false, websockets=None,
-        mounts=Vec::new(), routed_root=String::new(), max_body_size=None))]
+        mounts=Vec::new(), routed_root=String::new(), max_body_size=None,
+        low_priority=Vec::new()))]
     fn new(
         app: Py<PyAny>,
         routes: Vec<Bound<'_, PyTuple>>,
@@ -172,6 +176,7 @@ impl AppCore {
         mounts: Vec<(String, Bound<'_, PyAny>)>,
         routed_root: String,
         max_body_size: Option<u64>,
+        low_priority: Vec<Bound<'_, PyTuple>>,
     ) -> PyResult<Self> {
         let py = refs.py();
         let mut router = Router::default();
@@ -179,6 +184,15 @@ impl AppCore {
         for route in &routes {
             route_body_limits |= route_from(route, &mut router)?;
         }
+        let low_priority = if low_priority.is_empty() {
+            None
+        } else {
+            let mut low = Router::default();
+            for route in &low_priority {
+                route_body_limits |= route_from(route, &mut low)?;
+            }
+            Some(low)
+        };
         let refs = PyRefs::from_dict(refs)?;
         let flag = |name: &str| match app.bind(py).getattr(name) {
             Ok(flag) => flag.is_truthy(),
@@ -221,6 +235,7 @@ impl AppCore {
         Ok(AppCore {
             inner: Arc::new(AppInner {
                 router,
+                low_priority,
                 middleware,
                 refs,
                 app,

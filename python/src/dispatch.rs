@@ -208,10 +208,15 @@ pub(crate) async fn handle(
             {
                 return redirect;
             }
-            // Through the middleware, when there is some, as Starlette's router answers.
-            match &app.fallback {
-                Some((not_found, _)) => (not_found.clone(), Vec::new()),
-                None => return errors::not_found(),
+            let low = app.low_priority.as_ref();
+            match (
+                low.map(|low| low.find(head.method(), head.path())),
+                &app.fallback,
+            ) {
+                (Some(Lookup::Route(route, values)), _) => (route.clone(), values),
+                // Through the middleware, when there is some, as Starlette's router answers.
+                (_, Some((not_found, _))) => (not_found.clone(), Vec::new()),
+                (_, None) => return errors::not_found(),
             }
         }
         Lookup::MethodNotAllowed(allow) => match (&app.fallback, allow.to_str()) {

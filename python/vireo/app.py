@@ -8,12 +8,14 @@ import inspect
 import re
 import json
 import logging
+import os
 import typing
 import warnings
 from collections.abc import Mapping
-from typing import Any, Awaitable, Callable, Iterable, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Literal, Sequence
 
 from . import _loop, _vireo, body_limits, params, streams
+from . import frontend as frontends
 from . import response_class as response_classes
 from . import response_model as response_models
 from .background import Runner
@@ -179,6 +181,7 @@ class _Routes:
     _on_startup: list[Callable[[], Any]]
     _on_shutdown: list[Callable[[], Any]]
     _lifespans: list[Callable[[Any], Any]]
+    _frontends: list[frontends.FrontendRoute]
 
     def on_event(self, event: str) -> Callable[[Handler], Handler]:
         """`@app.on_event("startup")` (or `"shutdown"`) registers a hook; a router's run in
@@ -394,6 +397,21 @@ class _Routes:
                                           body_limits.check_form_limits(form_limits),
                                           generate_unique_id_function))
 
+    def frontend(self, path: str, *, directory: str | os.PathLike[str],
+                 fallback: frontends.Fallback = "auto", check_dir: bool | Literal["auto"] = "auto") -> None:
+        """Serve the static frontend build in `directory` under `path`, below every route,
+        mount and trailing-slash redirect (see `vireo.frontend`): a file there by its path
+        (a directory by its `index.html`); a missing one by the build's `404.html` (a 404),
+        or for a browser's page navigation its `index.html`, with `fallback="auto"` (either,
+        `404.html` first, if the build has it), `"index.html"`, `"404.html"` or `None` (a
+        plain 404). Under several, the longest path that holds the request's serves it. The
+        routers' dependencies run first. A missing directory (or fallback file) is a
+        `RuntimeError` here, unless `check_dir=False` (then on the first request), or
+        `"auto"` with `VIREO_ENV=development` (a warning)."""
+        served = frontends.Frontend(directory, fallback, check_dir)
+        self._frontends.append(
+            frontends.FrontendRoute(frontends.normalized_path(path), served, []))
+
     @property
     def router(self) -> "_Routes":
         """The app's routes, as FastAPI's `app.router` (`app.router.routes`,
@@ -471,6 +489,7 @@ class APIRouter(_Routes):
         self.tags = list(tags or ())
         self._routes = []
         self._websockets = WebSocketRoutes()
+        self._frontends: list[frontends.FrontendRoute] = []
         self._add_routes(routes)
 
 
@@ -533,6 +552,10 @@ def _include(target: APIRoutes, router: APIRouter, inclusion: _Inclusion) -> Non
             base + ws_route.path, ws_route.handler, ws_route.name,
             dependencies=outer + ws_route.dependencies,
         )
+    for served in router._frontends:
+        target._frontends.append(frontends.FrontendRoute(
+            frontends.joined(base, served.path), served.frontend,
+            outer + served.dependencies))
     target._on_startup.extend(router._on_startup)
     target._on_shutdown.extend(router._on_shutdown)
     target._lifespans.extend(router._lifespans)
@@ -660,6 +683,7 @@ class App(_Routes):
         self._planned_overrides: dict[Any, Any] = {}
         self._websockets = WebSocketRoutes()
         self._mounts: list[tuple[str, Any, str | None]] = []
+        self._frontends: list[frontends.FrontendRoute] = []
         # Starlette's `Middleware(cls, *args, **kwargs)` items, the first outermost.
         for item in reversed(list(middleware or ())):
             try:
@@ -960,9 +984,16 @@ class App(_Routes):
         # A path that still has the root path is routed without it, as in Starlette; a
         # mounted app's paths come with its prefix (its root path) taken off already.
         routed_root = "" if mounted else self.root_path
+        planned = self._plan()  # first: it reads the dependency overrides for the rest
+        # Frontends, the first of two at one path serving it, as in FastAPI.
+        low_priority, paths = [], set()
+        for served in self._frontends:
+            if served.path not in paths:
+                paths.add(served.path)
+                low_priority += [self._plan_route(route) for route in served.routes()]
         return _vireo.AppCore(
-            self, self._plan(), middleware, refs, bool(handlers), websockets, mounts,
-            routed_root, self._body_limit()
+            self, planned, middleware, refs, bool(handlers), websockets, mounts,
+            routed_root, self._body_limit(), low_priority
         )
 
     def _serve_under(self, root_path: str) -> None:

@@ -309,10 +309,15 @@ def signature_target(fn: Callable[..., Any]) -> Any:
 
 
 def _is_response_type(tp: Any) -> bool:
-    """`Response`: the one whose status and header fields the answer gets, as in FastAPI."""
+    """`Response` (Vireo's, or Starlette's as FastAPI code imports it): the one whose status
+    and header fields the answer gets, as in FastAPI."""
     from .responses import Response
 
-    return isinstance(tp, type) and issubclass(tp, Response)
+    if not isinstance(tp, type):
+        return False
+    return issubclass(tp, Response) or any(
+        cls.__name__ == "Response" and cls.__module__ == "starlette.responses"
+        for cls in tp.__mro__)
 
 
 def is_websocket_type(tp: Any) -> bool:
