@@ -9,7 +9,7 @@ import pytest
 fastapi = pytest.importorskip("fastapi")
 
 from fastapi.testclient import TestClient as FastAPIClient  # noqa: E402
-from pydantic import BaseModel, Field  # noqa: E402
+from pydantic import BaseModel, Discriminator, Field, Tag  # noqa: E402
 
 import vireo  # noqa: E402
 from vireo.testclient import TestClient  # noqa: E402
@@ -68,6 +68,15 @@ def build(mod):
     def pets_field(pet: Annotated[Union[Person, Company], Field(discriminator="kind")]):
         return pet
 
+    def kind_of(value):
+        return value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+
+    @app.post("/pets-callable")
+    def pets_callable(pet: Annotated[
+            Union[Annotated[Person, Tag("person")], Annotated[Company, Tag("company")]],
+            mod.Body(discriminator=Discriminator(kind_of))]):
+        return pet
+
     return app
 
 
@@ -110,7 +119,7 @@ def test_a_union_of_form_models_answers_as_in_fastapi(clients, path, form):
     assert (mine.status_code, mine.json()) == (other.status_code, other.json())
 
 
-@pytest.mark.parametrize("path", ["/pets", "/pets-field"])
+@pytest.mark.parametrize("path", ["/pets", "/pets-field", "/pets-callable"])
 @pytest.mark.parametrize("body", [
     {"kind": "person", "name": "Ann"}, {"kind": "company"}, {"kind": "x"}, {}, [],
 ])
@@ -142,5 +151,5 @@ def test_a_discriminator_that_is_not_a_field_of_every_model_is_refused_when_the_
 
 
 def test_a_discriminator_is_a_fields_name():
-    with pytest.raises(TypeError, match="discriminator must be a field's name"):
+    with pytest.raises(TypeError, match="discriminator must be a field's name or a pydantic Discriminator"):
         vireo.Form(discriminator=3)

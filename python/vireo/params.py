@@ -32,7 +32,8 @@ class Param:
     text) are checked before the handler runs, a failure being a 422 in pydantic's words; the
     rest (`title`, `description`, `examples`, `example`, `openapi_examples`,
     `json_schema_extra`, `deprecated`, `include_in_schema`) is for the OpenAPI schema.
-    `discriminator` names the field telling which model of a union a body or form is.
+    `discriminator` (a field's name, or pydantic's `Discriminator(fn)`) tells which model of
+    a union a body or form is.
     `validation_alias` is another spelling of `alias`. `default_factory` makes a fresh
     default for each request that lacks the parameter."""
 
@@ -74,9 +75,10 @@ class Param:
                                 f"not {default_factory!r}")
             default = None
         # The field naming which model of a union a body or form is, as pydantic's.
-        if discriminator is not None and not isinstance(discriminator, str):
-            raise TypeError(f"{type(self).__name__}(): discriminator must be a field's name, "
-                            f"not {discriminator!r}")
+        if discriminator is not None and not isinstance(discriminator, str) \
+                and type(discriminator).__name__ != "Discriminator":
+            raise TypeError(f"{type(self).__name__}(): discriminator must be a field's name "
+                            f"or a pydantic Discriminator, not {discriminator!r}")
         self.discriminator = discriminator
         # Called for each request the parameter is missing from, for a fresh default.
         self.default_factory = default_factory
