@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 from typing import Any, Callable, Mapping, Sequence
 
 from . import _vireo
 from .background import BackgroundTasks
 from .body_limits import effective_form_limits
 from .encoders import jsonable
+from .exceptions import RequestValidationError
 from .params import Planned, analyse, call_kind
 from .validation import embedded_body_validator
 
@@ -119,7 +121,7 @@ def _kind_of(fn: Callable[..., Any]) -> int:
 class _Step:
     """One call: `fn(*positional, **keywords)`, each argument `(name, where, index)`."""
 
-    __slots__ = ("fn", "kind", "args", "function_scope")
+    __slots__ = ("fn", "kind", "args", "function_scope", "joins_refusals")
 
     def __init__(self, fn: Callable[..., Any], kind: int, args: list[tuple[Any, int, Any]],
                  function_scope: bool = False):
@@ -128,6 +130,49 @@ class _Step:
         self.args = args
         # A `yield` step closed as soon as the handler returns (`Depends(scope="function")`).
         self.function_scope = function_scope
+        # A parameter model's reader: what it refuses joins the request's other errors in one
+        # 422, as FastAPI lists them, rather than answering alone.
+        self.joins_refusals = getattr(fn, "__vireo_joins_refusals__", False)
+
+
+class _Refusals:
+    """The errors of the parameter models a request's steps refused (made at the first), and
+    the steps that cannot run for it: a refused one, or one reading a step that cannot."""
+
+    __slots__ = ("errors", "steps")
+
+    def __init__(self) -> None:
+        self.errors: list[Any] = []
+        self.steps: set[int] = set()
+
+    @staticmethod
+    def kept(refusals: "_Refusals | None", i: int, exc: RequestValidationError) -> "_Refusals":
+        refusals = refusals if refusals is not None else _Refusals()
+        refusals.errors.extend(exc.errors())
+        refusals.steps.add(i)
+        return refusals
+
+    def blocks(self, i: int, step: _Step) -> bool:
+        """Whether step `i` reads one that cannot run (and so cannot run either)."""
+        if any(where == _STEP and index in self.steps for _, where, index in step.args):
+            self.steps.add(i)
+            return True
+        return False
+
+    def raise_all(self, failed: bytes | None) -> None:
+        """Raise the refusals as one `RequestValidationError`, after the errors of the values
+        the engine could not convert (`failed`, its 422 body) when there are some."""
+        errors = self.errors if failed is None else json.loads(failed)["detail"] + self.errors
+        # Listed as FastAPI lists them: by where they are, path to body.
+        raise RequestValidationError(sorted(errors, key=_where_rank))
+
+
+_WHERE = {"path": 0, "query": 1, "header": 2, "cookie": 3, "body": 4}
+
+
+def _where_rank(error: dict[str, Any]) -> int:
+    loc = error.get("loc") or ("",)
+    return _WHERE.get(loc[0], 5)
 
 
 class DependencyPlan:
@@ -408,31 +453,50 @@ def _attach(response: Any, tasks: BackgroundTasks | None) -> Any:
 
 def _enter_sync(steps: list[_Step], kw: dict[str, Any], values: list[Any], tasks: Any,
                 sub: Any, exits: list[Any], skip: frozenset[int] = frozenset(),
-                now: list[Any] | None = None) -> None:
+                now: list[Any] | None = None, failed: bytes | None = None) -> None:
     """Call each step but those in `skip`, in order, into `values`; a generator step's
-    generator joins `exits` (`now` for a function-scoped one, when given)."""
+    generator joins `exits` (`now` for a function-scoped one, when given). What parameter
+    models refuse is raised at the end, in one error with the engine's (`failed`)."""
+    refusals: _Refusals | None = None
     for i, step in enumerate(steps):
         if i in skip:
+            continue
+        if refusals is not None and refusals.blocks(i, step):
             continue
         args, kwargs = _call_args(step.args, kw, values, tasks, sub)
         if step.kind == _GEN:
             gen = step.fn(*args, **kwargs)
             values[i] = _first(gen, step)
             (now if step.function_scope and now is not None else exits).append(gen)
+        elif step.joins_refusals:
+            try:
+                values[i] = step.fn(*args, **kwargs)
+            except RequestValidationError as exc:
+                refusals = _Refusals.kept(refusals, i, exc)
         else:
             values[i] = step.fn(*args, **kwargs)
+    if refusals is not None:
+        refusals.raise_all(failed)
 
 
 async def _enter_async(steps: list[_Step], kw: dict[str, Any], values: list[Any], tasks: Any,
                        sub: Any, exits: list[Any], skip: frozenset[int] = frozenset(),
-                       now: list[Any] | None = None) -> None:
+                       now: list[Any] | None = None, failed: bytes | None = None) -> None:
     """`_enter_sync`, for a plan with `async` steps."""
+    refusals: _Refusals | None = None
     for i, step in enumerate(steps):
         if i in skip:
             continue
+        if refusals is not None and refusals.blocks(i, step):
+            continue
         args, kwargs = _call_args(step.args, kw, values, tasks, sub)
         kind = step.kind
-        if kind == _SYNC:
+        if step.joins_refusals:
+            try:
+                values[i] = step.fn(*args, **kwargs)
+            except RequestValidationError as exc:
+                refusals = _Refusals.kept(refusals, i, exc)
+        elif kind == _SYNC:
             values[i] = step.fn(*args, **kwargs)
         elif kind == _ASYNC:
             values[i] = await step.fn(*args, **kwargs)
@@ -447,6 +511,8 @@ async def _enter_async(steps: list[_Step], kw: dict[str, Any], values: list[Any]
             except StopAsyncIteration:
                 raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
             (now if step.function_scope and now is not None else exits).append(agen)
+    if refusals is not None:
+        refusals.raise_all(failed)
 
 
 def _streamed(response: Any) -> bool:
@@ -640,7 +706,7 @@ def solver(
                 _enter_sync(steps, kw, [None] * len(steps),
                             BackgroundTasks() if with_tasks else None,
                             _sub_response() if with_sub else None, exits,
-                            _skipped(steps, invalid))
+                            _skipped(steps, invalid), failed=failed)
                 raise _vireo.ValidationFailed(failed)
             except BaseException as exc:
                 _finish_sync(exits, exc)
@@ -689,7 +755,7 @@ def solver(
             await _enter_async(steps, kw, [None] * len(steps),
                                BackgroundTasks() if with_tasks else None,
                                _sub_response() if with_sub else None, exits,
-                               _skipped(steps, invalid))
+                               _skipped(steps, invalid), failed=failed)
             raise _vireo.ValidationFailed(failed)
         except BaseException as exc:
             await _finish_async(exits, exc)

@@ -186,6 +186,7 @@ def parameter_model(model: type, marker: Any, where: str,
     read.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]
     read.__annotations__ = {p.name: p.annotation for p in parameters}
     read.__qualname__ = read.__name__ = f"{model.__name__}_parameters"
+    read.__vireo_joins_refusals__ = True  # type: ignore[attr-defined]
     return read
 
 
