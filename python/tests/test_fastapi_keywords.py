@@ -8,6 +8,7 @@ FastAPI and with Vireo and answers the same."""
 import datetime
 import email.utils
 import re
+from typing import Annotated
 
 import pytest
 
@@ -185,3 +186,30 @@ def test_the_scope_names_the_route_matched_as_in_fastapi():
                               "endpoint": True}
         assert res.headers["x-route"] == "/users/{user_id}"
         assert client.get("/missing").headers["x-route"] == "none"
+
+
+@pytest.mark.parametrize("marker", ["Path", "Query", "Header", "Cookie", "Form", "Body"])
+@pytest.mark.parametrize("field", [{"alias": "wire"},
+                                   {"alias": "unused", "validation_alias": "wire"}])
+def test_a_pydantic_field_alias_in_the_metadata_names_the_parameter_as_in_fastapi(marker,
+                                                                                   field):
+    from pydantic import Field
+
+    def build(mod):
+        app = mod.FastAPI()
+        made = mod.Body(embed=True) if marker == "Body" else getattr(mod, marker)()
+
+        @app.post("/{wire}" if marker == "Path" else "/")
+        def read(value: Annotated[int, Field(**field), made]):
+            return value
+
+        return app
+
+    send = {"Path": ("/5", {}), "Query": ("/?wire=5", {}),
+            "Header": ("/", {"headers": {"wire": "5"}}),
+            "Cookie": ("/", {"headers": {"cookie": "wire=5"}}),
+            "Form": ("/", {"data": {"wire": "5"}}), "Body": ("/", {"json": {"wire": 5}})}
+    path, kwargs = send[marker]
+    mine = TestClient(build(vireo)).post(path, **kwargs)
+    other = FastAPIClient(build(fastapi)).post(path, **kwargs)
+    assert (mine.status_code, mine.json()) == (other.status_code, other.json()) == (200, 5)

@@ -209,6 +209,18 @@ def _unwrap_optional(tp: Any) -> tuple[Any, bool]:
     return tp, False
 
 
+def _field_alias(extras: tuple[Any, ...]) -> str | None:
+    """The name a pydantic `Field(alias=...)` (or `validation_alias=`) in a parameter's
+    `Annotated` metadata reads it by, as FastAPI reads it."""
+    for extra in extras:
+        if type(extra).__name__ == "FieldInfo":
+            name = extra.validation_alias if isinstance(extra.validation_alias, str) \
+                else extra.alias
+            if name:
+                return name  # type: ignore[no-any-return]
+    return None
+
+
 def _annotated_parts(tp: Any) -> tuple[Any, tuple[Any, ...]]:
     """A parameter's type and its `Annotated` metadata, also when the `Annotated` is inside
     `Optional` (as Python 3.10's `get_type_hints` puts a parameter that defaults to None)."""
@@ -429,7 +441,7 @@ def analyse(
             default = None
         keyword_only = param.kind == param.KEYWORD_ONLY
         inner, optional = _unwrap_optional(tp)
-        alias = marker.alias if marker is not None and marker.alias else None
+        alias = marker.alias if marker is not None and marker.alias else _field_alias(extras)
         if websocket and (isinstance(marker, Form) or is_upload_type(tp)):
             raise TypeError(f"WebSocket route {path}: {where}: a handshake has no form to read")
         if isinstance(marker, Form) or (marker is None and is_upload_type(tp)):
