@@ -17,9 +17,18 @@ from .params import Param
 from .validation import _MISSING, _coerce
 
 class Form(Param):
-    """A form field: `name: str = Form()`; `list[str]` takes every value of the name."""
+    """A form field: `name: str = Form()`; `list[str]` takes every value of the name.
+    `media_type` is the body's in the schema (either form encoding is read whatever it
+    says): `multipart/form-data` if one field says so, else the one all fields say, else
+    `application/x-www-form-urlencoded`, as FastAPI describes it."""
 
     source = "form"
+    default_media_type = "application/x-www-form-urlencoded"
+
+    def __init__(self, default: Any = ..., *, media_type: str | None = None,
+                 **options: Any) -> None:
+        super().__init__(default, **options)
+        self.media_type = media_type or self.default_media_type
 
 
 class File(Form):
@@ -27,6 +36,7 @@ class File(Form):
     `data: bytes = File()` for its content."""
 
     source = "file"
+    default_media_type = "multipart/form-data"
 
 
 class UploadFile:
@@ -98,7 +108,7 @@ class FormField:
     it is a field of (`Annotated[Model, Form()]`), if any."""
 
     __slots__ = ("key", "annotation", "item", "many", "required", "default", "model",
-                 "constraints", "check", "description", "schema_extra", "union")
+                 "constraints", "check", "description", "schema_extra", "union", "media_type")
 
     def __init__(self, key: str, annotation: Any, required: bool, default: Any,
                  model: Any = None, constraints: dict[str, Any] | None = None,
@@ -119,6 +129,8 @@ class FormField:
         self.check = _constrained_check(self, constraints, where) if constraints else None
         # A union of form models (`vireo.form_unions.FormUnion`) reads the whole form.
         self.union: Any = None
+        # The body's media type this field's marker names, for the schema.
+        self.media_type = Form.default_media_type
 
 
 def _constrained_check(field: FormField, constraints: dict[str, Any],

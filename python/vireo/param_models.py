@@ -109,6 +109,8 @@ def parameter_model(model: type, marker: Any, where: str,
         if source.source == "header":
             # `Header(convert_underscores=False)` on the model reads each field by its name.
             options["convert_underscores"] = getattr(marker, "convert_underscores", True)
+        if source.source in ("form", "file"):
+            options["media_type"] = marker.media_type
         param = source(_UNSET, alias=field.alias, **options)
         param.form_model = model
         # What the schema shows: the field's own default and whether it is required (none

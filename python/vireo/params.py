@@ -454,6 +454,8 @@ def analyse(
                                    where, getattr(marker, "description", None),
                                    getattr(marker, "json_schema_extra", None))
             form.field.union = union
+            if isinstance(marker, Form):
+                form.field.media_type = marker.media_type
             planned.append(form)
             continue
         if is_request_type(inner):

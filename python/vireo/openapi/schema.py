@@ -356,8 +356,11 @@ def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict
     def is_file(item: Any) -> bool:
         return isinstance(item, type) and issubclass(item, UploadFile) or item is bytes
 
-    files = any(is_file(field.item) for field in fields)
-    media = "multipart/form-data" if files else "application/x-www-form-urlencoded"
+    named = {field.media_type for field in fields}
+    if any(is_file(field.item) for field in fields) or "multipart/form-data" in named:
+        media = "multipart/form-data"
+    else:
+        media = named.pop() if len(named) == 1 else "application/x-www-form-urlencoded"
     models = {field.model for field in fields}
     if len(models) == 1 and None not in models:
         model_schema = type_schema(models.pop(), components)
@@ -436,7 +439,10 @@ def _object_body(members: list[Planned], name: str, components: dict[str, Any]) 
         component["required"] = required
     component["title"] = name
     components[name] = component
-    out: dict[str, Any] = {"content": {"application/json": {"schema": {"$ref": REF.format(model=name)}}}}
+    # The members' media type when they all name one (`Body(media_type=...)`), as FastAPI.
+    named = {getattr(member.marker, "media_type", "application/json") for member in members}
+    media = named.pop() if len(named) == 1 else "application/json"
+    out: dict[str, Any] = {"content": {media: {"schema": {"$ref": REF.format(model=name)}}}}
     if required:
         out["required"] = True
     return out
