@@ -78,13 +78,19 @@ class Frontend:
                 f"'{self.directory}'. Resolved absolute directory: "
                 f"'{_resolved(self.directory)}'")
 
+    def _inside(self, path: str) -> str | None:
+        """The real path of `path` under the directory; `None` when it (or a link on the
+        way) is outside it."""
+        root = _resolved(self.directory)
+        full = os.path.realpath(os.path.join(root, *path.split("/")))
+        return full if os.path.commonpath([full, root]) == root else None
+
     def _file(self, path: str) -> tuple[str, os.stat_result] | None:
         """The regular file at `path` under the directory, with its `stat`; `None` when there
-        is none, or when it (or a link on the way) is outside the directory."""
-        root = _resolved(self.directory)
+        is none there."""
         try:
-            full = os.path.realpath(os.path.join(root, *path.split("/")))
-            if os.path.commonpath([full, root]) != root:
+            full = self._inside(path)
+            if full is None:
                 return None
             found = os.stat(full)
         except PermissionError:
@@ -105,15 +111,9 @@ class Frontend:
         found = self._file(path)
         if found is not None:
             return (*found, False)
+        # A directory, by its `index.html` (which is there only if it is one).
         index = self._file(f"{path}/index.html" if path else "index.html")
-        if index is not None and self._is_directory(path):
-            return (*index, True)
-        return None
-
-    def _is_directory(self, path: str) -> bool:
-        root = _resolved(self.directory)
-        full = os.path.realpath(os.path.join(root, *path.split("/")))
-        return os.path.commonpath([full, root]) == root and os.path.isdir(full)
+        return None if index is None else (*index, True)
 
     def answer(self, request: Any, path: str) -> Any:
         """The response to `request` for the file `path` (relative to the directory)."""

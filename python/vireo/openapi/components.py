@@ -95,8 +95,6 @@ def merged(inputs: Components, outputs: Components, document: dict[str, Any]
            ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The components of both sides as one, and `document` (the paths) with its references
     pointing at them."""
-    if outputs is inputs:
-        return dict(inputs), document
     as_input = {_OUTPUT_REF.format(model=name): REF.format(model=name) for name in outputs}
     both = inputs.keys() & outputs.keys()
     split = {name for name in both if _rewritten(outputs[name], as_input) != inputs[name]}
