@@ -464,12 +464,10 @@ def _operation_id(app: Any, route: Any, method: str) -> str:
 
 def _operation(
     app: Any, route: Any, method: str, components: dict[str, Any], schemes: dict[str, Any],
-    outputs: dict[str, Any] | None = None,
+    outputs: dict[str, Any],
 ) -> dict[str, Any]:
     """The operation object of `route`'s `method`: what it reads described into
-    `components`, what it answers into `outputs` (the same, by default)."""
-    if outputs is None:
-        outputs = components
+    `components`, what it answers into `outputs`."""
     handler = route.handler
     doc = inspect.getdoc(handler) if inspect.isroutine(handler) else None
     op: dict[str, Any] = {}
