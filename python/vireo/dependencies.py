@@ -22,6 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 from . import _vireo
 from .background import BackgroundTasks
 from .body_limits import effective_form_limits
+from .concurrency_limits import ConcurrencyLimit, Release
 from .encoders import jsonable
 from .exceptions import RequestValidationError
 from .params import Planned, analyse, call_kind
@@ -35,7 +36,7 @@ class Depends:
     """
 
     def __init__(self, dependency: Callable[..., Any] | None = None, *, use_cache: bool = True,
-                 scope: str | None = None):
+                 scope: str | None = None, max_concurrency: int | None = None):
         if scope not in (None, "function", "request"):
             raise ValueError(f"Depends scope is 'function' or 'request', not {scope!r}")
         self.dependency = dependency
@@ -43,11 +44,16 @@ class Depends:
         # A `yield` dependency's teardown: "function" right after the handler returns,
         # "request" (the default) once the response has been made (a stream's last chunk).
         self.scope = scope
+        self.max_concurrency = max_concurrency
+        # Shared by every route this object is used in, and by its `with_dependency` copies.
+        self.limit = None if max_concurrency is None else ConcurrencyLimit(max_concurrency)
 
     def with_dependency(self, dependency: Callable[..., Any]) -> "Depends":
         if dependency is self.dependency:
             return self
-        return Depends(dependency, use_cache=self.use_cache, scope=self.scope)
+        copy = Depends(dependency, use_cache=self.use_cache, scope=self.scope)
+        copy.max_concurrency, copy.limit = self.max_concurrency, self.limit
+        return copy
 
     def __repr__(self) -> str:
         name = getattr(self.dependency, "__qualname__", repr(self.dependency))
@@ -66,14 +72,17 @@ class Security(Depends):
         *,
         scopes: Sequence[str] | None = None,
         use_cache: bool = True,
+        max_concurrency: int | None = None,
     ) -> None:
-        super().__init__(dependency, use_cache=use_cache)
+        super().__init__(dependency, use_cache=use_cache, max_concurrency=max_concurrency)
         self.scopes = list(scopes or ())
 
     def with_dependency(self, dependency: Callable[..., Any]) -> "Depends":
         if dependency is self.dependency:
             return self
-        return Security(dependency, scopes=self.scopes, use_cache=self.use_cache)
+        copy = Security(dependency, scopes=self.scopes, use_cache=self.use_cache)
+        copy.max_concurrency, copy.limit = self.max_concurrency, self.limit
+        return copy
 
     def __repr__(self) -> str:
         name = getattr(self.dependency, "__qualname__", repr(self.dependency))
@@ -121,15 +130,17 @@ def _kind_of(fn: Callable[..., Any]) -> int:
 class _Step:
     """One call: `fn(*positional, **keywords)`, each argument `(name, where, index)`."""
 
-    __slots__ = ("fn", "kind", "args", "function_scope", "joins_refusals")
+    __slots__ = ("fn", "kind", "args", "function_scope", "joins_refusals", "limit")
 
     def __init__(self, fn: Callable[..., Any], kind: int, args: list[tuple[Any, int, Any]],
-                 function_scope: bool = False):
+                 function_scope: bool = False, limit: ConcurrencyLimit | None = None):
         self.fn = fn
         self.kind = kind
         self.args = args
         # A `yield` step closed as soon as the handler returns (`Depends(scope="function")`).
         self.function_scope = function_scope
+        # How many calls of this step may run at once (`Depends(max_concurrency=...)`).
+        self.limit = limit
         # A parameter model's reader: what it refuses joins the request's other errors in one
         # 422, as FastAPI lists them, rather than answering alone.
         self.joins_refusals = getattr(fn, "__vireo_joins_refusals__", False)
@@ -304,7 +315,8 @@ class DependencyPlan:
             self._active.pop()
             self._scopes.pop()
         call = _sync_check(fn) or fn
-        self.steps.append(_Step(call, _kind_of(call), args, depends.scope == "function"))
+        self.steps.append(
+            _Step(call, _kind_of(call), args, depends.scope == "function", depends.limit))
         index = len(self.steps) - 1
         if depends.use_cache:
             self._cached[key] = index
@@ -464,17 +476,28 @@ def _enter_sync(steps: list[_Step], kw: dict[str, Any], values: list[Any], tasks
         if refusals is not None and refusals.blocks(i, step):
             continue
         args, kwargs = _call_args(step.args, kw, values, tasks, sub)
-        if step.kind == _GEN:
-            gen = step.fn(*args, **kwargs)
-            values[i] = _first(gen, step)
-            (now if step.function_scope and now is not None else exits).append(gen)
-        elif step.joins_refusals:
-            try:
+        semaphore = None
+        if step.limit is not None:
+            semaphore = step.limit.on_threads()
+            semaphore.acquire()
+        try:
+            if step.kind == _GEN:
+                gen = step.fn(*args, **kwargs)
+                values[i] = _first(gen, step)
+                (now if step.function_scope and now is not None else exits).append(gen)
+            elif step.joins_refusals:
+                try:
+                    values[i] = step.fn(*args, **kwargs)
+                except RequestValidationError as exc:
+                    refusals = _Refusals.kept(refusals, i, exc)
+            else:
                 values[i] = step.fn(*args, **kwargs)
-            except RequestValidationError as exc:
-                refusals = _Refusals.kept(refusals, i, exc)
-        else:
-            values[i] = step.fn(*args, **kwargs)
+        except BaseException:
+            if semaphore is not None:
+                semaphore.release()
+            raise
+        if semaphore is not None:
+            _hold_or_release(step, semaphore, exits, now)
     if refusals is not None:
         refusals.raise_all(failed)
 
@@ -491,28 +514,51 @@ async def _enter_async(steps: list[_Step], kw: dict[str, Any], values: list[Any]
             continue
         args, kwargs = _call_args(step.args, kw, values, tasks, sub)
         kind = step.kind
-        if step.joins_refusals:
-            try:
+        semaphore = None
+        if step.limit is not None:
+            semaphore = step.limit.on_loop()
+            await semaphore.acquire()
+        try:
+            if step.joins_refusals:
+                try:
+                    values[i] = step.fn(*args, **kwargs)
+                except RequestValidationError as exc:
+                    refusals = _Refusals.kept(refusals, i, exc)
+            elif kind == _SYNC:
                 values[i] = step.fn(*args, **kwargs)
-            except RequestValidationError as exc:
-                refusals = _Refusals.kept(refusals, i, exc)
-        elif kind == _SYNC:
-            values[i] = step.fn(*args, **kwargs)
-        elif kind == _ASYNC:
-            values[i] = await step.fn(*args, **kwargs)
-        elif kind == _GEN:
-            gen = step.fn(*args, **kwargs)
-            values[i] = _first(gen, step)
-            (now if step.function_scope and now is not None else exits).append(gen)
-        else:
-            agen = step.fn(*args, **kwargs)
-            try:
-                values[i] = await agen.__anext__()
-            except StopAsyncIteration:
-                raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
-            (now if step.function_scope and now is not None else exits).append(agen)
+            elif kind == _ASYNC:
+                values[i] = await step.fn(*args, **kwargs)
+            elif kind == _GEN:
+                gen = step.fn(*args, **kwargs)
+                values[i] = _first(gen, step)
+                (now if step.function_scope and now is not None else exits).append(gen)
+            else:
+                agen = step.fn(*args, **kwargs)
+                try:
+                    values[i] = await agen.__anext__()
+                except StopAsyncIteration:
+                    raise RuntimeError(f"the dependency {step.fn!r} did not yield") from None
+                (now if step.function_scope and now is not None else exits).append(agen)
+        except BaseException:
+            if semaphore is not None:
+                semaphore.release()
+            raise
+        if semaphore is not None:
+            _hold_or_release(step, semaphore, exits, now)
     if refusals is not None:
         refusals.raise_all(failed)
+
+
+def _hold_or_release(step: _Step, semaphore: Any, exits: list[Any],
+                     now: list[Any] | None) -> None:
+    """After a limited step's call: a `yield` step keeps its place until its teardown (the
+    release goes into the exit list just before its generator, so it comes out just after
+    it); any other gives it back."""
+    if step.kind in (_GEN, _ASYNC_GEN):
+        target = now if step.function_scope and now is not None else exits
+        target.insert(len(target) - 1, Release(semaphore))
+    else:
+        semaphore.release()
 
 
 def _streamed(response: Any) -> bool:
@@ -585,6 +631,9 @@ def _finish_sync(exits: list[Any] | None, exc: BaseException | None) -> None:
     """Close generator dependencies, last first; `exc` is thrown into each."""
     while exits:
         gen = exits.pop()
+        if type(gen) is Release:
+            gen.release()
+            continue
         try:
             if exc is None:
                 next(gen)
@@ -611,6 +660,9 @@ def _close_sync(exits: list[Any], exc: BaseException) -> None:
 async def _finish_async(exits: list[Any] | None, exc: BaseException | None) -> None:
     while exits:
         gen = exits.pop()
+        if type(gen) is Release:
+            gen.release()
+            continue
         is_async = hasattr(gen, "__anext__")
         try:
             if is_async:
@@ -662,6 +714,9 @@ def solver(
     steps = plan.steps
     handler_kind = call_kind(handler, blocking)
     any_async = handler_kind == "async" or any(s.kind in (_ASYNC, _ASYNC_GEN) for s in steps)
+    # A limited step waits for its turn on the loop, unless the route runs on the blocking pool.
+    if not blocking and any(s.limit is not None for s in steps):
+        any_async = True
     any_exit = any(s.kind in (_GEN, _ASYNC_GEN) for s in steps)
     # Function-scoped `yield` steps get a list of their own, only where there are some.
     function_scoped = any(s.function_scope for s in steps)
