@@ -79,8 +79,9 @@ class AsgiBridge:
                 # interpreter goes, as a test client is.
                 self._finalizer = weakref.finalize(self, _loop.release_client, self._client,
                                                    loop)
-            elif self.app._overrides_differ(self._built_overrides):
-                # Overrides a test set or cleared since: FastAPI reads them on each request.
+            elif self.app._changed_since(self._built_overrides):
+                # Overrides a test set or cleared since, or routes added: FastAPI reads them
+                # on each request.
                 self._core = self.app._build(self._loop)
                 self._client.replace(self._core)
                 self._built_overrides = self.app._planned_overrides

@@ -208,6 +208,8 @@ class _Routes:
                                **route.options())
 
     _planned: list[tuple[Any, ...]] | None = None
+    # Where this router is included, and how: what it gets later is added there too.
+    _included_into: tuple[tuple[Any, Any], ...] | list[tuple[Any, Any]] = ()
     # Whether a WebSocket route is planned when added (a router's waits for its full path).
     _plan_websockets = True
 
@@ -278,6 +280,12 @@ class _Routes:
         )
         self._warn_if_shadowed(route)
         self._routes.append(route)
+        self._routes_changed()
+        for target, inclusion in self._included_into:
+            _include_route(target, typing.cast(APIRouter, self), inclusion, route)
+
+    def _routes_changed(self) -> None:
+        """Plan again at the next build (an open test client's next request)."""
         self._planned = None
 
     def _warn_if_shadowed(self, route: APIRoute) -> None:
@@ -364,8 +372,11 @@ class _Routes:
         self, path: str, handler: Handler, name: str | None = None, *,
         dependencies: Sequence[Depends] | None = None,
     ) -> None:
-        self._websockets.add(path, handler, check_dependencies(dependencies),
-                             check=self._plan_websockets, name=name)
+        ws_route = self._websockets.add(path, handler, check_dependencies(dependencies),
+                                        check=self._plan_websockets, name=name)
+        self._routes_changed()
+        for target, inclusion in self._included_into:
+            _include_websocket(target, typing.cast(APIRouter, self), inclusion, ws_route)
 
     def include_router(
         self,
@@ -409,8 +420,13 @@ class _Routes:
         `RuntimeError` here, unless `check_dir=False` (then on the first request), or
         `"auto"` with `VIREO_ENV=development` (a warning)."""
         served = frontends.Frontend(directory, fallback, check_dir)
-        self._frontends.append(
-            frontends.FrontendRoute(frontends.normalized_path(path), served, []))
+        self._add_frontend(frontends.FrontendRoute(frontends.normalized_path(path), served, []))
+
+    def _add_frontend(self, served: frontends.FrontendRoute) -> None:
+        self._frontends.append(served)
+        self._routes_changed()
+        for target, inclusion in self._included_into:
+            _include_frontend(target, typing.cast(APIRouter, self), inclusion, served)
 
     @property
     def router(self) -> "_Routes":
@@ -490,7 +506,13 @@ class APIRouter(_Routes):
         self._routes = []
         self._websockets = WebSocketRoutes()
         self._frontends: list[frontends.FrontendRoute] = []
+        self._included_into = []
         self._add_routes(routes)
+
+    def _is_below(self, router: "APIRouter") -> bool:
+        """Whether this router is included in `router`, however deep."""
+        return any(target is router or (isinstance(target, APIRouter) and target._is_below(router))
+                   for target, _ in self._included_into)
 
 
 class _Inclusion(typing.NamedTuple):
@@ -517,48 +539,78 @@ class Mount(typing.NamedTuple):
 
 
 def _include(target: APIRoutes, router: APIRouter, inclusion: _Inclusion) -> None:
-    base = inclusion.prefix.rstrip("/") + router.prefix
-    outer = check_dependencies(inclusion.dependencies) + router.dependencies
-    outer_tags = list(inclusion.tags or ()) + router.tags
-    outer_responses = {**(inclusion.responses or {}), **router.responses}
-    shown = inclusion.include_in_schema and router.include_in_schema
-    deprecated = inclusion.deprecated or router.deprecated
+    """Add what `router` has to `target`, and remember the inclusion: what is added to the
+    router later is added to `target` too, as FastAPI's inclusions are live."""
+    if target is router:
+        raise ValueError("Cannot include the same APIRouter instance into itself. "
+                         "Did you mean to include a different router?")
+    if isinstance(target, APIRouter) and target._is_below(router):
+        raise ValueError("Cannot include an APIRouter instance that already includes this "
+                         "router. Did you mean to include a different router?")
     for route in router._routes:
-        options = route.options()
-        options["responses"] = {**outer_responses, **route.responses}
-        options["response_class"] = response_classes.resolve(
-            route.response_class, inclusion.default_response_class,
-            router.default_response_class,
-        ) or response_classes.DEFAULT
-        options["include_in_schema"] = route.include_in_schema and shown
-        options["deprecated"] = route.deprecated or bool(deprecated)
-        options["dependencies"] = outer + route.dependencies
-        options["tags"] = outer_tags + [t for t in route.tags if t not in outer_tags]
-        # The route's own limits, then the router's, then the inclusion's.
-        options["max_body_size"] = body_limits.first_set(
-            route.max_body_size, router.max_body_size, inclusion.max_body_size)
-        options["form_limits"] = {**inclusion.form_limits, **router.form_limits,
-                                  **route.form_limits}
-        options["generate_unique_id_function"] = (
-            route.generate_unique_id_function or router.generate_unique_id_function
-            or inclusion.generate_unique_id_function)
-        path = base + route.path
-        if not path and not isinstance(target, APIRouter):
-            raise ValueError(
-                f"a prefix and a route path cannot both be empty (route {route.name!r})")
-        target.add_api_route(path, route.handler, methods=route.methods, **options)
+        _include_route(target, router, inclusion, route)
     for ws_route in router._websockets.routes:
-        target.add_websocket_route(
-            base + ws_route.path, ws_route.handler, ws_route.name,
-            dependencies=outer + ws_route.dependencies,
-        )
+        _include_websocket(target, router, inclusion, ws_route)
     for served in router._frontends:
-        target._frontends.append(frontends.FrontendRoute(
-            frontends.joined(base, served.path), served.frontend,
-            outer + served.dependencies))
+        _include_frontend(target, router, inclusion, served)
     target._on_startup.extend(router._on_startup)
     target._on_shutdown.extend(router._on_shutdown)
     target._lifespans.extend(router._lifespans)
+    router._included_into.append((target, inclusion))
+
+
+def _outer_dependencies(router: APIRouter, inclusion: _Inclusion) -> list[Depends]:
+    return check_dependencies(inclusion.dependencies) + router.dependencies
+
+
+def _include_route(target: APIRoutes, router: APIRouter, inclusion: _Inclusion,
+                   route: APIRoute) -> None:
+    """Add `router`'s `route` to `target` as `inclusion` shapes it."""
+    outer_tags = list(inclusion.tags or ()) + router.tags
+    shown = inclusion.include_in_schema and router.include_in_schema
+    options = route.options()
+    options["responses"] = {**(inclusion.responses or {}), **router.responses,
+                            **route.responses}
+    options["response_class"] = response_classes.resolve(
+        route.response_class, inclusion.default_response_class,
+        router.default_response_class,
+    ) or response_classes.DEFAULT
+    options["include_in_schema"] = route.include_in_schema and shown
+    options["deprecated"] = route.deprecated or bool(inclusion.deprecated or router.deprecated)
+    options["dependencies"] = _outer_dependencies(router, inclusion) + route.dependencies
+    options["tags"] = outer_tags + [t for t in route.tags if t not in outer_tags]
+    # The route's own limits, then the router's, then the inclusion's.
+    options["max_body_size"] = body_limits.first_set(
+        route.max_body_size, router.max_body_size, inclusion.max_body_size)
+    options["form_limits"] = {**inclusion.form_limits, **router.form_limits,
+                              **route.form_limits}
+    options["generate_unique_id_function"] = (
+        route.generate_unique_id_function or router.generate_unique_id_function
+        or inclusion.generate_unique_id_function)
+    path = _included_path(router, inclusion) + route.path
+    if not path and not isinstance(target, APIRouter):
+        raise ValueError(
+            f"a prefix and a route path cannot both be empty (route {route.name!r})")
+    target.add_api_route(path, route.handler, methods=route.methods, **options)
+
+
+def _included_path(router: APIRouter, inclusion: _Inclusion) -> str:
+    return inclusion.prefix.rstrip("/") + router.prefix
+
+
+def _include_websocket(target: APIRoutes, router: APIRouter, inclusion: _Inclusion,
+                       ws_route: Any) -> None:
+    target.add_websocket_route(
+        _included_path(router, inclusion) + ws_route.path, ws_route.handler, ws_route.name,
+        dependencies=_outer_dependencies(router, inclusion) + ws_route.dependencies,
+    )
+
+
+def _include_frontend(target: APIRoutes, router: APIRouter, inclusion: _Inclusion,
+                      served: frontends.FrontendRoute) -> None:
+    target._add_frontend(frontends.FrontendRoute(
+        frontends.joined(_included_path(router, inclusion), served.path), served.frontend,
+        _outer_dependencies(router, inclusion) + served.dependencies))
 
 
 class App(_Routes):
@@ -822,6 +874,15 @@ class App(_Routes):
     def _overrides_differ(self, planned: dict[Any, Any]) -> bool:
         """Whether `dependency_overrides` are no longer `planned` (those a build used)."""
         return planned != (self.dependency_overrides or {})
+
+    def _routes_changed(self) -> None:
+        super()._routes_changed()
+        self.openapi_schema = None
+
+    def _changed_since(self, planned: dict[Any, Any]) -> bool:
+        """Whether a build with the overrides `planned` is out of date: the overrides have
+        changed, or routes were added (to the app or a router it includes) since."""
+        return self._planned is None or self._overrides_differ(planned)
 
     def _plan(self) -> list[tuple[Any, ...]]:
         """Every route's plan, made once (and again only if routes were added or the

@@ -388,9 +388,10 @@ class TestClient:
         return core
 
     def _follow_overrides(self) -> None:
-        """Serve with the app's `dependency_overrides` as they are now, as FastAPI reads them
-        on each request: a test may set or clear them while the client is open."""
-        if self.app._overrides_differ(self._built_overrides):
+        """Serve with the app's routes and `dependency_overrides` as they are now, as FastAPI
+        reads them on each request: a test may set or clear them, or add routes, while the
+        client is open."""
+        if self.app._changed_since(self._built_overrides):
             self._client.replace(self._build())
 
     def _log(self, exc: BaseException, context: str) -> None:

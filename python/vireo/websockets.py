@@ -308,8 +308,10 @@ class WebSocketRoutes:
 
     def add(self, path: str, handler: Callable[..., Any],
             dependencies: Sequence[Depends] = (), check: bool = True,
-            name: str | None = None) -> None:
-        self.routes.append(_WsRoute(path, handler, dependencies, check, name))
+            name: str | None = None) -> "_WsRoute":
+        route = _WsRoute(path, handler, dependencies, check, name)
+        self.routes.append(route)
+        return route
 
     def endpoint(self, dependencies: Sequence[Depends], overrides: dict[Any, Any] | None,
                  app: Any = None, raise_disconnect: bool = False) -> "WebSocketEndpoint":
