@@ -211,6 +211,68 @@ def test_generator_teardown_runs_after_the_response_is_made_and_on_error() -> No
         assert events == ["open", "aopen", "handler", "aclose", "close"]
 
 
+def swallowing_app(mod, events: list[str]):
+    """Routes whose handler raises into a `yield` dependency that catches the exception and
+    does not raise it again, under an outer `yield` dependency that records what it sees."""
+    app = mod.FastAPI()
+
+    def outer():
+        try:
+            yield
+        except Exception as exc:  # noqa: BLE001 - records what reaches it
+            events.append(f"outer saw {type(exc).__name__}")
+            raise
+        events.append("outer closed")
+
+    def swallows():
+        try:
+            yield "value"
+        except Exception as exc:  # noqa: BLE001 - the mistake this test is about
+            events.append(f"swallowed {type(exc).__name__}")
+
+    async def aswallows():
+        try:
+            yield "value"
+        except Exception as exc:  # noqa: BLE001
+            events.append(f"swallowed {type(exc).__name__}")
+
+    @app.get("/sync", dependencies=[mod.Depends(outer)])
+    def sync_route(v: str = mod.Depends(swallows)):
+        raise ValueError("boom")
+
+    @app.get("/async", dependencies=[mod.Depends(outer)])
+    async def async_route(v: str = mod.Depends(aswallows)):
+        raise mod.HTTPException(404, "gone")
+
+    return app
+
+
+@pytest.mark.parametrize("path", ["/sync", "/async"])
+def test_an_exception_a_yield_dependency_swallows_is_a_500_as_in_fastapi(path) -> None:
+    fastapi = pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient as FastAPIClient
+
+    import vireo
+    from vireo.exceptions import FastAPIError
+
+    theirs: list[str] = []
+    ours: list[str] = []
+    other = FastAPIClient(swallowing_app(fastapi, theirs), raise_server_exceptions=False)
+    with TestClient(swallowing_app(vireo, ours), raise_server_exceptions=False) as client:
+        mine = client.get(path)
+    answer = other.get(path)
+    assert (mine.status_code, mine.text) == (answer.status_code, answer.text) == (
+        500, "Internal Server Error")
+    # The dependency outside the one that swallowed sees no exception, as an exit stack's.
+    assert ours == theirs
+    assert ours[-1] == "outer closed"
+
+    with TestClient(swallowing_app(vireo, [])) as client:
+        with pytest.raises(FastAPIError, match="a dependency with yield caught it") as raised:
+            client.get(path)
+    assert isinstance(raised.value.__cause__, (ValueError, vireo.HTTPException))
+
+
 def test_teardown_error_replaces_the_response() -> None:
     app = App()
 

@@ -24,7 +24,7 @@ from .background import BackgroundTasks
 from .body_limits import effective_form_limits
 from .concurrency_limits import ConcurrencyLimit, Release
 from .encoders import jsonable
-from .exceptions import RequestValidationError
+from .exceptions import FastAPIError, RequestValidationError
 from .params import Planned, analyse, call_kind
 from .validation import embedded_body_validator
 
@@ -627,8 +627,10 @@ def _skipped(steps: list[_Step], invalid: tuple[str, ...]) -> frozenset[int]:
     return frozenset(skipped)
 
 
-def _finish_sync(exits: list[Any] | None, exc: BaseException | None) -> None:
-    """Close generator dependencies, last first; `exc` is thrown into each."""
+def _finish_sync(exits: list[Any] | None, exc: BaseException | None) -> BaseException | None:
+    """Close generator dependencies, last first; `exc` is thrown into each until one catches
+    it without raising it again (those closed after it see none, as an exit stack's do).
+    Returns the exception still pending."""
     while exits:
         gen = exits.pop()
         if type(gen) is Release:
@@ -640,6 +642,7 @@ def _finish_sync(exits: list[Any] | None, exc: BaseException | None) -> None:
             else:
                 gen.throw(exc)
         except StopIteration:
+            exc = None
             continue
         except BaseException as raised:
             if raised is exc:
@@ -648,6 +651,7 @@ def _finish_sync(exits: list[Any] | None, exc: BaseException | None) -> None:
             raise
         else:
             raise RuntimeError(f"the dependency {gen.__qualname__} yields more than once")
+    return exc
 
 
 def _close_sync(exits: list[Any], exc: BaseException) -> None:
@@ -657,7 +661,9 @@ def _close_sync(exits: list[Any], exc: BaseException) -> None:
         pass
 
 
-async def _finish_async(exits: list[Any] | None, exc: BaseException | None) -> None:
+async def _finish_async(exits: list[Any] | None,
+                        exc: BaseException | None) -> BaseException | None:
+    """`_finish_sync`, awaiting async generators."""
     while exits:
         gen = exits.pop()
         if type(gen) is Release:
@@ -675,6 +681,7 @@ async def _finish_async(exits: list[Any] | None, exc: BaseException | None) -> N
             else:
                 gen.throw(exc)
         except (StopIteration, StopAsyncIteration):
+            exc = None
             continue
         except BaseException as raised:
             if raised is exc:
@@ -686,6 +693,19 @@ async def _finish_async(exits: list[Any] | None, exc: BaseException | None) -> N
             raise
         else:
             raise RuntimeError(f"the dependency {gen.__qualname__} yields more than once")
+    return exc
+
+
+def _check_not_swallowed(exc: BaseException, pending: BaseException | None) -> None:
+    """After the handler (or a dependency) raised `exc` and the `yield` dependencies were
+    closed: if one caught it without raising it again, there is no response to send, which is
+    FastAPI's `FastAPIError` (a 500), raised from `exc` so the log shows it."""
+    if pending is None and isinstance(exc, Exception):
+        raise FastAPIError(
+            "no response was made: the app is raising an exception and a dependency with "
+            f"yield caught it without raising it again ({type(exc).__name__}: {exc}); "
+            "raise it again in the dependency's except block (or raise an HTTPException)"
+        ) from exc
 
 
 def solver(
@@ -746,8 +766,7 @@ def solver(
                 if any_exit or (tasks is not None and tasks.tasks):
                     result = _attach(_as_response(result, status_code, str_as_json), tasks)
             except BaseException as exc:
-                _finish_sync(now, exc)
-                _finish_sync(exits, exc)
+                _check_not_swallowed(exc, _finish_sync(exits, _finish_sync(now, exc)))
                 raise
             if exits and _streamed(result):
                 result.body_iterator = _closing_sync(result.body_iterator, exits)
@@ -792,8 +811,8 @@ def solver(
             if not websocket and (any_exit or (tasks is not None and tasks.tasks)):
                 result = _attach(_as_response(result, status_code, str_as_json), tasks)
         except BaseException as exc:
-            await _finish_async(now, exc)
-            await _finish_async(exits, exc)
+            pending = await _finish_async(now, exc)
+            _check_not_swallowed(exc, await _finish_async(exits, pending))
             raise
         if exits and not websocket and _streamed(result):
             if any(hasattr(gen, "__anext__") for gen in exits):
