@@ -25,6 +25,15 @@ def check_dependencies(dependencies: Sequence[Any] | None) -> list[Depends]:
     return out
 
 
+def check_callbacks(callbacks: Sequence[Any] | None) -> list[APIRoute]:
+    out = list(callbacks or ())
+    for callback in out:
+        if not isinstance(callback, APIRoute):
+            raise TypeError(f"callbacks take the routes of a router (router.routes), not "
+                            f"{callback!r}")
+    return out
+
+
 class APIRoute:
     """A route: its `path`, `endpoint`, `methods`, `name`, `tags` and the other options of
     `add_api_route`, which takes the same keyword arguments. One made directly is added with
@@ -54,6 +63,7 @@ class APIRoute:
         "max_body_size",
         "form_limits",
         "generate_unique_id_function",
+        "callbacks",
         "response_model_options",
     )
 
@@ -81,6 +91,7 @@ class APIRoute:
         max_body_size: int | None = None,
         form_limits: dict[str, int] | None = None,
         generate_unique_id_function: Callable[[APIRoute], str] | None = None,
+        callbacks: Sequence[APIRoute] | None = None,
         response_model_include: Any = None,
         response_model_exclude: Any = None,
         response_model_by_alias: bool = True,
@@ -118,6 +129,9 @@ class APIRoute:
         # `fn(route) -> str`, the route's operation id in the schema when it names none;
         # `None` takes the router's or app's.
         self.generate_unique_id_function = generate_unique_id_function
+        # The requests the route's caller should expect from the API (OpenAPI callbacks),
+        # as routes of a router of their own: only documented, never served.
+        self.callbacks = check_callbacks(callbacks)
         self.response_model_options = {
             "response_model_include": response_model_include,
             "response_model_exclude": response_model_exclude,

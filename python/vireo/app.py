@@ -20,7 +20,7 @@ from . import response_class as response_classes
 from . import response_model as response_models
 from .background import Runner
 from .datastructures import Address
-from .api_route import APIRoute, check_dependencies
+from .api_route import APIRoute, check_callbacks, check_dependencies
 from .dependencies import Depends, solver
 from .encoders import jsonable
 from .mounts import answering_http_errors
@@ -243,6 +243,7 @@ class _Routes:
         max_body_size: int | None = None,
         form_limits: dict[str, int] | None = None,
         generate_unique_id_function: Callable[[APIRoute], str] | None = None,
+        callbacks: Sequence[APIRoute] | None = None,
     ) -> None:
         """Add a route. `dependencies` run before the handler (their values are not passed);
         `tags`, `summary`, `description`, `deprecated`, `operation_id` and
@@ -259,8 +260,9 @@ class _Routes:
         (bytes) and `form_limits` (`max_fields`, `max_files`, `max_part_size`) limit its
         requests, over what the router and app set (see the README's "Request size
         limits")."""
-        # A router's route may have the empty path, for its prefix itself (`@router.get("")`).
-        if not path.startswith("/") and not (path == "" and isinstance(self, APIRouter)):
+        # A router's route may have another path (the empty one, for its prefix itself, or an
+        # OpenAPI callback's `{$callback_url}/...`); an app's full paths start with '/'.
+        if not path.startswith("/") and not isinstance(self, APIRouter):
             raise ValueError(f"a route path starts with '/': {path!r}")
         route = APIRoute(
             path, endpoint, methods=methods, status_code=status_code, blocking=blocking,
@@ -271,6 +273,7 @@ class _Routes:
             response_description=response_description, openapi_extra=openapi_extra,
             max_body_size=max_body_size, form_limits=form_limits,
             generate_unique_id_function=generate_unique_id_function,
+            callbacks=callbacks,
             response_model_include=response_model_include,
             response_model_exclude=response_model_exclude,
             response_model_by_alias=response_model_by_alias,
@@ -392,6 +395,7 @@ class _Routes:
         max_body_size: int | None = None,
         form_limits: dict[str, int] | None = None,
         generate_unique_id_function: Callable[[APIRoute], str] | None = None,
+        callbacks: Sequence[APIRoute] | None = None,
     ) -> None:
         """Add every route of `router`, its path prefixed with `prefix` and the router's, run
         after `dependencies` and the router's, tagged with `tags` and the router's, with the
@@ -400,13 +404,14 @@ class _Routes:
         `include_in_schema=False` (here or on the router) its routes leave the schema;
         `deprecated=True` marks them deprecated there. `max_body_size`, `form_limits` and
         `generate_unique_id_function` apply to its routes that neither they nor the router
-        set otherwise."""
+        set otherwise; `callbacks` are documented before the router's and each route's."""
         _include(self, router, _Inclusion(prefix, dependencies, tags, responses,
                                           default_response_class, include_in_schema,
                                           deprecated,
                                           body_limits.check_max_body_size(max_body_size),
                                           body_limits.check_form_limits(form_limits),
-                                          generate_unique_id_function))
+                                          generate_unique_id_function,
+                                          check_callbacks(callbacks)))
 
     def frontend(self, path: str, *, directory: str | os.PathLike[str],
                  fallback: frontends.Fallback = "auto", check_dir: bool | Literal["auto"] = "auto") -> None:
@@ -485,8 +490,11 @@ class APIRouter(_Routes):
         form_limits: dict[str, int] | None = None,
         generate_unique_id_function: Callable[[APIRoute], str] | None = None,
         routes: Iterable[APIRoute] | None = None,
+        callbacks: Sequence[APIRoute] | None = None,
     ) -> None:
         self.prefix = prefix.rstrip("/")
+        # OpenAPI callbacks documented on each of the router's routes, before their own.
+        self.callbacks = check_callbacks(callbacks)
         # `fn(route) -> str`: the operation id of each route that names none.
         self.generate_unique_id_function = generate_unique_id_function
         # Request size limits for the router's routes that set none of their own.
@@ -528,6 +536,7 @@ class _Inclusion(typing.NamedTuple):
     max_body_size: int | None
     form_limits: dict[str, int]
     generate_unique_id_function: Callable[[APIRoute], str] | None
+    callbacks: list[APIRoute]
 
 
 class Mount(typing.NamedTuple):
@@ -587,6 +596,7 @@ def _include_route(target: APIRoutes, router: APIRouter, inclusion: _Inclusion,
     options["generate_unique_id_function"] = (
         route.generate_unique_id_function or router.generate_unique_id_function
         or inclusion.generate_unique_id_function)
+    options["callbacks"] = inclusion.callbacks + router.callbacks + route.callbacks
     path = _included_path(router, inclusion) + route.path
     if not path and not isinstance(target, APIRouter):
         raise ValueError(
@@ -657,10 +667,19 @@ class App(_Routes):
         generate_unique_id_function: Callable[[APIRoute], str] | None = None,
         routes: Iterable[APIRoute] | None = None,
         separate_input_output_schemas: bool = True,
+        callbacks: Sequence[APIRoute] | None = None,
+        webhooks: APIRouter | None = None,
     ) -> None:
         if lifespan is not None and (on_startup or on_shutdown):
             raise TypeError("give App either lifespan or on_startup/on_shutdown, not both")
+        if webhooks is not None and not isinstance(webhooks, APIRouter):
+            raise TypeError(f"webhooks takes an APIRouter, not {webhooks!r}")
         self.title = title
+        # OpenAPI callbacks documented on every route, before its own.
+        self.callbacks = check_callbacks(callbacks)
+        # `@app.webhooks.post("new-subscription")`: requests the API makes to URLs its users
+        # register, in the schema's `webhooks`; never served.
+        self.webhooks = webhooks if webhooks is not None else APIRouter()
         # A path no route matches, but would with its trailing slash added or removed, gets
         # a 307 there, as FastAPI answers it.
         self.redirect_slashes = redirect_slashes

@@ -93,8 +93,8 @@ def _rewritten(schema: Any, names: dict[str, str]) -> Any:
 
 def merged(inputs: Components, outputs: Components, document: dict[str, Any]
            ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The components of both sides as one, and `document` (the paths) with its references
-    pointing at them."""
+    """The components of both sides as one, and `document` (the paths and webhooks) with its
+    references pointing at them."""
     as_input = {_OUTPUT_REF.format(model=name): REF.format(model=name) for name in outputs}
     both = inputs.keys() & outputs.keys()
     split = {name for name in both if _rewritten(outputs[name], as_input) != inputs[name]}

@@ -332,7 +332,7 @@ def route_leaves(
 ) -> tuple[list[Planned], list[Any], list[tuple[Any, list[str]]]]:
     """What the route reads from the request: its handler's and its dependencies' values,
     its form fields, and the security schemes it depends on with their scopes."""
-    dependencies = app.dependencies + route.dependencies
+    dependencies = (app.dependencies if app is not None else []) + route.dependencies
     planned = analyse(route.path, route.handler)
     if not dependencies and all(p.tag == "leaf" for p in planned):
         return planned, [], []
@@ -464,10 +464,12 @@ def _operation_id(app: Any, route: Any, method: str) -> str:
 
 def _operation(
     app: Any, route: Any, method: str, components: dict[str, Any], schemes: dict[str, Any],
-    outputs: dict[str, Any],
+    outputs: dict[str, Any], callback: bool = False,
 ) -> dict[str, Any]:
     """The operation object of `route`'s `method`: what it reads described into
-    `components`, what it answers into `outputs`."""
+    `components`, what it answers into `outputs`. A `callback` route (a request the API
+    makes) is described by itself: the app's dependencies, answers and operation ids are
+    not its."""
     handler = route.handler
     doc = inspect.getdoc(handler) if inspect.isroutine(handler) else None
     op: dict[str, Any] = {}
@@ -479,10 +481,10 @@ def _operation(
     description = (route.description or doc or "").split("\f")[0].strip()
     if description:
         op["description"] = description
-    op["operationId"] = _operation_id(app, route, method)
+    op["operationId"] = _operation_id(None if callback else app, route, method)
     if route.deprecated:
         op["deprecated"] = True
-    leaves, form_fields, security = route_leaves(app, route)
+    leaves, form_fields, security = route_leaves(None if callback else app, route)
     if security:
         op["security"] = [{scheme.scheme_name: scopes} for scheme, scopes in security]
         schemes.update((scheme.scheme_name, dict(scheme.model)) for scheme, _ in security)
@@ -548,7 +550,7 @@ def _operation(
             schema = {"type": "string"}
         success["content"] = {media_type: {"schema": schema}}
     responses: dict[str, Any] = {str(status): success}
-    for code, extra in {**app.responses, **route.responses}.items():
+    for code, extra in {**({} if callback else app.responses), **route.responses}.items():
         _add_response(responses, code, extra, media_type, outputs, op["operationId"])
     # Parameters left out of the schema still make the route answer 422, as FastAPI says.
     reads = any(p.tuple[1] in ("path", "query", "header", "cookie") for p in leaves)
@@ -562,6 +564,14 @@ def _operation(
         components.setdefault("HTTPValidationError", HTTP_VALIDATION_ERROR)
         components.setdefault("ValidationError", VALIDATION_ERROR)
     op["responses"] = responses
+    callbacks = route.callbacks if callback else getattr(app, "callbacks", []) + route.callbacks
+    if callbacks:
+        op["callbacks"] = {}
+        for called in callbacks:
+            item = op["callbacks"].setdefault(called.name, {}).setdefault(called.path, {})
+            for called_method in called.methods:
+                item[called_method.lower()] = _operation(
+                    app, called, called_method, components, schemes, outputs, callback=True)
     if route.openapi_extra:
         _merge(op, route.openapi_extra)
     return op
@@ -656,12 +666,15 @@ def schema_info(title: str, version: str, summary: str | None = None,
 
 def build_schema(app: Any, routes: list[Any] | None = None, *,
                  info: dict[str, Any] | None = None, servers: list[Any] | None = None,
-                 tags: list[Any] | None = None, openapi_version: str = "3.1.0") -> dict[str, Any]:
-    """The app's OpenAPI 3.1 document as a dict: of `routes` (the app's by default), with
-    `info`, `servers` and `tags` (the app's by default)."""
+                 tags: list[Any] | None = None, openapi_version: str = "3.1.0",
+                 webhooks: list[Any] | None = None,
+                 separate_input_output_schemas: bool | None = None) -> dict[str, Any]:
+    """The app's OpenAPI 3.1 document as a dict: of `routes` and `webhooks` (the app's by
+    default), with `info`, `servers` and `tags` (the app's by default)."""
     components = sides.for_requests()
-    outputs = sides.for_responses(components,
-                                  getattr(app, "separate_input_output_schemas", True))
+    if separate_input_output_schemas is None:
+        separate_input_output_schemas = getattr(app, "separate_input_output_schemas", True)
+    outputs = sides.for_responses(components, separate_input_output_schemas)
     schemes: dict[str, Any] = {}
     paths: dict[str, Any] = {}
     operation_ids: set[str] = set()
@@ -675,7 +688,18 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
             operation = _operation(app, route, method, components, schemes, outputs)
             _note_operation_id(operation["operationId"], route, operation_ids)
             item[method.lower()] = operation
-    merged, paths = sides.merged(components, outputs, paths)
+    # Webhooks: requests the API makes to URLs its users register, described as callbacks.
+    hooks: dict[str, Any] = {}
+    for route in app.webhooks._routes if webhooks is None else webhooks:
+        if route.include_in_schema:
+            item = hooks.setdefault(route.path, {})
+            for method in route.methods:
+                operation = _operation(app, route, method, components, schemes, outputs,
+                                       callback=True)
+                _note_operation_id(operation["operationId"], route, operation_ids)
+                item[method.lower()] = operation
+    merged, document = sides.merged(components, outputs, {"paths": paths, "webhooks": hooks})
+    paths, hooks = document["paths"], document["webhooks"]
     if info is None:
         info = schema_info(app.title, app.version, app.summary, app.description,
                            app.terms_of_service, app.contact, app.license_info)
@@ -688,6 +712,8 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
     if servers:
         schema["servers"] = servers
     schema["paths"] = paths
+    if hooks:
+        schema["webhooks"] = hooks
     if merged or schemes:
         schema["components"] = {}
         if merged:

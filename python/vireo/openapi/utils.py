@@ -35,16 +35,13 @@ def get_openapi(
     external_docs: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The OpenAPI document of `routes` (their HTTP routes; `app.routes`) with this `info`,
-    `servers` and `tags`, as FastAPI's `get_openapi` makes it. The routes' app (that
-    `app.routes` names) gives what the app adds to each operation (its dependencies'
-    security, its `responses`); a list made otherwise is read as routes of an app with
-    none. `webhooks` and `separate_input_output_schemas` are taken for FastAPI's signature:
-    Vireo has no webhooks, and writes one schema per model."""
+    `servers` and `tags`, as FastAPI's `get_openapi` makes it, with `webhooks` (routes of
+    `app.webhooks`) under its `webhooks`. The routes' app (that `app.routes` names) gives
+    what the app adds to each operation (its dependencies' security, its `responses`); a
+    list made otherwise is read as routes of an app with none."""
     from ..api_route import APIRoute
     from ..app import App
 
-    if webhooks:
-        raise TypeError("get_openapi: Vireo apps have no webhooks to list")
     app = getattr(routes, "app", None)
     if not isinstance(app, App):
         app = App(title=title, version=version)
@@ -52,7 +49,9 @@ def get_openapi(
                        license_info)
     schema = build_schema(app, [route for route in routes if isinstance(route, APIRoute)],
                           info=info, servers=list(servers or ()), tags=tags or [],
-                          openapi_version=openapi_version)
+                          openapi_version=openapi_version,
+                          webhooks=[route for route in webhooks or () if isinstance(route, APIRoute)],
+                          separate_input_output_schemas=separate_input_output_schemas)
     if external_docs:
         schema["externalDocs"] = external_docs
     return schema
