@@ -133,3 +133,62 @@ def test_a_response_class_that_is_not_a_class_is_refused_at_start_up():
     app.add_api_route("/", lambda: "x", response_class="text/html")
     with pytest.raises(TypeError, match="response_class must be a response class"):
         TestClient(app).get("/")
+
+
+def layered(mod, responses):
+    """Response classes at every level, and dependencies that set headers on their
+    `Response`, at the app and on routes."""
+
+    class Level0(responses.JSONResponse):
+        media_type = "application/x-level-0"
+
+    class Level1(responses.JSONResponse):
+        media_type = "application/x-level-1"
+
+    class Level2(responses.JSONResponse):
+        media_type = "application/x-level-2"
+
+    def marks(name):
+        def dependency(response: mod.Response):
+            response.headers[f"x-{name}"] = "yes"
+            response.status_code = 203 if name == "route" else None
+
+        return dependency
+
+    app = mod.FastAPI(dependencies=[mod.Depends(marks("app"))], default_response_class=Level0)
+    router = mod.APIRouter(prefix="/router", default_response_class=Level2)
+
+    @router.get("/default")
+    def router_default():
+        return "router"
+
+    @router.get("/own", response_class=Level1, dependencies=[mod.Depends(marks("route"))])
+    def router_own():
+        return "own"
+
+    plain = mod.APIRouter(prefix="/plain")
+
+    @plain.get("/default")
+    def plain_default():
+        return "plain"
+
+    app.include_router(router, prefix="/in", default_response_class=Level1)
+    app.include_router(plain, prefix="/in", default_response_class=Level1)
+
+    @app.get("/app")
+    def app_default():
+        return "app"
+
+    return app
+
+
+@pytest.mark.parametrize(
+    "path", ["/app", "/in/router/default", "/in/router/own", "/in/plain/default"])
+def test_response_classes_and_dependency_headers_at_every_level_are_fastapis(path):
+    theirs = FastAPIClient(layered(fastapi, fastapi.responses)).get(path)
+    with TestClient(layered(vireo, vireo.responses)) as client:
+        ours = client.get(path)
+    assert ours.status_code == theirs.status_code
+    assert ours.json() == theirs.json()
+    for name in ("content-type", "x-app", "x-route"):
+        assert ours.headers.get(name) == theirs.headers.get(name), name

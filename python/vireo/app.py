@@ -580,9 +580,10 @@ def _include_route(target: APIRoutes, router: APIRouter, inclusion: _Inclusion,
     options = route.options()
     options["responses"] = {**(inclusion.responses or {}), **router.responses,
                             **route.responses}
+    # The route's, then the router's default, then the inclusion's, as FastAPI picks them.
     options["response_class"] = response_classes.resolve(
-        route.response_class, inclusion.default_response_class,
-        router.default_response_class,
+        route.response_class, router.default_response_class,
+        inclusion.default_response_class,
     ) or response_classes.DEFAULT
     options["include_in_schema"] = route.include_in_schema and shown
     options["deprecated"] = route.deprecated or bool(inclusion.deprecated or router.deprecated)

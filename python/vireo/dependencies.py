@@ -446,7 +446,7 @@ def _merged(result: Any, status_code: int, sub: Any, str_as_json: bool = False) 
     `Response` the handler returned itself is sent as it is (but for the stream of a handler
     that yields, which is made for it, see `vireo.streams`)."""
     given = _given_response(result)
-    if given is not None and not getattr(given, "takes_sub_response", False):
+    if given is not None and not getattr(result, "takes_sub_response", False):
         return given
     response = given if given is not None else _as_response(result, status_code, str_as_json)
     if sub.status_code is not None:

@@ -60,6 +60,13 @@ def rendering(cls: Any, status_code: int) -> Callable[[Any], Any] | None:
     def render(value: Any) -> Any:
         if isinstance(value, given):
             return value
-        return cls(jsonable_encoder(value), **options)
+        response = cls(jsonable_encoder(value), **options)
+        # Made for the handler's value, so what dependencies set on their `Response` is
+        # added to it, as to a default response (see `dependencies._merged`).
+        try:
+            response.takes_sub_response = True
+        except AttributeError:  # a class with slots of its own
+            pass
+        return response
 
     return render

@@ -464,12 +464,13 @@ def _operation_id(app: Any, route: Any, method: str) -> str:
 
 def _operation(
     app: Any, route: Any, method: str, components: dict[str, Any], schemes: dict[str, Any],
-    outputs: dict[str, Any], callback: bool = False,
+    outputs: dict[str, Any], callback: bool = False, operation_ids: set[str] | None = None,
 ) -> dict[str, Any]:
     """The operation object of `route`'s `method`: what it reads described into
     `components`, what it answers into `outputs`. A `callback` route (a request the API
     makes) is described by itself: the app's dependencies, answers and operation ids are
-    not its."""
+    not its. Callbacks' operation ids join `operation_ids`, where one used twice is warned of,
+    as in FastAPI."""
     handler = route.handler
     doc = inspect.getdoc(handler) if inspect.isroutine(handler) else None
     op: dict[str, Any] = {}
@@ -527,7 +528,8 @@ def _operation(
     if body is not None:
         op["requestBody"] = body
     model = response_models.resolve(handler, route.response_model)
-    cls = response_classes.resolve(route.response_class, app.default_response_class)
+    cls = response_classes.resolve(
+        route.response_class, response_classes.DEFAULT if callback else app.default_response_class)
     json_class = cls is None or any(c.__name__ == "JSONResponse" for c in inspect.getmro(cls))
     media_type = "application/json" if cls is None else getattr(cls, "media_type", None)
     status = route.status_code
@@ -571,7 +573,11 @@ def _operation(
             item = op["callbacks"].setdefault(called.name, {}).setdefault(called.path, {})
             for called_method in called.methods:
                 item[called_method.lower()] = _operation(
-                    app, called, called_method, components, schemes, outputs, callback=True)
+                    app, called, called_method, components, schemes, outputs, callback=True,
+                    operation_ids=operation_ids)
+                if operation_ids is not None:
+                    _note_operation_id(item[called_method.lower()]["operationId"], called,
+                                       operation_ids)
     if route.openapi_extra:
         _merge(op, route.openapi_extra)
     return op
@@ -685,7 +691,8 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
         for method in route.methods:
             if method.lower() in item:
                 continue  # an earlier route answers it (see `App._warn_if_shadowed`)
-            operation = _operation(app, route, method, components, schemes, outputs)
+            operation = _operation(app, route, method, components, schemes, outputs,
+                                   operation_ids=operation_ids)
             _note_operation_id(operation["operationId"], route, operation_ids)
             item[method.lower()] = operation
     # Webhooks: requests the API makes to URLs its users register, described as callbacks.
@@ -695,7 +702,7 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
             item = hooks.setdefault(route.path, {})
             for method in route.methods:
                 operation = _operation(app, route, method, components, schemes, outputs,
-                                       callback=True)
+                                       callback=True, operation_ids=operation_ids)
                 _note_operation_id(operation["operationId"], route, operation_ids)
                 item[method.lower()] = operation
     merged, document = sides.merged(components, outputs, {"paths": paths, "webhooks": hooks})
