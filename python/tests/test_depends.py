@@ -18,6 +18,7 @@ from vireo import (
     HTTPException,
     PlainTextResponse,
     Request,
+    WebSocket,
 )
 from vireo.testclient import TestClient
 
@@ -271,6 +272,29 @@ def test_an_exception_a_yield_dependency_swallows_is_a_500_as_in_fastapi(path) -
         with pytest.raises(FastAPIError, match="a dependency with yield caught it") as raised:
             client.get(path)
     assert isinstance(raised.value.__cause__, (ValueError, vireo.HTTPException))
+
+
+def test_a_websocket_sessions_exception_a_yield_dependency_swallows_just_ends_it() -> None:
+    # As in FastAPI, where the session's exit stack swallows it and the endpoint returns.
+    app = App()
+    seen: list[str] = []
+
+    def swallows():
+        try:
+            yield "hello"
+        except Exception as exc:  # noqa: BLE001 - the mistake this test is about
+            seen.append(type(exc).__name__)
+
+    @app.websocket("/ws")
+    async def talk(websocket: WebSocket, greeting: str = Depends(swallows)):
+        await websocket.accept()
+        await websocket.send_text(greeting)
+        raise ValueError("boom")
+
+    with TestClient(app) as client:
+        with client.websocket_connect("/ws") as socket:
+            assert socket.receive_text() == "hello"
+    assert seen == ["ValueError"]
 
 
 def test_teardown_error_replaces_the_response() -> None:

@@ -209,7 +209,7 @@ class _Routes:
 
     _planned: list[tuple[Any, ...]] | None = None
     # Where this router is included, and how: what it gets later is added there too.
-    _included_into: tuple[tuple[Any, Any], ...] | list[tuple[Any, Any]] = ()
+    _included_into: Sequence[tuple[Any, Any]] = ()
     # Whether a WebSocket route is planned when added (a router's waits for its full path).
     _plan_websockets = True
 
@@ -514,7 +514,7 @@ class APIRouter(_Routes):
         self._routes = []
         self._websockets = WebSocketRoutes()
         self._frontends: list[frontends.FrontendRoute] = []
-        self._included_into = []
+        self._included_into: list[tuple[Any, Any]] = []
         self._add_routes(routes)
 
     def _is_below(self, router: "APIRouter") -> bool:

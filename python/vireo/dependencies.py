@@ -811,8 +811,13 @@ def solver(
             if not websocket and (any_exit or (tasks is not None and tasks.tasks)):
                 result = _attach(_as_response(result, status_code, str_as_json), tasks)
         except BaseException as exc:
-            pending = await _finish_async(now, exc)
-            _check_not_swallowed(exc, await _finish_async(exits, pending))
+            pending = await _finish_async(exits, await _finish_async(now, exc))
+            if websocket:
+                # A session has no response to miss: one a dependency caught just ends.
+                if pending is None:
+                    return None
+                raise
+            _check_not_swallowed(exc, pending)
             raise
         if exits and not websocket and _streamed(result):
             if any(hasattr(gen, "__anext__") for gen in exits):
