@@ -11,9 +11,10 @@ import json
 import uuid
 from typing import Annotated, Literal, Optional
 
+import pydantic
 import pytest
 
-from vireo import App, Depends, Header, Query
+from vireo import App, Cookie, Depends, Header, Query
 from vireo.testclient import TestClient
 from vireo.validation import _enum_converter
 
@@ -197,3 +198,33 @@ def test_numbers_and_booleans_are_read_from_text_as_pydantic_reads_them(kind):
             mine = ours.get("/value", params={"v": text})
             other = theirs.get("/value", params={"v": text})
             assert (mine.status_code, mine.text) == (other.status_code, other.text), repr(text)
+
+
+class _Item(pydantic.BaseModel):
+    title: str
+
+
+def _handler_reading(source: str, annotation: object):
+    """`read(value)`, `value` annotated `annotation` and read from `source`."""
+    if source == "path":
+        def read(value):
+            return "never"
+    else:
+        marker = {"query": Query(), "header": Header(), "cookie": Cookie()}[source]
+
+        def read(value=marker):
+            return "never"
+    read.__annotations__ = {"value": annotation}
+    return read
+
+
+@pytest.mark.parametrize("source", ["path", "query", "header", "cookie"])
+@pytest.mark.parametrize("annotation", [dict, dict[str, int], dict[str, _Item], list[_Item],
+                                        tuple[_Item, _Item], Optional[dict]])
+def test_a_parameter_that_cannot_come_from_its_source_is_refused_when_the_app_is_built(
+        source, annotation):
+    app = App()
+    app.get("/items/{value}" if source == "path" else "/items")(_handler_reading(source, annotation))
+    with pytest.raises(TypeError, match=rf"read\(value\): (a {source} parameter is a value|only "
+                                        r"query and header parameters can be lists)"):
+        TestClient(app).get("/items")

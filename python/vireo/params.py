@@ -515,6 +515,12 @@ def analyse(
             target, is_list = item, True
         else:
             target, is_list = inner, False
+        if is_body_type(target):
+            values = "a value or a list of values" if source in ("query", "header") else "a value"
+            hint = "" if source == "path" else (
+                f"; a model's fields read as {source} values are Annotated[Model, "
+                f"{source.title()}()]")
+            raise TypeError(f"{where}: a {source} parameter is {values}, not {tp!r}{hint}")
         converter = None
         if _is_scalar(target) and not validators:
             kind = _scalar_kind(target, where)
