@@ -257,7 +257,7 @@ def test_the_error_lists_each_field_under_response():
         filtered()
     locs = [error["loc"] for error in caught.value.errors()]
     assert locs == [["response", 0, "email"], ["response", 1, "name"]]
-    assert "response.0.email: Field required" in str(caught.value)
+    assert "response.0.email: Field required [type=missing]" in str(caught.value)
 
 
 def test_the_wrapped_handler_keeps_its_parameters_and_kind():

@@ -88,7 +88,8 @@ class ResponseValidationError(ValidationException):
         lines = [f"{len(self._errors)} validation error(s) in the response:"]
         for error in self._errors:
             loc = ".".join(str(part) for part in error.get("loc", ()))
-            lines.append(f"  {loc}: {error.get('msg')} (input: {error.get('input')!r})")
+            lines.append(f"  {loc}: {error.get('msg')} [type={error.get('type')}] "
+                         f"(input: {error.get('input')!r})")
         return "\n".join(lines)
 
 
