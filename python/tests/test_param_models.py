@@ -392,3 +392,32 @@ def test_every_refusal_of_a_request_is_in_one_422_as_in_fastapi(method, path, he
         key = json.dumps
         assert sorted(map(key, mine.json()["detail"])) == sorted(
             map(key, other.json()["detail"]))
+
+
+def required_optional_models(mod):
+    app = mod.FastAPI()
+
+    @app.get("/window")
+    def window(w: Annotated[Optional[Window], mod.Query()]):
+        return {"window": w}
+
+    @app.get("/trace")
+    def trace(t: Annotated[Optional[Trace], mod.Header()]):
+        return {"trace": t}
+
+    return app
+
+
+@pytest.mark.parametrize(("path", "headers"), [
+    ("/window", {}), ("/window?start=1&end=2", {}), ("/window?start=1", {}),
+    ("/trace", {}), ("/trace", {"x-request-id": "r1"}),
+])
+def test_an_optional_model_without_a_default_needs_some_field_as_in_fastapi(path, headers):
+    mine = TestClient(required_optional_models(vireo)).get(path, headers=headers)
+    other = FastAPIClient(required_optional_models(fastapi)).get(path, headers=headers)
+    assert mine.status_code == other.status_code
+    if mine.status_code == 200:
+        assert mine.json() == other.json()
+    else:
+        assert [(e["type"], e["loc"]) for e in mine.json()["detail"]] == [
+            (e["type"], e["loc"]) for e in other.json()["detail"]]

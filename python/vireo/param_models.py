@@ -83,12 +83,14 @@ def _unconverted(annotation: Any) -> Any:
 
 
 def parameter_model(model: type, marker: Any, where: str,
-                    absent: Any = None) -> Callable[..., Any]:
+                    absent: Any = None, required_group: bool = False) -> Callable[..., Any]:
     """A dependency whose parameters are `model`'s fields, each read as `marker` reads (its
     class: `Query`, `Header`, `Cookie`, `Form`), and whose value is the model made of them. A
     value the model refuses is a 422 located at the field, as FastAPI reports it. Unless
     `absent` is `params._NO_DEFAULT`, it is the value when the request gives no field at all
-    (an optional model's default)."""
+    (an optional model's default). A `required_group` (`Model | None` with no default) that
+    the request gives no field of is one missing value, located at its source, as FastAPI
+    reports it."""
     from .params import _NO_DEFAULT
 
     optional = absent is not _NO_DEFAULT
@@ -167,6 +169,9 @@ def parameter_model(model: type, marker: Any, where: str,
             given.update((k, v) for k, v in extra().items() if k not in known)
         if optional and not own and not (takes_extras and given):
             return absent
+        if required_group and not own and not (takes_extras and given):
+            raise RequestValidationError([{"type": "missing", "loc": [location],
+                                           "msg": "Field required", "input": None}])
         try:
             return model.model_validate(given)  # type: ignore[attr-defined]
         except pydantic.ValidationError as exc:

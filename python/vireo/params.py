@@ -407,10 +407,13 @@ def analyse(
 
             # `Annotated[Filters | None, Query()] = None`: None when no field is given.
             absent = _NO_DEFAULT
-            if _unwrap_optional(tp)[1] and default is not inspect.Parameter.empty \
-                    and default is not ...:
+            optional_type = _unwrap_optional(tp)[1]
+            has_default = default is not inspect.Parameter.empty and default is not ...
+            if optional_type and has_default:
                 absent = default
-            reader = parameter_model(bare, marker, where, absent)
+            # `Annotated[Filters | None, Query()]` with no default: some field is required.
+            reader = parameter_model(bare, marker, where, absent,
+                                     required_group=optional_type and not has_default)
             planned.append(Planned(name, "depends", None, tp, Depends(reader), positional_only))
             continue
         if websocket and (name == socket_param or is_websocket_type(bare)):
