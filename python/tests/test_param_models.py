@@ -421,3 +421,23 @@ def test_an_optional_model_without_a_default_needs_some_field_as_in_fastapi(path
     else:
         assert [(e["type"], e["loc"]) for e in mine.json()["detail"]] == [
             (e["type"], e["loc"]) for e in other.json()["detail"]]
+
+
+def test_parameter_models_are_read_from_a_websocket_handshake():
+    app = vireo.App()
+
+    @app.websocket("/ws")
+    async def talk(websocket: vireo.WebSocket, window: Annotated[Window, vireo.Query()],
+                   trace: Annotated[Trace, vireo.Header()]):
+        await websocket.accept()
+        await websocket.send_json([window.model_dump(), trace.x_request_id])
+        await websocket.close()
+
+    with TestClient(app) as client:
+        with client.websocket_connect("/ws?start=1&end=2",
+                                      headers={"x-request-id": "r1"}) as socket:
+            assert socket.receive_json() == [{"start": 1, "end": 2, "label": "default"}, "r1"]
+        with pytest.raises(vireo.WebSocketDisconnect) as refused:
+            with client.websocket_connect("/ws?start=x&end=2", headers={"x-request-id": "r1"}):
+                pass
+        assert refused.value.code == 1008

@@ -134,11 +134,11 @@ def parameter_model(model: type, marker: Any, where: str,
     # they are read only to echo in a refusal's input.
     takes_extras = config.get("extra") in ("allow", "forbid")
     extras = _EXTRAS[source.source]
-    # The request, for what it gives beyond the fields.
-    from ._vireo import Request
+    # The request (or a WebSocket route's socket), for what it gives beyond the fields.
+    from .connection import HTTPConnection
 
     parameters.append(inspect.Parameter(
-        _REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request))
+        _REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=HTTPConnection))
 
     # The names the fields are read by (a header field's with hyphens, as it is sent).
     converted = source.source == "header" and getattr(marker, "convert_underscores", True)
