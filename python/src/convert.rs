@@ -187,9 +187,11 @@ pub(crate) fn convert(params: &[Param], head: &impl Fields, path_values: &[Strin
                 one(param, loc, value.as_deref(), &mut out.errors)
             }
             Source::Cookie => {
-                let value = head
-                    .header("cookie")
-                    .and_then(|h| cookie(&String::from_utf8_lossy(h), &param.key));
+                let fields = head.header_values("cookie");
+                let value = last_cookie(
+                    fields.iter().map(|f| String::from_utf8_lossy(f)),
+                    &param.key,
+                );
                 one(param, loc, value.as_deref(), &mut out.errors)
             }
             Source::Query => {
@@ -233,10 +235,19 @@ pub(crate) fn cookies(field: &str) -> impl Iterator<Item = (&str, &str)> {
     })
 }
 
-fn cookie(field: &str, name: &str) -> Option<String> {
-    cookies(field)
-        .find(|(n, _)| *n == name)
-        .map(|(_, v)| v.to_owned())
+/// The value of the cookie `name` in `fields` (every `Cookie` field, as HTTP/2 may split
+/// them): its last occurrence, as `request.cookies` takes it here and in Starlette.
+fn last_cookie<'a>(
+    fields: impl Iterator<Item = std::borrow::Cow<'a, str>>,
+    name: &str,
+) -> Option<String> {
+    let mut found = None;
+    for field in fields {
+        if let Some((_, value)) = cookies(&field).filter(|(n, _)| *n == name).last() {
+            found = Some(value.to_owned());
+        }
+    }
+    found
 }
 
 fn missing(loc: &str, key: &str) -> Value {
@@ -443,11 +454,23 @@ mod tests {
         assert!(scalar(Kind::Bool, "maybe").is_err());
     }
 
+    fn cookie(fields: &[&str], name: &str) -> Option<String> {
+        last_cookie(fields.iter().map(|f| std::borrow::Cow::Borrowed(*f)), name)
+    }
+
     #[test]
     fn cookies_are_split_and_unquoted() {
         let field = "a=1; session=\"abc\";b = 2 ;broken";
-        assert_eq!(cookie(field, "session").as_deref(), Some("abc"));
-        assert_eq!(cookie(field, "b").as_deref(), Some("2"));
-        assert_eq!(cookie(field, "broken"), None);
+        assert_eq!(cookie(&[field], "session").as_deref(), Some("abc"));
+        assert_eq!(cookie(&[field], "b").as_deref(), Some("2"));
+        assert_eq!(cookie(&[field], "broken"), None);
+    }
+
+    #[test]
+    fn a_repeated_cookie_is_its_last_occurrence_across_fields() {
+        assert_eq!(cookie(&["n=1; n=2"], "n").as_deref(), Some("2"));
+        assert_eq!(cookie(&["n=1", "m=0", "n=3"], "n").as_deref(), Some("3"));
+        assert_eq!(cookie(&["m=0", "n=4"], "n").as_deref(), Some("4"));
+        assert_eq!(cookie(&["m=0"], "n"), None);
     }
 }

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Optional
 
+import pydantic
+import pytest
+
 from vireo import App, Cookie, Request, Response
 from vireo.testclient import TestClient
 
@@ -46,3 +49,34 @@ def test_set_cookie():
         assert cookies[0].startswith("session=abc;") and "HttpOnly" in cookies[0]
         assert "Max-Age=60" in cookies[0]
         assert cookies[1].startswith("theme=dark;")
+
+
+class _Visits(pydantic.BaseModel):
+    visits: int
+
+
+def _repeated_cookie_app(mod):
+    built = mod.FastAPI()
+
+    def read(request, visits=mod.Cookie(), model=mod.Cookie()):
+        return [visits, model.visits, request.cookies["visits"]]
+
+    # Set as objects: this module's annotations are strings of its own names.
+    read.__annotations__ = {"request": mod.Request, "visits": int, "model": _Visits}
+    built.get("/read")(read)
+    return built
+
+
+def test_a_repeated_cookie_is_its_last_value_as_in_starlette():
+    # Read as a parameter, as a parameter model's field and from request.cookies: each the
+    # last value sent, as Starlette's cookie parser keeps it.
+    fastapi = pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient as FastAPIClient
+
+    import vireo
+
+    cookie = {"cookie": "visits=1; theme=dark; visits=2"}
+    theirs = FastAPIClient(_repeated_cookie_app(fastapi)).get("/read", headers=cookie).json()
+    with TestClient(_repeated_cookie_app(vireo)) as client:
+        ours = client.get("/read", headers=cookie).json()
+    assert ours == theirs == [2, 2, "2"]
