@@ -12,6 +12,8 @@
 # KEEP_DUMP=FILE keeps the callgrind dump, for `bench/tools/instructions_by_function.py FILE N`
 # (N the request count printed here). CALLGRIND_ARGS adds options to callgrind's, for instance
 # "--branch-sim=yes --cache-sim=yes" for that script's `--event Bim`, `Bcm` or `I1mr`.
+# READY_TRIES (default 100, 0.2 s apart) is how long to wait for the port: a Python server
+# starting under callgrind needs more (`READY_TRIES=600`).
 set -euo pipefail
 binary=$1
 path=/
@@ -39,7 +41,7 @@ valgrind --tool=callgrind --callgrind-out-file="$out/callgrind.out" ${CALLGRIND_
 server=$!
 trap 'kill $server 2>/dev/null || true; rm -rf "$out"' EXIT
 # Ready once the port accepts a connection (not every peer says when it listens).
-for _ in $(seq 1 100); do
+for _ in $(seq 1 ${READY_TRIES:-100}); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
     sleep 0.2
 done

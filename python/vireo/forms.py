@@ -13,7 +13,7 @@ from typing import Any, BinaryIO, Callable, Mapping
 
 from . import _vireo
 from .exceptions import HTTPException, RequestValidationError
-from .params import Param
+from .params import Param, is_json_marker
 from .validation import _MISSING, _coerce
 
 class Form(Param):
@@ -95,6 +95,18 @@ def _unwrap(tp: Any) -> tuple[Any, bool]:
     return tp, False
 
 
+def _json_text(tp: Any) -> Any:
+    """`Annotated[T, Json()]` of a `pydantic.Json[T]` annotation (optional or not), else None."""
+    if typing.get_origin(tp) is not typing.Annotated:
+        return None
+    args = typing.get_args(tp)
+    markers = [m for m in args[1:] if is_json_marker(m)]
+    if not markers:
+        return None
+    inner, _ = _unwrap(args[0])
+    return typing.Annotated[(inner, *markers)]
+
+
 def is_upload_type(tp: Any) -> bool:
     """`UploadFile`, `Optional[UploadFile]` or `list[UploadFile]`: a file parameter."""
     tp, _ = _unwrap(tp)
@@ -117,8 +129,12 @@ class FormField:
         self.key = key
         self.annotation = annotation
         inner, _ = _unwrap(annotation)
-        self.many, item = _is_list(inner)
-        self.item, _ = _unwrap(item)
+        json_text = _json_text(annotation)
+        if json_text is not None:  # `Json[T]`: one text value, parsed as JSON into T
+            self.many, self.item = False, json_text
+        else:
+            self.many, item = _is_list(inner)
+            self.item, _ = _unwrap(item)
         self.required = required
         self.default = default
         self.model = model
@@ -126,7 +142,8 @@ class FormField:
         self.constraints = constraints or {}
         self.description = description  # for the schema, with `schema_extra`
         self.schema_extra = schema_extra or {}
-        self.check = _constrained_check(self, constraints, where) if constraints else None
+        self.check = _constrained_check(self, constraints or {}, where) \
+            if constraints or json_text is not None else None
         # A union of form models (`vireo.form_unions.FormUnion`) reads the whole form.
         self.union: Any = None
         # The body's media type this field's marker names, for the schema.

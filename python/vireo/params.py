@@ -402,7 +402,8 @@ def analyse(
             reader = defaulting(name, tp, marker)
             planned.append(Planned(name, "depends", None, tp, Depends(reader), positional_only))
             continue
-        if isinstance(marker, (Query, Header, Cookie, Form)) and _pydantic_model(bare):
+        if isinstance(marker, (Query, Header, Cookie, Form)) and _pydantic_model(bare) \
+                and not any(is_json_marker(v) for v in validators):
             from .param_models import parameter_model
 
             # `Annotated[Filters | None, Query()] = None`: None when no field is given.
@@ -451,7 +452,10 @@ def analyse(
             union = FormUnion(tp, marker.discriminator, where) \
                 if isinstance(marker, Form) and union_models(tp) else None
             form = Planned(name, "form", None, tp, None, positional_only, marker)
-            form.field = FormField(alias or name, tp, required, default,
+            json_markers = tuple(v for v in validators if is_json_marker(v))
+            form.field = FormField(alias or name,
+                                   typing.Annotated[(tp, *json_markers)] if json_markers else tp,
+                                   required, default,
                                    getattr(marker, "form_model", None),
                                    None if union else getattr(marker, "constraints", None),
                                    where, getattr(marker, "description", None),
@@ -510,7 +514,8 @@ def analyse(
         key = alias or name
         if source == "header" and alias is None and getattr(marker, "convert_underscores", True):
             key = name.replace("_", "-")
-        item = _list_item(inner)
+        json_text = any(is_json_marker(v) for v in validators)
+        item = None if json_text else _list_item(inner)
         if item is not None:
             if source not in ("query", "header"):
                 raise TypeError(f"{where}: only query and header parameters can be lists")
@@ -518,7 +523,7 @@ def analyse(
             target, is_list = item, True
         else:
             target, is_list = inner, False
-        if is_body_type(target):
+        if is_body_type(target) and not json_text:
             values = "a value or a list of values" if source in ("query", "header") else "a value"
             hint = "" if source == "path" else (
                 f"; a model's fields read as {source} values are Annotated[Model, "
@@ -540,9 +545,19 @@ def analyse(
             name, source, key, kind, is_list, required, default, converter, keyword_only,
             constraints,
         )
+        if json_text:  # described as JSON text, as pydantic describes `Json[T]`
+            described = typing.Annotated[(inner, *(v for v in validators if is_json_marker(v)))]
+            tp = typing.Optional[described] if optional else described
         planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker))
     _embed_bodies(planned)
     return planned
+
+
+def is_json_marker(metadata: Any) -> bool:
+    """`pydantic.Json[T]`'s marker in `Annotated[T, Json]`: the value is one text, parsed as
+    JSON into T."""
+    kind = metadata if isinstance(metadata, type) else type(metadata)
+    return kind.__name__ == "Json" and kind.__module__.startswith("pydantic")
 
 
 def _embed_bodies(planned: list[Planned]) -> None:

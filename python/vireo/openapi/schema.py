@@ -21,7 +21,7 @@ from .. import response_class as response_classes
 from .docs import oauth2_redirect_html, redoc_html, swagger_ui_html
 from .. import response_model as response_models
 from .. import sse, streams
-from ..params import Planned, _unwrap_optional, analyse
+from ..params import Planned, _unwrap_optional, analyse, is_json_marker
 
 from . import components as sides
 from .components import REF
@@ -77,8 +77,10 @@ def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
         return {}
     origin = typing.get_origin(tp)
     if origin is typing.Annotated:
-        if any(getattr(meta, "discriminator", None) is not None for meta in tp.__metadata__):
-            # A discriminated union, as pydantic writes it (`oneOf` and its `discriminator`).
+        if any(getattr(meta, "discriminator", None) is not None or is_json_marker(meta)
+               for meta in tp.__metadata__):
+            # A discriminated union (`oneOf` and its `discriminator`) or `Json[T]` (text whose
+            # `contentSchema` is T's), as pydantic writes it.
             return _adapter_schema(tp, components)
         return type_schema(typing.get_args(tp)[0], components)
     if origin is typing.Union or origin is types.UnionType:
