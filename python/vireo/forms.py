@@ -120,7 +120,8 @@ class FormField:
     it is a field of (`Annotated[Model, Form()]`), if any."""
 
     __slots__ = ("key", "annotation", "item", "many", "required", "default", "model",
-                 "constraints", "check", "description", "schema_extra", "union", "media_type")
+                 "constraints", "check", "description", "schema_extra", "union", "media_type",
+                 "whole")
 
     def __init__(self, key: str, annotation: Any, required: bool, default: Any,
                  model: Any = None, constraints: dict[str, Any] | None = None,
@@ -135,6 +136,11 @@ class FormField:
         else:
             self.many, item = _is_list(inner)
             self.item, _ = _unwrap(item)
+        # `tuple[int, int]`, `set[str]`: every value of the key, validated whole by pydantic.
+        self.whole = inner if json_text is None and typing.get_origin(inner) in (
+            tuple, set, frozenset) else None
+        if self.whole is not None:
+            self.many = True
         self.required = required
         self.default = default
         self.model = model
@@ -143,7 +149,7 @@ class FormField:
         self.description = description  # for the schema, with `schema_extra`
         self.schema_extra = schema_extra or {}
         self.check = _constrained_check(self, constraints or {}, where) \
-            if constraints or json_text is not None else None
+            if constraints or json_text is not None or self.whole is not None else None
         # A union of form models (`vireo.form_unions.FormUnion`) reads the whole form.
         self.union: Any = None
         # The body's media type this field's marker names, for the schema.
@@ -162,7 +168,8 @@ def _constrained_check(field: FormField, constraints: dict[str, Any],
     except ImportError:
         raise TypeError(f"{where}: constraints ({', '.join(constraints)}) on a form value "
                         "need pydantic (pip install pydantic)") from None
-    whole = list[field.item] if field.many else field.item  # type: ignore[name-defined]
+    whole = field.whole if field.whole is not None else \
+        list[field.item] if field.many else field.item  # type: ignore[name-defined]
     adapter = pydantic.TypeAdapter(typing.Annotated[whole, pydantic.Field(**constraints)])
 
     def check(value: Any, loc: list[Any], errors: list[dict[str, Any]]) -> Any:

@@ -33,6 +33,9 @@ def is_body_type(tp: Any) -> bool:
         # `Item | OtherItem`: a body when every choice but None is one.
         choices = [a for a in typing.get_args(tp) if a is not type(None)]
         return bool(choices) and all(is_body_type(a) for a in choices)
+    if origin in (tuple, set, frozenset):
+        # `tuple[Point, Point]`: a sequence of bodies is one too (of scalars, a query list).
+        return any(is_body_type(a) for a in typing.get_args(tp) if a is not Ellipsis)
     return origin in (dict, list)
 
 

@@ -107,10 +107,15 @@ def type_schema(tp: Any, components: dict[str, Any]) -> dict[str, Any]:
         return {"anyOf": [{"type": "number"}, {"type": "string"}]}
     if origin in (list, set, frozenset, tuple) or tp in (list, set, frozenset, tuple):
         args = typing.get_args(tp)
+        if (origin or tp) is tuple and args and args[-1] is not Ellipsis:
+            # A fixed tuple: an item schema per position, as pydantic writes it.
+            if args == ((),):
+                return {"maxItems": 0, "type": "array"}
+            return {"maxItems": len(args), "minItems": len(args),
+                    "prefixItems": [type_schema(a, components) for a in args],
+                    "type": "array"}
         out: dict[str, Any] = {"type": "array", "items": {}}
-        if args and args[-1] is not Ellipsis:
-            out["items"] = type_schema(args[0], components)
-        elif args:
+        if args:
             out["items"] = type_schema(args[0], components)
         if (origin or tp) in (set, frozenset):
             out["uniqueItems"] = True
@@ -392,7 +397,9 @@ def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict
             schema: dict[str, Any] = dict(_FILE_SCHEMA)
         else:
             schema = type_schema(field.item, components)
-        if field.many:
+        if field.whole is not None:  # `tuple[int, int]` or `set[str]`, given field by field
+            schema = type_schema(field.whole, components)
+        elif field.many:
             schema = {"items": schema, "type": "array"}
         if field.description:
             schema["description"] = field.description
