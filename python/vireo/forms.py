@@ -96,7 +96,7 @@ def _unwrap(tp: Any) -> tuple[Any, bool]:
 
 
 def _json_text(tp: Any) -> Any:
-    """`Annotated[T, Json()]` of a `pydantic.Json[T]` annotation (optional or not), else None."""
+    """`Annotated[T, Json]` of a `pydantic.Json[T]` annotation (optional or not), else None."""
     if typing.get_origin(tp) is not typing.Annotated:
         return None
     args = typing.get_args(tp)
@@ -166,8 +166,9 @@ def _constrained_check(field: FormField, constraints: dict[str, Any],
     try:
         import pydantic
     except ImportError:
-        raise TypeError(f"{where}: constraints ({', '.join(constraints)}) on a form value "
-                        "need pydantic (pip install pydantic)") from None
+        what = f"constraints ({', '.join(constraints)}) on a form value need" if constraints \
+            else f"a form value of {field.whole!r} needs"
+        raise TypeError(f"{where}: {what} pydantic (pip install pydantic)") from None
     whole = field.whole if field.whole is not None else \
         list[field.item] if field.many else field.item  # type: ignore[name-defined]
     adapter = pydantic.TypeAdapter(typing.Annotated[whole, pydantic.Field(**constraints)])

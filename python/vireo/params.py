@@ -377,6 +377,8 @@ def analyse(
         # value is validated by pydantic with it, as FastAPI does.
         validators = tuple(e for e in extras if not isinstance(e, (Param, Depends, str))
                            and type(e).__name__ != "Doc")
+        # `Json[T]`: the value is one text, parsed as JSON into T.
+        json_markers = tuple(v for v in validators if is_json_marker(v))
         default = param.default
         if isinstance(default, (Param, Depends)):
             marker, default = default, getattr(default, "default", ...)
@@ -403,7 +405,7 @@ def analyse(
             planned.append(Planned(name, "depends", None, tp, Depends(reader), positional_only))
             continue
         if isinstance(marker, (Query, Header, Cookie, Form)) and _pydantic_model(bare) \
-                and not any(is_json_marker(v) for v in validators):
+                and not json_markers:
             from .param_models import parameter_model
 
             # `Annotated[Filters | None, Query()] = None`: None when no field is given.
@@ -452,7 +454,6 @@ def analyse(
             union = FormUnion(tp, marker.discriminator, where) \
                 if isinstance(marker, Form) and union_models(tp) else None
             form = Planned(name, "form", None, tp, None, positional_only, marker)
-            json_markers = tuple(v for v in validators if is_json_marker(v))
             form.field = FormField(alias or name,
                                    typing.Annotated[(tp, *json_markers)] if json_markers else tp,
                                    required, default,
@@ -514,8 +515,7 @@ def analyse(
         key = alias or name
         if source == "header" and alias is None and getattr(marker, "convert_underscores", True):
             key = name.replace("_", "-")
-        json_text = any(is_json_marker(v) for v in validators)
-        item = None if json_text else _list_item(inner)
+        item = None if json_markers else _list_item(inner)
         if item is not None:
             if source not in ("query", "header"):
                 raise TypeError(f"{where}: only query and header parameters can be lists")
@@ -523,7 +523,7 @@ def analyse(
             target, is_list = item, True
         else:
             target, is_list = inner, False
-        if is_body_type(target) and not json_text:
+        if is_body_type(target) and not json_markers:
             values = "a value or a list of values" if source in ("query", "header") else "a value"
             hint = "" if source == "path" else (
                 f"; a model's fields read as {source} values are Annotated[Model, "
@@ -545,8 +545,8 @@ def analyse(
             name, source, key, kind, is_list, required, default, converter, keyword_only,
             constraints,
         )
-        if json_text:  # described as JSON text, as pydantic describes `Json[T]`
-            described = typing.Annotated[(inner, *(v for v in validators if is_json_marker(v)))]
+        if json_markers:  # described as JSON text, as pydantic describes `Json[T]`
+            described = typing.Annotated[(inner, *json_markers)]
             tp = typing.Optional[described] if optional else described
         planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker))
     _embed_bodies(planned)
