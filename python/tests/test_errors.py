@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Optional
+from typing import Annotated, Optional
 
 import msgspec
 import pydantic
 
-from vireo import App, HTTPException, RequestValidationError
+from vireo import App, Body, HTTPException, RequestValidationError
 from vireo.testclient import TestClient
 
 app = App()
@@ -91,6 +91,16 @@ def opt(item: Optional[Item] = None):
 @app.post("/mixed/{n}")
 def mixed(n: int, item: Item):
     return n
+
+
+@app.post("/text")
+def text(body: Annotated[str, Body()]):
+    return {"body": body}
+
+
+@app.post("/pair")
+def pair(a: Annotated[int, Body(embed=True)], b: Annotated[int, Body(embed=True)]):
+    return a + b
 
 
 client = TestClient(app, raise_server_exceptions=False)
@@ -179,6 +189,24 @@ def test_invalid_and_missing_body():
     assert res.json()["detail"] == [
         {"type": "missing", "loc": ["body"], "msg": "Field required", "input": None}
     ]
+
+
+def test_a_json_body_that_cannot_be_decoded_is_a_400_not_a_500():
+    # Not UTF-8, and nested deeper than the parser goes: refused as FastAPI refuses them.
+    for body in (b'{"name": "\xff", "price": 1}', b"[" * 100_000):
+        for path in ("/dc", "/pd", "/pair"):
+            res = client.post(path, content=body, headers={"content-type": "application/json"})
+            assert (res.status_code, res.json()) == (
+                400, {"detail": "There was an error parsing the body"}), (path, body[:20])
+
+
+def test_a_text_body_that_is_not_utf8_is_a_422_whose_input_is_readable():
+    res = client.post("/text", content=b"caf\xe9", headers={"content-type": "text/plain"})
+    assert res.status_code == 422
+    [error] = res.json()["detail"]
+    assert (error["type"], error["loc"], error["input"]) == ("string_unicode", ["body"], "caf\ufffd")
+    assert client.post("/text", content=b"caf\xc3\xa9",
+                       headers={"content-type": "text/plain"}).json() == {"body": "caf\u00e9"}
 
 
 def test_optional_body():

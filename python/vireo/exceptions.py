@@ -47,9 +47,22 @@ class RequestValidationError(ValidationException):
     `{"type", "loc", "msg", "input"}` as FastAPI reports them."""
 
     def __init__(self, errors: list[dict[str, Any]], *, body: Any = None) -> None:
-        super().__init__(errors)
+        super().__init__([_encodable_input(error) for error in errors])
         # What FastAPI's carries: the request body it read, if any.
         self.body = body
+
+
+def _encodable_input(error: Any) -> Any:
+    """`error` with an `input` of bytes that are not UTF-8 (a body that is not JSON) given as
+    text with U+FFFD for each bad byte, so that the 422 can be written as JSON."""
+    value = error.get("input") if isinstance(error, dict) else None
+    if not isinstance(value, (bytes, bytearray)):
+        return error
+    try:
+        bytes(value).decode()
+    except UnicodeDecodeError:
+        return {**error, "input": bytes(value).decode("utf-8", "replace")}
+    return error
 
 
 class FastAPIError(RuntimeError):

@@ -10,7 +10,7 @@ import types
 import typing
 from typing import Any, Callable
 
-from .exceptions import RequestValidationError
+from .exceptions import HTTPException, RequestValidationError
 
 _MISSING = object()
 
@@ -39,6 +39,12 @@ def is_body_type(tp: Any) -> bool:
     return origin in (dict, list)
 
 
+def _unparsable() -> HTTPException:
+    # A body `json.loads` fails on other than by its grammar (not UTF-8, nested too deep for
+    # the parser): a 400, as FastAPI answers it.
+    return HTTPException(400, "There was an error parsing the body")
+
+
 def _parse(body: bytes) -> Any:
     try:
         return json.loads(body)
@@ -54,6 +60,8 @@ def _parse(body: bytes) -> Any:
                 }
             ]
         ) from None
+    except Exception:
+        raise _unparsable() from None
 
 
 def _value_check(tp: Any, loc: list[Any], constraints: dict[str, Any] | None = None,
@@ -132,6 +140,8 @@ def embedded_body_validator(
                 data = json.loads(body)
             except json.JSONDecodeError:
                 raise RequestValidationError([]) from None
+            except Exception:
+                raise _unparsable() from None
         if data is None:
             if required:
                 raise RequestValidationError([dict(missing)])
