@@ -214,12 +214,10 @@ fn spawn<'py>(
     kwargs.set_item(intern!(py, "loop"), event_loop)?;
     let n = SPAWNED.fetch_add(1, Ordering::Relaxed) + 1;
     kwargs.set_item(intern!(py, "name"), task_name(py, "vireo-handler-", n))?;
-    // As `context.run(loop.create_task, ...)` does: the task runs in a copy of the context.
+    // The task goes on in the context the first step ran in, so that a context variable's
+    // token from before the suspension can still reset it.
     if let Some(context) = context {
-        kwargs.set_item(
-            intern!(py, "context"),
-            context.call_method0(intern!(py, "copy"))?,
-        )?;
+        kwargs.set_item(intern!(py, "context"), context)?;
     }
     task_type.bind(py).call((resume,), Some(&kwargs))
 }

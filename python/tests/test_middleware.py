@@ -4,6 +4,7 @@ change, exceptions through it."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 
 from vireo import App, BaseHTTPMiddleware, HTTPException, Request, Response
@@ -234,3 +235,50 @@ def test_middleware_that_touches_headers_keeps_every_value_of_a_repeated_field()
     cookies = [v.decode() for n, v in res.raw_headers if n == "set-cookie"]
     assert [c.split(";")[0] for c in cookies] == ["a=1", "b=2"]
     assert res.headers["x-outer"] == "1" and "x-time" in res.headers
+
+
+_request_id = contextvars.ContextVar("request_id")
+
+
+def test_a_context_variable_set_by_middleware_resets_after_the_handler_suspends():
+    # The common request-id pattern: set, call the rest, reset with the token.
+    app = App()
+    reset = []
+
+    @app.middleware("http")
+    async def request_id(request, call_next):
+        token = _request_id.set(request.headers.get("x-request-id", "none"))
+        try:
+            return await call_next(request)
+        finally:
+            _request_id.reset(token)
+            reset.append(_request_id.get("unset"))
+
+    @app.get("/suspends")
+    async def suspends():
+        await asyncio.sleep(0.001)
+        return {"id": _request_id.get()}
+
+    @app.get("/sync")
+    def sync():
+        return {"id": _request_id.get()}
+
+    client = TestClient(app)
+    for path in ("/suspends", "/sync"):
+        res = client.get(path, headers={"x-request-id": "r-1"})
+        assert (res.status_code, res.json()) == (200, {"id": "r-1"}), path
+    assert reset == ["unset", "unset"]
+
+
+def test_a_context_variable_set_before_an_await_resets_after_it_without_middleware():
+    app = App()
+
+    @app.get("/")
+    async def sets_and_resets():
+        token = _request_id.set("inside")
+        await asyncio.sleep(0.001)
+        seen = _request_id.get()
+        _request_id.reset(token)
+        return {"seen": seen, "after": _request_id.get("unset")}
+
+    assert TestClient(app).get("/").json() == {"seen": "inside", "after": "unset"}

@@ -253,7 +253,10 @@ def make_spawn(loop: asyncio.AbstractEventLoop) -> Any:
         resume = _vireo.Resume(coro, first, completion)
         if context is None:
             return create_task(resume)
-        return context.run(create_task, resume)
+        if sys.version_info >= (3, 11):
+            # On in the context the first step ran in (a token made there still resets).
+            return create_task(resume, context=context)
+        return context.run(create_task, resume)  # 3.10: a copy of it
 
     return spawn
 
