@@ -79,7 +79,7 @@ fn call_handler<'py>(request: &Bound<'py, Request>) -> Result<Bound<'py, PyAny>,
         &this.app,
         &this.route,
         converted,
-        &this.parts.body,
+        this.body_bytes(),
         &mut make_request,
         None,
     )

@@ -44,6 +44,7 @@ impl Mount {
 
 /// The mounted app a request goes to once the app's middleware has run: the innermost
 /// `call_next` serves it, with the body the middleware's request holds.
+#[derive(Clone)]
 pub(crate) struct Mounted {
     prefix: String,
     target: Target,

@@ -7,17 +7,18 @@ use crate::mounts::Mounted;
 use crate::plan::Route;
 use crate::urlencoded::decode;
 use bytes::Bytes;
-use pyo3::exceptions::PyStopIteration;
+use pyo3::exceptions::{PyStopIteration, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use vireo_http::Head;
 
 /// What a request brings: its head, its body (read whole), its path values and its peer.
+#[derive(Clone)]
 pub(crate) struct Parts {
     pub head: Head,
     pub body: Bytes,
@@ -30,10 +31,17 @@ pub(crate) struct Parts {
     pub gone: Option<Arc<AtomicBool>>,
 }
 
-/// An HTTP request, as Starlette's `Request` shows it.
-#[pyclass(frozen, module = "vireo._vireo")]
+/// An HTTP request, as Starlette's `Request` shows it. A Python subclass (one whose `body()`
+/// decompresses, say) is made of a request being answered, as `Sub(request.scope,
+/// request.receive)`, and may be handed on to the route's handler (see `vireo.route_class`).
+#[pyclass(frozen, subclass, module = "vireo._vireo")]
 pub(crate) struct Request {
     pub parts: Parts,
+    /// The body a subclass's own `body()` gave, which the handler's parameters are read
+    /// from in place of the one received.
+    given_body: OnceLock<Bytes>,
+    /// `receive()` has given the body.
+    received: AtomicBool,
     pub route: Arc<Route>,
     pub app: Arc<AppInner>,
     /// The mounted app that answers this request once the middleware has run, if one does.
@@ -61,6 +69,8 @@ impl Request {
             route,
             app,
             mounted,
+            given_body: OnceLock::new(),
+            received: AtomicBool::new(false),
             state: PyOnceLock::new(),
             headers: PyOnceLock::new(),
             query: PyOnceLock::new(),
@@ -70,6 +80,11 @@ impl Request {
 }
 
 impl Request {
+    /// The body the handler's parameters are read from.
+    pub(crate) fn body_bytes(&self) -> &Bytes {
+        self.given_body.get().unwrap_or(&self.parts.body)
+    }
+
     /// `vireo.datastructures.URL` of `scheme://host` + `path_and_query` on this request's
     /// host.
     fn url_object<'py>(
@@ -130,6 +145,73 @@ pub(crate) fn latin1(bytes: &[u8]) -> String {
 
 #[pymethods]
 impl Request {
+    /// `Request(request.scope, request.receive)`: another view of the request being
+    /// answered, the same but for the class (its headers, body, state and scope are the
+    /// request's). There is no request to make of a scope alone.
+    #[new]
+    #[pyo3(signature = (scope, receive=None, send=None))]
+    fn of_request(
+        scope: &Bound<'_, PyAny>,
+        receive: Option<&Bound<'_, PyAny>>,
+        send: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let py = scope.py();
+        let _ = send;
+        let Some(original) = receive
+            .and_then(|receive| receive.getattr(intern!(py, "__self__")).ok())
+            .and_then(|owner| owner.cast_into::<Request>().ok())
+        else {
+            return Err(PyTypeError::new_err(
+                "Request(scope, receive) takes the `scope` and `receive` of a request being \
+                 answered (request.scope, request.receive): a request is not made of a scope",
+            ));
+        };
+        let this = original.get();
+        let made = Request::to_mount(
+            this.parts.clone(),
+            this.route.clone(),
+            this.app.clone(),
+            this.mounted.clone(),
+        );
+        if let Some(body) = this.given_body.get() {
+            let _ = made.given_body.set(body.clone());
+        }
+        // The same state and scope (what middleware wrote into it), as two Starlette
+        // requests of one scope share them.
+        let _ = made.state.set(py, this.state(py)?);
+        let _ = made.scope.set(py, Request::scope(&original)?);
+        Ok(made)
+    }
+
+    /// The ASGI `receive` of the request: its whole body as one `http.request` message,
+    /// then `http.disconnect` (the body is read before the handler runs).
+    fn receive<'py>(&self, py: Python<'py>) -> PyResult<Ready> {
+        let message = PyDict::new(py);
+        if self.received.swap(true, Ordering::Relaxed) {
+            message.set_item("type", "http.disconnect")?;
+        } else {
+            message.set_item("type", "http.request")?;
+            message.set_item("body", PyBytes::new(py, self.body_bytes()))?;
+            message.set_item("more_body", false)?;
+        }
+        Ok(Ready {
+            value: message.into_any().unbind(),
+        })
+    }
+
+    /// Read the handler's parameters from `body` (what a subclass's `body()` gave); once
+    /// given, the body stays what it is.
+    fn _use_body(&self, body: &Bound<'_, PyBytes>) -> PyResult<()> {
+        let body = body.as_bytes();
+        let given = self.given_body.get_or_init(|| Bytes::copy_from_slice(body));
+        if given.as_ref() != body {
+            return Err(PyTypeError::new_err(
+                "this request's body was given once already, and differently",
+            ));
+        }
+        Ok(())
+    }
+
     #[getter]
     fn method(&self) -> &str {
         self.parts.head.method().as_str()
@@ -317,7 +399,7 @@ impl Request {
     /// The whole body, as `bytes` (awaitable, as in Starlette).
     fn body(&self, py: Python<'_>) -> Ready {
         Ready {
-            value: PyBytes::new(py, &self.parts.body).into_any().unbind(),
+            value: PyBytes::new(py, self.body_bytes()).into_any().unbind(),
         }
     }
 
@@ -336,7 +418,7 @@ impl Request {
         py.import(intern!(py, "vireo._request"))?.call_method1(
             intern!(py, "read_form"),
             (
-                PyBytes::new(py, &self.parts.body),
+                PyBytes::new(py, self.body_bytes()),
                 content_type,
                 max_files,
                 max_fields,
@@ -348,8 +430,10 @@ impl Request {
     /// The body as an async iterator of chunks ending with `b""`, as Starlette's
     /// `request.stream()` (the body is read before the handler runs: one chunk).
     fn stream<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        py.import(intern!(py, "vireo._request"))?
-            .call_method1(intern!(py, "stream"), (PyBytes::new(py, &self.parts.body),))
+        py.import(intern!(py, "vireo._request"))?.call_method1(
+            intern!(py, "stream"),
+            (PyBytes::new(py, self.body_bytes()),),
+        )
     }
 
     /// The request as an ASGI `http` scope, for code written against Starlette's
@@ -411,7 +495,7 @@ impl Request {
 
     /// The body parsed as JSON (awaitable).
     fn json(&self, py: Python<'_>) -> PyResult<Ready> {
-        let body = PyBytes::new(py, &self.parts.body);
+        let body = PyBytes::new(py, self.body_bytes());
         let value = self.app.refs.json_loads.call1(py, (body,))?;
         Ok(Ready { value })
     }

@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence
 from . import body_limits
 from . import response_class as response_classes
 from . import response_model as response_models
+from . import route_handlers
 from .dependencies import Depends
 
 Handler = Callable[..., Any]
@@ -37,9 +38,10 @@ def check_callbacks(callbacks: Sequence[Any] | None) -> list[APIRoute]:
 class APIRoute:
     """A route: its `path`, `endpoint`, `methods`, `name`, `tags` and the other options of
     `add_api_route`, which takes the same keyword arguments. One made directly is added with
-    `App(routes=[...])` or `APIRouter(routes=[...])`. Routes are planned into native code
-    when the app starts, so a subclass's methods (FastAPI's `get_route_handler`) are not
-    called."""
+    `App(routes=[...])` or `APIRouter(routes=[...])`. A subclass, given as a router's
+    `route_class`, may override `get_route_handler` to wrap how its requests are answered
+    (see `vireo.route_handlers`); its other methods are not called, as routes are planned
+    into native code when the app starts."""
 
     __slots__ = (
         "path",
@@ -156,6 +158,11 @@ class APIRoute:
         path, endpoint and methods."""
         options = {name: getattr(self, name) for name in self.__slots__[3:-1]}
         return {**options, **self.response_model_options}
+
+    def get_route_handler(self) -> route_handlers.RouteHandler:
+        """`await handler(request) -> response`, which answers the route's requests: override
+        it to wrap the handler `super().get_route_handler()` gives, as in FastAPI."""
+        return route_handlers.default_route_handler()
 
     def __repr__(self) -> str:
         return f"APIRoute(path={self.path!r}, name={self.name!r}, methods={self.methods!r})"

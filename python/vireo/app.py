@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any, Awaitable, Callable, Iterable, Literal, Sequence
 
-from . import _loop, _vireo, body_limits, params, streams
+from . import _loop, _vireo, body_limits, params, route_handlers, streams
 from . import frontend as frontends
 from . import response_class as response_classes
 from . import response_model as response_models
@@ -123,6 +123,17 @@ def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., A
     return handle_exceptions
 
 
+def _route_class(cls: Any) -> type[APIRoute]:
+    if not (isinstance(cls, type) and issubclass(cls, APIRoute)):
+        raise TypeError(f"route_class takes APIRoute or a subclass of it, not {cls!r}")
+    return cls
+
+
+def _has_own_route_handler(route: Any) -> bool:
+    return (isinstance(route, APIRoute)
+            and type(route).get_route_handler is not APIRoute.get_route_handler)
+
+
 def make_layer(mw: Callable[..., Any], call_next: Any) -> Callable[[Any], Any]:
     def layer(request: Any) -> Any:
         return mw(request, call_next)
@@ -205,9 +216,11 @@ class _Routes:
                 raise TypeError(f"routes= takes APIRoute(path, endpoint, ...) objects, not "
                                 f"{route!r}; mount other ASGI apps with app.mount(path, app)")
             self.add_api_route(route.path, route.handler, methods=route.methods,
-                               **route.options())
+                               route_class_override=type(route), **route.options())
 
     _planned: list[tuple[Any, ...]] | None = None
+    # The class of the routes added here (FastAPI's `router.route_class`).
+    route_class: type[APIRoute] = APIRoute
     # Where this router is included, and how: what it gets later is added there too.
     _included_into: Sequence[tuple[Any, Any]] = ()
     # Whether a WebSocket route is planned when added (a router's waits for its full path).
@@ -244,6 +257,7 @@ class _Routes:
         form_limits: dict[str, int] | None = None,
         generate_unique_id_function: Callable[[APIRoute], str] | None = None,
         callbacks: Sequence[APIRoute] | None = None,
+        route_class_override: type[APIRoute] | None = None,
     ) -> None:
         """Add a route. `dependencies` run before the handler (their values are not passed);
         `tags`, `summary`, `description`, `deprecated`, `operation_id` and
@@ -259,12 +273,14 @@ class _Routes:
         operation id when it names none (by default the router's or app's). `max_body_size`
         (bytes) and `form_limits` (`max_fields`, `max_files`, `max_part_size`) limit its
         requests, over what the router and app set (see the README's "Request size
-        limits")."""
+        limits"). The route is a `route_class_override`, by default the router's
+        `route_class` (`APIRoute`)."""
         # A router's route may have another path (the empty one, for its prefix itself, or an
         # OpenAPI callback's `{$callback_url}/...`); an app's full paths start with '/'.
         if not path.startswith("/") and not isinstance(self, APIRouter):
             raise ValueError(f"a route path starts with '/': {path!r}")
-        route = APIRoute(
+        route_class = _route_class(route_class_override or self.route_class)
+        route = route_class(
             path, endpoint, methods=methods, status_code=status_code, blocking=blocking,
             dependencies=dependencies, tags=tags, summary=summary, description=description,
             response_model=response_model, include_in_schema=include_in_schema,
@@ -491,8 +507,11 @@ class APIRouter(_Routes):
         generate_unique_id_function: Callable[[APIRoute], str] | None = None,
         routes: Iterable[APIRoute] | None = None,
         callbacks: Sequence[APIRoute] | None = None,
+        route_class: type[APIRoute] = APIRoute,
     ) -> None:
         self.prefix = prefix.rstrip("/")
+        # The class of the routes added to the router (see `vireo.route_handlers`).
+        self.route_class = _route_class(route_class)
         # OpenAPI callbacks documented on each of the router's routes, before their own.
         self.callbacks = check_callbacks(callbacks)
         # `fn(route) -> str`: the operation id of each route that names none.
@@ -602,7 +621,8 @@ def _include_route(target: APIRoutes, router: APIRouter, inclusion: _Inclusion,
     if not path and not isinstance(target, APIRouter):
         raise ValueError(
             f"a prefix and a route path cannot both be empty (route {route.name!r})")
-    target.add_api_route(path, route.handler, methods=route.methods, **options)
+    target.add_api_route(path, route.handler, methods=route.methods,
+                         route_class_override=type(route), **options)
 
 
 def _included_path(router: APIRouter, inclusion: _Inclusion) -> str:
@@ -1043,8 +1063,15 @@ class App(_Routes):
         }
         middleware = list(self._middleware)
         handlers = dict(self._exception_handlers)
-        if handlers:
+        planned = self._plan()  # first: it reads the dependency overrides for the rest
+        # Routes whose class answers them through a route handler of its own; those raise
+        # HTTP errors to the exception handlers, as in FastAPI.
+        own_handlers = {route: route.get_route_handler() for *_, route in planned
+                        if _has_own_route_handler(route)}
+        if handlers or own_handlers:
             middleware.append(_exception_layer(handlers))
+        if own_handlers:
+            middleware.append(route_handlers.route_handler_layer(own_handlers))
         from ._serve import _helpers
 
         websockets = None
@@ -1065,7 +1092,6 @@ class App(_Routes):
         # A path that still has the root path is routed without it, as in Starlette; a
         # mounted app's paths come with its prefix (its root path) taken off already.
         routed_root = "" if mounted else self.root_path
-        planned = self._plan()  # first: it reads the dependency overrides for the rest
         # Frontends, the first of two at one path serving it, as in FastAPI.
         low_priority, paths = [], set()
         for served in self._frontends:
@@ -1073,7 +1099,7 @@ class App(_Routes):
                 paths.add(served.path)
                 low_priority += [self._plan_route(route) for route in served.routes()]
         return _vireo.AppCore(
-            self, planned, middleware, refs, bool(handlers), websockets, mounts,
+            self, planned, middleware, refs, bool(handlers or own_handlers), websockets, mounts,
             routed_root, self._body_limit(), low_priority
         )
 
