@@ -33,7 +33,7 @@ pub(crate) struct Parts {
 
 /// An HTTP request, as Starlette's `Request` shows it. A Python subclass (one whose `body()`
 /// decompresses, say) is made of a request being answered, as `Sub(request.scope,
-/// request.receive)`, and may be handed on to the route's handler (see `vireo.route_class`).
+/// request.receive)`, and may be handed on to the route's handler (see `vireo.route_handlers`).
 #[pyclass(frozen, subclass, module = "vireo._vireo")]
 pub(crate) struct Request {
     pub parts: Parts,
@@ -156,7 +156,7 @@ impl Request {
         send: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let py = scope.py();
-        let _ = send;
+        let _ = send; // Starlette's `send` argument, which reading a request does not use
         let Some(original) = receive
             .and_then(|receive| receive.getattr(intern!(py, "__self__")).ok())
             .and_then(|owner| owner.cast_into::<Request>().ok())
