@@ -68,6 +68,13 @@ def build(mod):
     def pets_field(pet: Annotated[Union[Person, Company], Field(discriminator="kind")]):
         return pet
 
+    @app.post("/pets-tagged")
+    def pets_tagged(
+            pet: Annotated[Union[Annotated[Person, Tag("person")],
+                                 Annotated[Company, Tag("company")]], Field(discriminator="kind")],
+            q: Annotated[str, Field(description="Query string")] = "-"):
+        return pet
+
     def kind_of(value):
         return value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
 
@@ -119,7 +126,7 @@ def test_a_union_of_form_models_answers_as_in_fastapi(clients, path, form):
     assert (mine.status_code, mine.json()) == (other.status_code, other.json())
 
 
-@pytest.mark.parametrize("path", ["/pets", "/pets-field", "/pets-callable"])
+@pytest.mark.parametrize("path", ["/pets", "/pets-field", "/pets-tagged", "/pets-callable"])
 @pytest.mark.parametrize("body", [
     {"kind": "person", "name": "Ann"}, {"kind": "company"}, {"kind": "x"}, {}, [],
 ])

@@ -33,6 +33,16 @@ def tags(names: set[str] = Form()) -> dict:
     return {"names": sorted(names)}
 
 
+@app.post("/bare/set")
+def bare_set(items: set = Form()) -> list:
+    return sorted(items)
+
+
+@app.post("/bare/tuple")
+def bare_tuple(items: tuple = Form()) -> list:
+    return list(items)
+
+
 client = TestClient(app)
 
 
@@ -77,3 +87,9 @@ def test_schema_gives_a_fixed_tuple_an_item_schema_per_position():
     corners = body["application/json"]["schema"]
     ref = {"$ref": "#/components/schemas/Coordinate"}
     assert corners["prefixItems"] == [ref, ref]
+
+
+def test_a_bare_set_or_tuple_form_field_takes_every_value():
+    data = {"items": ["first", "second", "first"]}
+    assert client.post("/bare/set", data=data).json() == ["first", "second"]
+    assert client.post("/bare/tuple", data=data).json() == ["first", "second", "first"]

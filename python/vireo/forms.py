@@ -137,7 +137,7 @@ class FormField:
             self.many, item = _is_list(inner)
             self.item, _ = _unwrap(item)
         # `tuple[int, int]`, `set[str]`: every value of the key, validated whole by pydantic.
-        self.whole = inner if json_text is None and typing.get_origin(inner) in (
+        self.whole = inner if json_text is None and (typing.get_origin(inner) or inner) in (
             tuple, set, frozenset) else None
         if self.whole is not None:
             self.many = True

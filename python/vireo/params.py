@@ -221,6 +221,11 @@ def _field_alias(extras: tuple[Any, ...]) -> str | None:
     return None
 
 
+def _field_info(extras: tuple[Any, ...]) -> Any:
+    """The pydantic `FieldInfo` in a parameter's `Annotated` metadata, if any."""
+    return next((extra for extra in extras if type(extra).__name__ == "FieldInfo"), None)
+
+
 def _annotated_parts(tp: Any) -> tuple[Any, tuple[Any, ...]]:
     """A parameter's type and its `Annotated` metadata, also when the `Annotated` is inside
     `Optional` (as Python 3.10's `get_type_hints` puts a parameter that defaults to None)."""
@@ -548,7 +553,10 @@ def analyse(
         if json_markers:  # described as JSON text, as pydantic describes `Json[T]`
             described = typing.Annotated[(inner, *json_markers)]
             tp = typing.Optional[described] if optional else described
-        planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker))
+        # Without a marker, a pydantic `Field(description=...)` beside the type describes
+        # the value in the schema, as in FastAPI.
+        described_by = marker if marker is not None else _field_info(extras)
+        planned.append(Planned(name, "leaf", plan_tuple, tp, None, positional_only, described_by))
     _embed_bodies(planned)
     return planned
 

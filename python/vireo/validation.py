@@ -29,6 +29,8 @@ def is_body_type(tp: Any) -> bool:
     if _pydantic_model(tp) or _msgspec_struct(tp):
         return True
     origin = typing.get_origin(tp) or tp
+    if origin is typing.Annotated:  # `Annotated[Item, Tag("item")]`, a choice of a union
+        return is_body_type(typing.get_args(tp)[0])
     if origin is typing.Union or origin is types.UnionType:
         # `Item | OtherItem`: a body when every choice but None is one.
         choices = [a for a in typing.get_args(tp) if a is not type(None)]

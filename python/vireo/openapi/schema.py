@@ -265,7 +265,9 @@ def _parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any] |
     examples = getattr(marker, "examples", None)
     if examples is not None:
         schema["examples"] = examples
-    schema.update(getattr(marker, "json_schema_extra", None) or {})
+    extra = getattr(marker, "json_schema_extra", None)
+    if isinstance(extra, dict):
+        schema.update(extra)
     if getattr(marker, "example", None) is not None:
         out["example"] = marker.example
     if getattr(marker, "openapi_examples", None):
