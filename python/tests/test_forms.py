@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Annotated, Optional
 
+import pydantic
+
 from vireo import App, Depends, File, Form, UploadFile
 from vireo.testclient import TestClient
 
@@ -168,3 +170,42 @@ def test_form_bodies_in_the_schema() -> None:
     many = body("/many", "multipart/form-data")
     assert many["properties"]["files"]["type"] == "array"
 
+
+
+class Filters(pydantic.BaseModel):
+    min_age: Optional[int] = None
+    name: str = "any"
+
+
+def test_an_input_left_empty_is_no_value_as_fastapi_reads_an_html_form() -> None:
+    app = App()
+
+    @app.post("/optional")
+    def optional(age: Annotated[Optional[int], Form()] = None,
+                 city: Annotated[str, Form()] = "unknown") -> dict:
+        return {"age": age, "city": city}
+
+    @app.post("/required")
+    def required(name: Annotated[str, Form()]) -> dict:
+        return {"name": name}
+
+    @app.post("/many")
+    def many(tags: Annotated[list[str], Form()]) -> dict:
+        return {"tags": tags}
+
+    @app.post("/model")
+    def model(filters: Annotated[Filters, Form()]) -> dict:
+        return filters.model_dump()
+
+    client = TestClient(app)
+    assert client.post("/optional", data={"age": "", "city": ""}).json() == {
+        "age": None, "city": "unknown"}
+    assert client.post("/optional", data={"age": "7"}).json() == {"age": 7, "city": "unknown"}
+    res = client.post("/required", data={"name": ""})
+    assert res.status_code == 422
+    assert res.json()["detail"] == [
+        {"type": "missing", "loc": ["body", "name"], "msg": "Field required", "input": None}]
+    # A list keeps its empty values, as FastAPI keeps them.
+    assert client.post("/many", data={"tags": ["", "a"]}).json() == {"tags": ["", "a"]}
+    assert client.post("/model", data={"min_age": "", "name": ""}).json() == {
+        "min_age": None, "name": "any"}

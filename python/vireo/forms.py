@@ -328,6 +328,10 @@ def form_validator(fields: list[FormField], limits: Mapping[str, int]
             given = [value for value in found.get(field.key, ())
                      if not (isinstance(value, UploadFile) and not value.filename
                              and not value.size)]
+            if given and not field.many and given[-1] == "":
+                # An input left empty is no value (the default, or a missing required one),
+                # as FastAPI reads an HTML form.
+                given = []
             loc = ["body", field.key]
             if not given:
                 if field.required:
