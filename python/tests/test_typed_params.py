@@ -228,3 +228,31 @@ def test_a_parameter_that_cannot_come_from_its_source_is_refused_when_the_app_is
     with pytest.raises(TypeError, match=rf"read\(value\): (a {source} parameter is a value|only "
                                         r"query and header parameters can be lists)"):
         TestClient(app).get("/items")
+
+
+TwoAtMost = Annotated[set[str], pydantic.Field(max_length=2)]
+sets = App()
+
+
+@sets.get("/set")
+def a_set(tags: Annotated[set[str], Query()] = set(),
+          pair: Annotated[Optional[tuple[int, int]], Query()] = None,
+          few: Annotated[Optional[TwoAtMost], Query()] = None):
+    return {"tags": sorted(tags), "tags_type": type(tags).__name__,
+            "pair": pair, "pair_type": type(pair).__name__,
+            "few": sorted(few) if few is not None else None}
+
+
+def test_a_set_or_tuple_query_parameter_arrives_as_one_and_nested_metadata_checks_it():
+    client = TestClient(sets)
+    res = client.get("/set?tags=b&tags=a&tags=b&pair=1&pair=2&few=x&few=y")
+    assert res.json() == {"tags": ["a", "b"], "tags_type": "set", "pair": [1, 2],
+                          "pair_type": "tuple", "few": ["x", "y"]}
+    res = client.get("/set?few=x&few=y&few=z")
+    assert res.status_code == 422
+    assert res.json()["detail"][0]["type"] == "too_long"
+    res = client.get("/set?pair=1")
+    assert res.status_code == 422
+    assert res.json()["detail"][0]["loc"][:2] == ["query", "pair"]
+    few = sets.openapi()["paths"]["/set"]["get"]["parameters"][2]["schema"]["anyOf"][0]
+    assert (few["type"], few["uniqueItems"], few["maxItems"]) == ("array", True, 2)

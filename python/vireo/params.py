@@ -520,6 +520,12 @@ def analyse(
         key = alias or name
         if source == "header" and alias is None and getattr(marker, "convert_underscores", True):
             key = name.replace("_", "-")
+        nested: tuple[Any, ...] = ()
+        if typing.get_origin(inner) is typing.Annotated and _list_item(inner.__origin__) \
+                is not None and not any(is_json_marker(m) for m in inner.__metadata__):
+            # `Annotated[set[str], Field(max_length=3)] | None`: a list of values, the
+            # metadata checking the whole.
+            inner, nested = inner.__origin__, tuple(inner.__metadata__)
         item = None if json_markers else _list_item(inner)
         if item is not None:
             if source not in ("query", "header"):
@@ -535,13 +541,17 @@ def analyse(
                 f"{source.title()}()]")
             raise TypeError(f"{where}: a {source} parameter is {values}, not {tp!r}{hint}")
         converter = None
-        if _is_scalar(target) and not validators:
+        validators += nested
+        # A `set[str]` or `tuple[int, ...]` is given to the handler as one, made by pydantic.
+        keeps_container = is_list and (typing.get_origin(inner) or inner) in (
+            set, frozenset, tuple)
+        if _is_scalar(target) and not validators and not keeps_container:
             kind = _scalar_kind(target, where)
             constraints = native_constraints(marker, source, kind, is_list, where)
         else:
             # Read as text, then made the type (an Enum, UUID, date...) as pydantic makes it.
             kind, constraints = "str", None
-            whole = list[target] if is_list else target  # type: ignore[valid-type]
+            whole = inner if keeps_container else list[target] if is_list else target
             if validators:
                 whole = typing.Annotated[(whole, *validators)]
             checks = getattr(marker, "constraints", None) or {}
