@@ -25,7 +25,7 @@ from .body_limits import effective_form_limits
 from .concurrency_limits import ConcurrencyLimit, Release
 from .encoders import jsonable
 from .exceptions import FastAPIError, RequestValidationError
-from .params import Planned, analyse, call_kind
+from .params import Planned, analyse, call_kind, pydantic_constraints
 from .validation import embedded_body_validator
 
 
@@ -250,7 +250,7 @@ class DependencyPlan:
             leaf = list(self.leaves[i])
             leaf[7] = embedded_body_validator(
                 key, tp, required, default, reports_body=n == 0,
-                constraints=getattr(self.leaf_info[i].marker, "constraints", None), where=key)
+                constraints=pydantic_constraints(self.leaf_info[i].marker), where=key)
             self.leaves[i] = tuple(leaf)
             self.leaf_info[i].embedded = True
 

@@ -197,21 +197,44 @@ def parameter_model(model: type, marker: Any, where: str,
     return read
 
 
-def defaulting(name: str, annotation: Any, marker: Any) -> Callable[..., Any]:
+def defaulting(name: str, annotation: Any, marker: Any, default: Any = _UNSET,
+               where: str = "") -> Callable[..., Any]:
     """A dependency reading the parameter `name` as `marker` reads it, whose value is what the
-    request gave or, when it gave nothing, a fresh `marker.default_factory()`, as FastAPI
-    (and pydantic) make a default with a factory."""
+    request gave or, when it gave nothing, a fresh `marker.default_factory()` or a copy of
+    `default`, as FastAPI (and pydantic) make a default; with `validate_default`, that
+    default is validated as a given value would be, its errors a 422."""
     factory = marker.default_factory
     reading = copy.copy(marker)
-    reading.default, reading.default_factory = _UNSET, None
+    reading.default, reading.default_factory, reading.validate_default = _UNSET, None, False
     reading.schema_required, reading.schema_default = False, None
+    check = _default_check(name, annotation, marker, where) if marker.validate_default else None
 
     def read(**values: Any) -> Any:
         value = values[name]
-        return factory() if value is _UNSET else value
+        if value is not _UNSET:
+            return value
+        value = factory() if factory is not None else copy.deepcopy(default)
+        return value if check is None else check(value)
 
     read.__signature__ = inspect.Signature([inspect.Parameter(  # type: ignore[attr-defined]
         name, inspect.Parameter.KEYWORD_ONLY, default=reading, annotation=annotation)])
     read.__annotations__ = {name: annotation}
     read.__qualname__ = read.__name__ = f"{name}_default"
     return read
+
+
+def _default_check(name: str, annotation: Any, marker: Any, where: str) -> Callable[[Any], Any]:
+    """`check(default) -> value`, validating a default by `annotation` with `marker`'s
+    constraints, its errors located where the value would have been."""
+    from .validation import _adapter, _adapter_check
+
+    options = {**marker.constraints, **marker.field_options}
+    adapter = _adapter(annotation, options, where)
+    if adapter is None:
+        raise TypeError(f"{where}: validate_default needs pydantic (pip install pydantic)")
+    source = "body" if marker.source in ("form", "file") else marker.source
+    key = marker.alias or name
+    if marker.source == "header" and marker.alias is None \
+            and getattr(marker, "convert_underscores", True):
+        key = name.replace("_", "-")
+    return _adapter_check(adapter, [source, key])

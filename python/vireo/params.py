@@ -65,7 +65,17 @@ class Param:
         include_in_schema: bool = True,
         default_factory: Callable[[], Any] | None = None,
         discriminator: str | None = None,
+        strict: bool | None = None,
+        allow_inf_nan: bool | None = None,
+        max_digits: int | None = None,
+        decimal_places: int | None = None,
+        union_mode: str | None = None,
+        fail_fast: bool | None = None,
+        validate_default: bool | None = None,
+        alias_priority: int | None = None,
+        annotation: Any = None,
     ) -> None:
+        del annotation  # FastAPI's own use: the type is the parameter's annotation
         if default_factory is not None:
             if default is not ...:
                 raise TypeError(f"{type(self).__name__}(): give a default or a default_factory, "
@@ -123,10 +133,31 @@ class Param:
             }.items()
             if value is not None
         }
+        # pydantic `Field` settings with no native check: a value with any is validated by
+        # pydantic with them, as FastAPI validates it.
+        self.field_options: dict[str, Any] = {
+            name: value
+            for name, value in {
+                "strict": strict, "allow_inf_nan": allow_inf_nan, "max_digits": max_digits,
+                "decimal_places": decimal_places, "union_mode": union_mode,
+                "fail_fast": fail_fast,
+            }.items()
+            if value is not None
+        }
+        # The default (when the request gives no value) is validated too.
+        self.validate_default = bool(validate_default)
+        self.alias_priority = alias_priority
 
     def __repr__(self) -> str:
         default = "..." if self.default is ... else repr(self.default)
         return f"{type(self).__name__}({default})"
+
+
+def pydantic_constraints(marker: Any) -> dict[str, Any] | None:
+    """What pydantic validates a marker's value with: its constraints and `Field` settings."""
+    constraints = getattr(marker, "constraints", None)
+    options = getattr(marker, "field_options", None)
+    return {**(constraints or {}), **options} if options else constraints
 
 
 _NUMBER_CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of")
@@ -403,10 +434,12 @@ def analyse(
             )
             continue
         bare = _unwrap_optional(tp)[0]
-        if isinstance(marker, Param) and marker.default_factory is not None:
+        has_default = default is not inspect.Parameter.empty and default is not ...
+        if isinstance(marker, Param) and (marker.default_factory is not None
+                                          or marker.validate_default and has_default):
             from .param_models import defaulting
 
-            reader = defaulting(name, tp, marker)
+            reader = defaulting(name, tp, marker, default, where)
             planned.append(Planned(name, "depends", None, tp, Depends(reader), positional_only))
             continue
         if isinstance(marker, (Query, Header, Cookie, Form)) and _pydantic_model(bare) \
@@ -463,7 +496,7 @@ def analyse(
                                    typing.Annotated[(tp, *json_markers)] if json_markers else tp,
                                    required, default,
                                    getattr(marker, "form_model", None),
-                                   None if union else getattr(marker, "constraints", None),
+                                   None if union else pydantic_constraints(marker),
                                    where, getattr(marker, "description", None),
                                    getattr(marker, "json_schema_extra", None))
             form.field.union = union
@@ -507,7 +540,7 @@ def analyse(
                 validators = (*validators, pydantic.Field(discriminator=marker.discriminator))
             checked = typing.Annotated[(inner, *validators)] if validators else inner
             validator = body_validator(checked, required, default, optional,
-                                       getattr(marker, "constraints", None), where)
+                                       pydantic_constraints(marker), where)
             plan_tuple = (
                 name, "body", name, "str", False, required, default, validator, keyword_only, None
             )
@@ -545,7 +578,8 @@ def analyse(
         # A `set[str]` or `tuple[int, ...]` is given to the handler as one, made by pydantic.
         keeps_container = is_list and (typing.get_origin(inner) or inner) in (
             set, frozenset, tuple)
-        if _is_scalar(target) and not validators and not keeps_container:
+        if _is_scalar(target) and not validators and not keeps_container \
+                and not getattr(marker, "field_options", None):
             kind = _scalar_kind(target, where)
             constraints = native_constraints(marker, source, kind, is_list, where)
         else:
@@ -554,7 +588,7 @@ def analyse(
             whole = inner if keeps_container else list[target] if is_list else target
             if validators:
                 whole = typing.Annotated[(whole, *validators)]
-            checks = getattr(marker, "constraints", None) or {}
+            checks = pydantic_constraints(marker) or {}
             converter = param_converter(whole, checks, source, key, where)
         plan_tuple = (
             name, source, key, kind, is_list, required, default, converter, keyword_only,
@@ -587,7 +621,7 @@ def _embed_bodies(planned: list[Planned]) -> None:
     for index, body in enumerate(bodies):
         key, tp, required, default = body.body  # type: ignore[misc]
         validator = embedded_body_validator(key, tp, required, default, reports_body=index == 0,
-                                            constraints=getattr(body.marker, "constraints", None),
+                                            constraints=pydantic_constraints(body.marker),
                                             where=key)
         fields = list(body.tuple)  # type: ignore[arg-type]
         fields[7] = validator

@@ -1,0 +1,75 @@
+"""pydantic `Field` settings on a parameter marker (`strict`, `allow_inf_nan`, `max_digits`,
+`decimal_places`, `union_mode`, `validate_default`), applied as FastAPI applies them."""
+
+from __future__ import annotations
+
+import decimal
+from typing import Annotated, Optional, Union
+
+from vireo import App, Body, Form, Header, Query
+from vireo.testclient import TestClient
+
+app = App()
+
+
+@app.get("/numbers")
+def numbers(n: Annotated[int, Query(strict=True)] = 0,
+            f: Annotated[float, Query(allow_inf_nan=False)] = 0.0,
+            d: Annotated[Optional[decimal.Decimal], Query(max_digits=4, decimal_places=2)] = None):
+    return {"n": n, "f": f, "d": str(d)}
+
+
+@app.get("/defaults")
+def defaults(n: Annotated[int, Query(validate_default=True, ge=0)] = -1):
+    return {"n": n}
+
+
+@app.get("/made-defaults")
+def made_defaults(n: Annotated[int, Query(validate_default=True)] = "5",
+                  x_count: Annotated[int, Header(validate_default=True)] = "7"):
+    return {"n": n, "x_count": x_count}
+
+
+@app.post("/union")
+def union(x: Annotated[Union[int, str], Form(union_mode="left_to_right")]):
+    return {"x": x, "type": type(x).__name__}
+
+
+@app.post("/body")
+def body(price: Annotated[decimal.Decimal, Body(embed=True, decimal_places=1)]):
+    return {"price": str(price)}
+
+
+client = TestClient(app)
+
+
+def error_of(res):
+    assert res.status_code == 422, res.text
+    [error] = res.json()["detail"]
+    return error["type"], error["loc"]
+
+
+def test_settings_pydantic_checks_reach_a_query_value():
+    assert error_of(client.get("/numbers?n=3")) == ("int_type", ["query", "n"])
+    assert error_of(client.get("/numbers?f=inf")) == ("finite_number", ["query", "f"])
+    assert error_of(client.get("/numbers?d=12.345")) == ("decimal_max_digits", ["query", "d"])
+    assert client.get("/numbers?f=2.5&d=1.5").json() == {"n": 0, "f": 2.5, "d": "1.5"}
+
+
+def test_a_default_is_validated_when_asked_and_only_when_used():
+    assert error_of(client.get("/defaults")) == ("greater_than_equal", ["query", "n"])
+    assert client.get("/defaults?n=3").json() == {"n": 3}
+    assert client.get("/made-defaults").json() == {"n": 5, "x_count": 7}
+
+
+def test_union_mode_and_body_settings():
+    assert client.post("/union", data={"x": "5"}).json() == {"x": 5, "type": "int"}
+    assert client.post("/union", data={"x": "five"}).json() == {"x": "five", "type": "str"}
+    assert error_of(client.post("/body", json={"price": "1.25"})) == (
+        "decimal_max_places", ["body", "price"])
+    assert client.post("/body", json={"price": "1.5"}).json() == {"price": "1.5"}
+
+
+def test_fastapis_other_marker_arguments_are_taken():
+    marker = Query(annotation=int, alias_priority=2, fail_fast=True)
+    assert (marker.alias_priority, marker.field_options) == (2, {"fail_fast": True})
