@@ -151,8 +151,6 @@ def test_mistakes_are_refused_with_the_reason():
         vireo.Response().set_cookie("a", "1", samesite="sideways")
     with pytest.raises(TypeError, match="Middleware"):
         vireo.App(middleware=["not a middleware"])
-    with pytest.raises(TypeError, match="alias.*validation_alias"):
-        vireo.Query(alias="a", validation_alias="b")
 
     async def mw(request, call_next):
         return await call_next(request)
@@ -213,3 +211,29 @@ def test_a_pydantic_field_alias_in_the_metadata_names_the_parameter_as_in_fastap
     mine = TestClient(build(vireo)).post(path, **kwargs)
     other = FastAPIClient(build(fastapi)).post(path, **kwargs)
     assert (mine.status_code, mine.json()) == (other.status_code, other.json()) == (200, 5)
+
+
+@pytest.mark.parametrize("marker", ["Query", "Header", "Cookie", "Form"])
+def test_a_markers_validation_alias_wins_over_its_alias_as_in_fastapi(marker):
+    def build(mod):
+        app = mod.FastAPI()
+
+        @app.post("/")
+        def read(value: Annotated[int, getattr(mod, marker)(alias="unused",
+                                                             validation_alias="wire")]):
+            return value
+
+        return app
+
+    given = {"Query": {"params": {"wire": "5"}}, "Header": {"headers": {"wire": "5"}},
+             "Cookie": {"headers": {"cookie": "wire=5"}}, "Form": {"data": {"wire": "5"}}}
+    by_alias = {"Query": {"params": {"unused": "5"}}, "Header": {"headers": {"unused": "5"}},
+                "Cookie": {"headers": {"cookie": "unused=5"}}, "Form": {"data": {"unused": "5"}}}
+    mine_app, their_app = build(vireo), build(fastapi)
+    for kwargs in (given[marker], by_alias[marker]):
+        mine = TestClient(mine_app).post("/", **kwargs)
+        other = FastAPIClient(their_app).post("/", **kwargs)
+        assert (mine.status_code, mine.json()) == (other.status_code, other.json())
+    assert TestClient(mine_app).post("/", **given[marker]).json() == 5
+    assert (mine_app.openapi()["paths"]["/"]["post"].get("parameters")
+            == their_app.openapi()["paths"]["/"]["post"].get("parameters"))

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import decimal
+import re
 from typing import Annotated, Optional, Union
+
+import pydantic
 
 from vireo import App, Body, Form, Header, Query
 from vireo.testclient import TestClient
@@ -73,3 +76,65 @@ def test_union_mode_and_body_settings():
 def test_fastapis_other_marker_arguments_are_taken():
     marker = Query(annotation=int, alias_priority=2, fail_fast=True)
     assert (marker.alias_priority, marker.field_options) == (2, {"fail_fast": True})
+
+
+def _doubled(value):
+    return 0 if value is None else int(value) * 2
+
+
+Doubled = Annotated[Optional[int], pydantic.BeforeValidator(_doubled)]
+
+
+class ByValidationAlias(pydantic.BaseModel):
+    p: str = pydantic.Field(alias="p_alias", validation_alias="p_val_alias")
+
+
+extra = App()
+
+
+@extra.get("/doubled")
+def doubled(value: Annotated[Doubled, Query(validate_default=True)] = 10):
+    return value
+
+
+@extra.get("/made")
+def made(value: Annotated[Doubled, Query(default_factory=lambda: 1)]):
+    return value
+
+
+@extra.get("/model")
+def by_validation_alias(q: Annotated[ByValidationAlias, Query()]):
+    return q.p
+
+
+@extra.get("/compiled")
+def compiled(code: Annotated[str, Query(pattern=re.compile("^abc$", re.IGNORECASE))]):
+    return code
+
+
+def test_a_validated_default_goes_through_the_metadata_beside_the_marker():
+    client = TestClient(extra)
+    assert client.get("/doubled").json() == 20
+    assert client.get("/doubled?value=3").json() == 6
+    # A default factory's parameter keeps its metadata for a given value too.
+    assert client.get("/made?value=3").json() == 6
+    assert client.get("/made").json() == 1
+
+
+def test_a_model_field_is_read_by_its_validation_alias():
+    client = TestClient(extra)
+    assert client.get("/model?p_val_alias=hi").text == "hi"
+    res = client.get("/model?p_alias=hi")
+    assert res.status_code == 422
+    assert res.json()["detail"][0]["loc"] == ["query", "p_val_alias"]
+    [param] = extra.openapi()["paths"]["/model"]["get"]["parameters"]
+    assert (param["name"], param["schema"]["title"]) == ("p_val_alias", "P Val Alias")
+
+
+def test_a_compiled_pattern_keeps_its_flags():
+    client = TestClient(extra)
+    assert client.get("/compiled?code=ABC").text == "ABC"
+    assert error_of(client.get("/compiled?code=abd")) == (
+        "string_pattern_mismatch", ["query", "code"])
+    [param] = extra.openapi()["paths"]["/compiled"]["get"]["parameters"]
+    assert param["schema"]["pattern"] == "^abc$"

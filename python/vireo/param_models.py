@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import inspect
 import sys
+import typing
 from typing import Any, Callable
 
 from .exceptions import RequestValidationError
@@ -105,7 +106,10 @@ def parameter_model(model: type, marker: Any, where: str,
         if source.source == "form":
             # The model checks a form field's constraints; the schema is the model's own.
             options = {k: v for k, v in options.items() if k not in _FORM_UNCHECKED}
-        if field.alias is None and "title" not in options:
+        # The name the field is sent by: its `validation_alias` over its `alias`, as pydantic
+        # validates the model by it.
+        wire = field.validation_alias if isinstance(field.validation_alias, str) else field.alias
+        if wire is None and "title" not in options:
             # Titled by the field's name, as pydantic titles it (a header's name has hyphens).
             options["title"] = name.replace("_", " ").title()
         if source.source == "header":
@@ -113,7 +117,7 @@ def parameter_model(model: type, marker: Any, where: str,
             options["convert_underscores"] = getattr(marker, "convert_underscores", True)
         if source.source in ("form", "file"):
             options["media_type"] = marker.media_type
-        param = source(_UNSET, alias=field.alias, **options)
+        param = source(_UNSET, alias=wire, **options)
         param.form_model = model
         # What the schema shows: the field's own default and whether it is required (none
         # is when the model itself may be absent).
@@ -125,7 +129,7 @@ def parameter_model(model: type, marker: Any, where: str,
             annotation = _unconverted(annotation)
         parameters.append(inspect.Parameter(
             name, inspect.Parameter.KEYWORD_ONLY, default=param, annotation=annotation))
-        keys[name] = field.alias or name
+        keys[name] = wire or name
     # A form's fields are located in the body, as FastAPI reports them.
     location = "body" if source.source == "form" else source.source
 
@@ -147,8 +151,7 @@ def parameter_model(model: type, marker: Any, where: str,
         known |= {key.replace("_", "-") for key in known}
     # A refused header is located by the name it is sent as, as FastAPI reports it.
     sent_as = {name: name.replace("_", "-") for name in keys
-               if converted and model.model_fields[name].alias is None  # type: ignore[attr-defined]
-               and config.get("loc_by_alias", True)}
+               if converted and keys[name] == name and config.get("loc_by_alias", True)}
 
     def refusal(exc: Any) -> RequestValidationError:
         errors = []
@@ -198,16 +201,18 @@ def parameter_model(model: type, marker: Any, where: str,
 
 
 def defaulting(name: str, annotation: Any, marker: Any, default: Any = _UNSET,
-               where: str = "") -> Callable[..., Any]:
+               where: str = "", validators: tuple[Any, ...] = ()) -> Callable[..., Any]:
     """A dependency reading the parameter `name` as `marker` reads it, whose value is what the
     request gave or, when it gave nothing, a fresh `marker.default_factory()` or a copy of
     `default`, as FastAPI (and pydantic) make a default; with `validate_default`, that
-    default is validated as a given value would be, its errors a 422."""
+    default is validated as a given value would be (by `validators` too, the pydantic
+    metadata beside the marker), its errors a 422."""
     factory = marker.default_factory
     reading = copy.copy(marker)
     reading.default, reading.default_factory, reading.validate_default = _UNSET, None, False
     reading.schema_required, reading.schema_default = False, None
-    check = _default_check(name, annotation, marker, where) if marker.validate_default else None
+    checked = typing.Annotated[(annotation, *validators)] if validators else annotation
+    check = _default_check(name, checked, marker, where) if marker.validate_default else None
 
     def read(**values: Any) -> Any:
         value = values[name]
@@ -217,8 +222,8 @@ def defaulting(name: str, annotation: Any, marker: Any, default: Any = _UNSET,
         return value if check is None else check(value)
 
     read.__signature__ = inspect.Signature([inspect.Parameter(  # type: ignore[attr-defined]
-        name, inspect.Parameter.KEYWORD_ONLY, default=reading, annotation=annotation)])
-    read.__annotations__ = {name: annotation}
+        name, inspect.Parameter.KEYWORD_ONLY, default=reading, annotation=checked)])
+    read.__annotations__ = {name: checked}
     read.__qualname__ = read.__name__ = f"{name}_default"
     return read
 

@@ -93,10 +93,9 @@ class Param:
         # Called for each request the parameter is missing from, for a fresh default.
         self.default_factory = default_factory
         self.default = default
-        # The name it is read by: pydantic's `validation_alias` is that, as in FastAPI.
-        if alias is not None and validation_alias is not None and alias != validation_alias:
-            raise TypeError(f"{self!r}: give `alias` or `validation_alias`, not two names")
-        self.alias = alias or validation_alias
+        # The name it is read by: pydantic's `validation_alias` when given (over `alias`), as
+        # in FastAPI.
+        self.alias = validation_alias or alias
         # A value's name when written out; a parameter is only read, so it changes nothing.
         self.serialization_alias = serialization_alias
         # `example` (OpenAPI's older single example) and `openapi_examples` (named examples)
@@ -124,8 +123,13 @@ class Param:
                 isinstance(value, bool) or not isinstance(value, int) or value < 0
             ):
                 raise TypeError(f"{self!r}: {name} must be an integer of 0 or more, not {value!r}")
+        # A compiled pattern keeps its flags: Python's `re` matches it, through pydantic.
+        compiled = pattern if isinstance(pattern, re.Pattern) else None
+        if compiled is not None:
+            pattern = None
         if pattern is not None and not isinstance(pattern, str):
-            raise TypeError(f"{self!r}: pattern must be a string, not {pattern!r}")
+            raise TypeError(f"{self!r}: pattern must be a string or a compiled pattern, not "
+                            f"{pattern!r}")
         self.constraints: dict[str, Any] = {
             name: value
             for name, value in {
@@ -140,7 +144,7 @@ class Param:
             for name, value in {
                 "strict": strict, "allow_inf_nan": allow_inf_nan, "max_digits": max_digits,
                 "decimal_places": decimal_places, "union_mode": union_mode,
-                "fail_fast": fail_fast,
+                "fail_fast": fail_fast, "pattern": compiled,
             }.items()
             if value is not None
         }
@@ -439,7 +443,7 @@ def analyse(
                                           or marker.validate_default and has_default):
             from .param_models import defaulting
 
-            reader = defaulting(name, tp, marker, default, where)
+            reader = defaulting(name, tp, marker, default, where, validators)
             planned.append(Planned(name, "depends", None, tp, Depends(reader), positional_only))
             continue
         if isinstance(marker, (Query, Header, Cookie, Form)) and _pydantic_model(bare) \

@@ -21,7 +21,7 @@ from .. import response_class as response_classes
 from .docs import oauth2_redirect_html, redoc_html, swagger_ui_html
 from .. import response_model as response_models
 from .. import sse, streams
-from ..params import Planned, _unwrap_optional, analyse, is_json_marker
+from ..params import Planned, _unwrap_optional, analyse, is_json_marker, pydantic_constraints
 
 from . import components as sides
 from .components import REF
@@ -239,7 +239,7 @@ def _parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any] |
         required, default = marker.schema_required, marker.schema_default
     if marker is not None and not getattr(marker, "include_in_schema", True):
         return None
-    constraints = getattr(marker, "constraints", None) or {}
+    constraints = pydantic_constraints(marker) or {}
     if planned.annotation is inspect.Parameter.empty and not constraints:
         # Unannotated: read as text, described as any value, as FastAPI does.
         schema, default_json = {}, default
@@ -437,7 +437,7 @@ def _object_body(members: list[Planned], name: str, components: dict[str, Any]) 
     for member in members:
         key, _, is_required, default = member.body  # type: ignore[misc]
         schema = _constrained(type_schema(member.annotation, components),
-                              getattr(member.marker, "constraints", None))
+                              pydantic_constraints(member.marker))
         if "$ref" not in schema:
             schema["title"] = getattr(member.marker, "title", None) or _title(key)
         if not is_required and default is not None and _json_ready(default):
@@ -517,7 +517,7 @@ def _operation(
             inner = planned.body[1]  # the type as validated, with its metadata
             required = planned.tuple[5]
             schema = _constrained(type_schema(inner, components),
-                                  getattr(planned.marker, "constraints", None))
+                                  pydantic_constraints(planned.marker))
             # A bare reference stands alone, as pydantic writes one.
             if set(schema) != {"$ref"}:
                 schema["title"] = getattr(planned.marker, "title", None) or _title(
