@@ -98,3 +98,46 @@ def test_a_value_error_handler_does_not_take_a_validation_error():
     assert issubclass(RequestValidationError, ValidationException)
     assert issubclass(ResponseValidationError, ValidationException)
     assert not issubclass(RequestValidationError, ValueError)
+
+
+def test_a_server_error_handler_answers_and_the_error_is_still_logged_and_raised(caplog):
+    import logging
+
+    import pytest
+
+    for key in (Exception, 500):
+        server = App()
+
+        @server.exception_handler(key)
+        def server_error(request, exc):
+            return JSONResponse({"error": "server", "kind": type(exc).__name__}, 500)
+
+        @server.exception_handler(ValueError)
+        def value_error(request, exc):
+            return JSONResponse({"error": "value"}, 400)
+
+        @server.get("/boom")
+        def boom():
+            raise RuntimeError("oops")
+
+        @server.get("/value")
+        def value():
+            raise ValueError("v")
+
+        @server.get("/http")
+        def http():
+            raise HTTPException(500, "said so")
+
+        caplog.clear()
+        with caplog.at_level(logging.ERROR, logger="vireo"):
+            client = TestClient(server, raise_server_exceptions=False)
+            res = client.get("/boom")
+            assert (res.status_code, res.json()) == (500, {"error": "server",
+                                                           "kind": "RuntimeError"}), key
+            assert [r.exc_info[1].args for r in caplog.records if r.exc_info] == [("oops",)]
+            # A handled class is not an error to log; an HTTPException(500) keeps its answer.
+            assert client.get("/value").json() == {"error": "value"}
+            assert client.get("/http").json() == {"detail": "said so"}
+            assert len([r for r in caplog.records if r.exc_info]) == 1
+        with pytest.raises(RuntimeError, match="oops"):
+            TestClient(server).get("/boom")

@@ -77,7 +77,9 @@ async def _body_read(request: Any) -> Any:
     return raw
 
 
-def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., Any]:
+def _exception_layer(handlers: dict[Any, Callable[..., Any]],
+                     log: Callable[[BaseException, str], None] = log_exception
+                     ) -> Callable[..., Any]:
     """The innermost middleware when the app has exception handlers: it turns what the
     handler raised into the registered handler's response, as Starlette's ExceptionMiddleware
     does (HTTP errors without a handler get their usual answer). Vireo's HTTPException and
@@ -85,6 +87,10 @@ def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., A
     RequestValidationError: a handler registered for one handles the others too."""
     http_kinds, validation_kinds = http_errors(), validation_errors()
     handlers = dict(handlers)
+    # Starlette's server-error handler (for `Exception`, or 500): it answers any other
+    # exception, which is still logged (and raised by a test client that raises them).
+    server_error = handlers.pop(Exception, None)
+    server_error = handlers.pop(500, None) or server_error
     for kinds in (http_kinds, validation_kinds):
         registered = next((handlers[kind] for kind in kinds if kind in handlers), None)
         if registered is not None:
@@ -109,6 +115,13 @@ def _exception_layer(handlers: dict[Any, Callable[..., Any]]) -> Callable[..., A
                 errors = [{**e, "loc": tuple(e["loc"])} for e in json.loads(exc.args[0])["detail"]]
                 exc = RequestValidationError(errors, body=await _body_read(request))
             handler = find(exc)
+            if handler is None and server_error is not None \
+                    and not isinstance(exc, (*http_kinds, *validation_kinds)):
+                response = server_error(request, exc)
+                if inspect.isawaitable(response):
+                    response = await response
+                log(exc, "in a request handler")
+                return response
             if handler is None:
                 if isinstance(exc, http_kinds):
                     return JSONResponse({"detail": exc.detail}, exc.status_code, exc.headers)
@@ -1069,7 +1082,7 @@ class App(_Routes):
         own_handlers = {route: route.get_route_handler() for *_, route in planned
                         if _has_own_route_handler(route)}
         if handlers or own_handlers:
-            middleware.append(_exception_layer(handlers))
+            middleware.append(_exception_layer(handlers, log))
         if own_handlers:
             middleware.append(route_handlers.route_handler_layer(own_handlers))
         from ._serve import _helpers
