@@ -353,6 +353,26 @@ class Planned:
         self.embedded = False
 
 
+def parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """The resolved annotations of `fn`'s parameters. The return annotation is not needed to
+    call it, so one naming what exists only for a type checker (an import under
+    `TYPE_CHECKING`) is left out, as FastAPI leaves it."""
+    target = signature_target(fn)
+    try:
+        return typing.get_type_hints(target, include_extras=True)
+    except Exception as exc:  # noqa: BLE001 - unresolvable annotations are the user's to fix
+        failed = exc
+    annotations = dict(getattr(target, "__annotations__", None) or {})
+    if annotations.pop("return", None) is not None:
+        holder = types.SimpleNamespace(__annotations__=annotations)
+        module_names = getattr(inspect.unwrap(target), "__globals__", None)
+        try:
+            return typing.get_type_hints(holder, module_names, include_extras=True)
+        except Exception as exc:  # noqa: BLE001 - as above
+            failed = exc
+    raise TypeError(f"cannot read the annotations of {fn!r}: {failed}") from failed
+
+
 def signature_target(fn: Callable[..., Any]) -> Any:
     """What holds the annotations of `fn`: itself, a class's `__init__`, or `__call__`."""
     if inspect.isclass(fn):
@@ -398,10 +418,7 @@ def analyse(
 
     in_path = set(path_names(path))
     signature = inspect.signature(handler)
-    try:
-        hints = typing.get_type_hints(signature_target(handler), include_extras=True)
-    except Exception as exc:  # noqa: BLE001 - unresolvable annotations are the user's to fix
-        raise TypeError(f"cannot read the annotations of {handler!r}: {exc}") from exc
+    hints = parameter_hints(handler)
     planned: list[Planned] = []
     where_name = getattr(handler, "__qualname__", repr(handler))
     for name, param in signature.parameters.items():
