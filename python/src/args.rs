@@ -30,6 +30,7 @@ pub(crate) fn to_py<'py>(py: Python<'py>, arg: Arg, param: &Param) -> PyResult<B
             list.into_any()
         }
         Arg::Default => match &param.default {
+            Some(default) if param.copies_default => crate::plan::deep_copy(default.bind(py))?,
             Some(default) => default.bind(py).clone(),
             None => py.None().into_bound(py),
         },

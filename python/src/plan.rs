@@ -4,6 +4,7 @@
 use http::StatusCode;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyTuple};
 
 /// Where a parameter's value comes from.
@@ -43,6 +44,9 @@ pub(crate) struct Param {
     pub list: bool,
     /// The default, when the parameter may be left out.
     pub default: Option<Py<PyAny>>,
+    /// The default is mutable (a list, a dict, a model): each request gets a deep copy of it,
+    /// as FastAPI's do, so that what one does to it no other sees.
+    pub copies_default: bool,
     /// Set for keyword-only parameters: passed by this name rather than by position.
     pub keyword: Option<Py<PyString>>,
     /// What the converted value must satisfy (`Query(ge=1)` and the like), in pydantic's order.
@@ -190,6 +194,17 @@ fn kind_of(name: &str) -> PyResult<Kind> {
     })
 }
 
+/// `copy.deepcopy(value)`: the value itself for one that cannot change (a number, a text,
+/// an enum member, a tuple of those).
+pub(crate) fn deep_copy<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    static DEEPCOPY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    let py = value.py();
+    let deepcopy = DEEPCOPY.get_or_try_init(py, || {
+        Ok::<_, PyErr>(py.import("copy")?.getattr("deepcopy")?.unbind())
+    })?;
+    deepcopy.bind(py).call1((value,))
+}
+
 impl Param {
     /// From the Python plan's tuple: `(name, source, key, kind, is_list, required, default,
     /// validator, keyword_only, constraints)`.
@@ -231,12 +246,14 @@ impl Param {
             "request" => Source::Request,
             other => return Err(PyValueError::new_err(format!("unknown source {other}"))),
         };
+        let copies_default = !required && !deep_copy(&default)?.is(&default);
         Ok(Param {
             key: key.into(),
             source,
             kind: kind_of(&kind)?,
             list,
             default: (!required).then(|| default.unbind()),
+            copies_default,
             keyword: keyword_only.then(|| name.unbind()),
             checks,
             convert,

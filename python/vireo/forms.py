@@ -14,7 +14,7 @@ from typing import Any, BinaryIO, Callable, Mapping
 from . import _vireo
 from .exceptions import HTTPException, RequestValidationError
 from .params import Param, is_json_marker
-from .validation import _MISSING, _coerce
+from .validation import _MISSING, _coerce, fresh_default
 
 class Form(Param):
     """A form field: `name: str = Form()`; `list[str]` takes every value of the name.
@@ -321,7 +321,7 @@ def form_validator(fields: list[FormField], limits: Mapping[str, int]
                 if field.required or field.union.given(found):
                     out.append(field.union.read(found, errors))
                 else:
-                    out.append(field.default)
+                    out.append(fresh_default(field.default))
                 continue
             # A file input left empty (a part with an empty filename and no bytes, as a
             # browser sends it) is no value, as in FastAPI.
@@ -338,7 +338,7 @@ def form_validator(fields: list[FormField], limits: Mapping[str, int]
                     errors.append(
                         {"type": "missing", "loc": loc, "msg": "Field required", "input": None}
                     )
-                out.append(field.default)
+                out.append(fresh_default(field.default))
             elif field.check is not None:
                 out.append(field.check(given if field.many else given[-1], loc, errors))
             elif field.many:

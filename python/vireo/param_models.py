@@ -13,9 +13,13 @@ import typing
 from typing import Any, Callable
 
 from .exceptions import RequestValidationError
+from .validation import fresh_default
 
 # Stands for a field the request did not give, so the model applies its own default.
-_UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<unset>"})()
+# A parameter's value when the request gave none; the same object after a default's deep copy.
+_UNSET: Any = type("Unset", (), {"__repr__": lambda self: "<unset>",
+                                 "__copy__": lambda self: self,
+                                 "__deepcopy__": lambda self, memo: self})()
 
 # pydantic's constraint metadata (annotated_types) by class name, as `Param` keywords.
 _CONSTRAINTS = {"Gt": "gt", "Ge": "ge", "Lt": "lt", "Le": "le", "MultipleOf": "multiple_of",
@@ -171,7 +175,7 @@ def parameter_model(model: type, marker: Any, where: str,
         if takes_extras:
             given.update((k, v) for k, v in extra().items() if k not in known)
         if optional and not own and not (takes_extras and given):
-            return absent
+            return fresh_default(absent)
         if required_group and not own and not (takes_extras and given):
             raise RequestValidationError([{"type": "missing", "loc": [location],
                                            "msg": "Field required", "input": None}])

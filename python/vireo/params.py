@@ -167,7 +167,8 @@ def pydantic_constraints(marker: Any) -> dict[str, Any] | None:
 _NUMBER_CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of")
 
 # A parameter model with no default of its own.
-_NO_DEFAULT: Any = object()
+_NO_DEFAULT: Any = type("NoDefault", (), {"__copy__": lambda self: self,
+                                          "__deepcopy__": lambda self, memo: self})()
 
 
 def native_constraints(

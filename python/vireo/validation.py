@@ -4,6 +4,7 @@ dataclasses are checked here, coercing as pydantic's lax mode does."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import types
@@ -13,6 +14,15 @@ from typing import Any, Callable
 from .exceptions import HTTPException, RequestValidationError
 
 _MISSING = object()
+
+# Defaults that cannot change, given to every request as they are.
+_IMMUTABLE = (type(None), bool, int, float, str, bytes)
+
+
+def fresh_default(value: Any) -> Any:
+    """A default as one request gets it: a deep copy of a mutable one (a list, a dict, a
+    model), as FastAPI copies defaults, so that what one request does to it no other sees."""
+    return value if type(value) in _IMMUTABLE else copy.deepcopy(value)
 
 
 def _pydantic_model(tp: Any) -> bool:
@@ -108,7 +118,7 @@ def body_validator(
     def validate(body: bytes, is_json: bool = True) -> Any:
         if not body:
             if not required:
-                return default
+                return fresh_default(default)
             raise RequestValidationError(
                 [{"type": "missing", "loc": ["body"], "msg": "Field required", "input": None}]
             )
@@ -147,14 +157,14 @@ def embedded_body_validator(
         if data is None:
             if required:
                 raise RequestValidationError([dict(missing)])
-            return default
+            return fresh_default(default)
         # A body that is not an object has none of the members (optional ones included).
         if not isinstance(data, dict):
             raise RequestValidationError([dict(missing)])
         if key not in data:
             if required:
                 raise RequestValidationError([dict(missing)])
-            return default
+            return fresh_default(default)
         return check(data[key])
 
     return validate
