@@ -93,6 +93,15 @@ def mixed(n: int, item: Item):
     return n
 
 
+class Counted(pydantic.BaseModel):
+    count: int
+
+
+@app.post("/count")
+def count(item: Counted):
+    return item
+
+
 @app.post("/text")
 def text(body: Annotated[str, Body()]):
     return {"body": body}
@@ -224,3 +233,14 @@ def test_a_validation_error_that_reports_one_object_is_listed_as_one_error():
     res = client.get("/one-error")
     assert res.status_code == 422
     assert res.json() == {"detail": [{"type": "custom", "loc": ["query", "q"], "msg": "not this one"}]}
+
+
+def test_a_422_is_written_even_when_the_input_is_not_json_text():
+    # Infinity, NaN and a lone surrogate parse (Python's parser takes them) but cannot be
+    # written back as JSON: the 422 gives null and U+FFFD in their place.
+    for body, shown in ((b'{"count": 1e999}', None), (b'{"count": NaN}', None),
+                        (b'{"count": "\\ud800"}', "\ufffd")):
+        res = client.post("/count", content=body, headers={"content-type": "application/json"})
+        assert res.status_code == 422, body
+        [error] = res.json()["detail"]
+        assert (error["loc"], error["input"]) == (["body", "count"], shown), body

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import http
+import math
 import sys
 from typing import Any, Mapping
 
@@ -53,16 +54,40 @@ class RequestValidationError(ValidationException):
 
 
 def _encodable_input(error: Any) -> Any:
-    """`error` with an `input` of bytes that are not UTF-8 (a body that is not JSON) given as
-    text with U+FFFD for each bad byte, so that the 422 can be written as JSON."""
-    value = error.get("input") if isinstance(error, dict) else None
-    if not isinstance(value, (bytes, bytearray)):
+    """`error` with an `input` that JSON cannot carry made so that it can: bytes that are not
+    UTF-8 (a body that is not JSON) and lone surrogates (`"\\ud800"` in a JSON body) as text
+    with U+FFFD in their place, and a float that is not finite (`1e999`) as `null`, so that
+    the 422 can be written."""
+    if not isinstance(error, dict) or "input" not in error:
         return error
-    try:
-        bytes(value).decode()
-    except UnicodeDecodeError:
-        return {**error, "input": bytes(value).decode("utf-8", "replace")}
-    return error
+    value = error["input"]
+    encodable = _encodable(value)
+    return error if encodable is value else {**error, "input": encodable}
+
+
+def _encodable(value: Any) -> Any:
+    """`value`, or a copy with what JSON cannot carry replaced (see `_encodable_input`)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return value
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            bytes(value).decode()
+        except UnicodeDecodeError:
+            return bytes(value).decode("utf-8", "replace")
+        return value
+    if isinstance(value, dict):
+        items = {key: _encodable(item) for key, item in value.items()}
+        return value if all(items[k] is v for k, v in value.items()) else items
+    if isinstance(value, (list, tuple)):
+        items = [_encodable(item) for item in value]
+        return value if all(a is b for a, b in zip(items, value)) else items
+    return value
 
 
 class FastAPIError(RuntimeError):
