@@ -15,7 +15,7 @@ use pyo3::types::PyBytes;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use tokio::sync::{mpsc, oneshot};
-use vireo_http::{Body, Head, Limits, Response};
+use vireo_http::{Body, ContentType, Head, Limits, ProtoError, Response};
 
 /// A response as Python receives it: status, header fields, body, and why a streamed body
 /// stopped short (`None` when it did not).
@@ -53,6 +53,19 @@ pub(crate) struct LocalClient {
 
 /// The answer as a test sees it: with `content-length` added, as the connection adds it, when
 /// the body's length is known and the app did not give one (a streamed body has none).
+/// What a connection answers a head it refuses (a target over the limit: 414) before it
+/// closes, so a test sees the status a client would.
+fn refused(error: ProtoError) -> Response {
+    let status = error.status();
+    let reason = status.canonical_reason().unwrap_or("Error").as_bytes();
+    let mut res = Response::typed(status, Bytes::from_static(reason), ContentType::Text);
+    res.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    res
+}
+
 async fn collect(mut res: Response) -> Reply {
     let status = res.status().as_u16();
     let mut headers: Vec<(String, Vec<u8>)> = res
@@ -117,7 +130,7 @@ fn serve_jobs(mut app: Arc<AppInner>, mut jobs: mpsc::UnboundedReceiver<Job>) {
                         Ok((head, _)) => {
                             collect(answer_read(&app, head, body, None, secure, None).await).await
                         }
-                        Err(e) => Err(format!("bad request head: {e}")),
+                        Err(e) => collect(refused(e)).await,
                     };
                     let _ = reply.send(answer);
                 }

@@ -306,3 +306,16 @@ def test_a_body_that_does_not_decode_is_a_clear_error():
 
     with pytest.raises(ValueError, match="gzip body does not decode"):
         TestClient(app).get("/")
+
+
+def test_a_request_the_server_would_refuse_at_its_head_gets_the_servers_answer():
+    app = vireo.App()
+
+    @app.get("/items")
+    def items(ids: list[int] = vireo.Query([])):
+        return len(ids)
+
+    client = TestClient(app)
+    res = client.get("/items?" + "&".join(["ids=1"] * 10_000))
+    assert (res.status_code, res.text, res.headers["connection"]) == (414, "URI Too Long", "close")
+    assert client.get("/items?ids=1&ids=2").json() == 2
