@@ -173,26 +173,39 @@ pub(crate) fn convert(params: &[Param], head: &impl Fields, path_values: &[Strin
                     .map(|v| String::from_utf8_lossy(v).into_owned()),
             ),
             Source::Request => Arg::Request,
-            Source::Path(i) => one(param, loc, Some(&path_values[*i]), &mut out.errors),
+            Source::Path(i) => one(
+                param,
+                &param.key,
+                loc,
+                Some(&path_values[*i]),
+                &mut out.errors,
+            ),
             Source::Header if param.list => {
+                let key = chosen(param, |key| head.header(key).is_some());
                 let values: Vec<_> = head
-                    .header_values(&param.key)
+                    .header_values(key)
                     .into_iter()
                     .map(String::from_utf8_lossy)
                     .collect();
-                many(param, loc, values.iter().map(|v| &**v), &mut out.errors)
+                many(
+                    param,
+                    key,
+                    loc,
+                    values.iter().map(|v| &**v),
+                    &mut out.errors,
+                )
             }
             Source::Header => {
-                let value = head.header(&param.key).map(String::from_utf8_lossy);
-                one(param, loc, value.as_deref(), &mut out.errors)
+                let key = chosen(param, |key| head.header(key).is_some());
+                let value = head.header(key).map(String::from_utf8_lossy);
+                one(param, key, loc, value.as_deref(), &mut out.errors)
             }
             Source::Cookie => {
                 let fields = head.header_values("cookie");
-                let value = last_cookie(
-                    fields.iter().map(|f| String::from_utf8_lossy(f)),
-                    &param.key,
-                );
-                one(param, loc, value.as_deref(), &mut out.errors)
+                let cookie =
+                    |key: &str| last_cookie(fields.iter().map(|f| String::from_utf8_lossy(f)), key);
+                let key = chosen(param, |key| cookie(key).is_some());
+                one(param, key, loc, cookie(key).as_deref(), &mut out.errors)
             }
             Source::Query => {
                 let pairs = query.get_or_insert_with(|| {
@@ -204,13 +217,20 @@ pub(crate) fn convert(params: &[Param], head: &impl Fields, path_values: &[Strin
                         })
                         .unwrap_or_default()
                 });
-                let mut values = pairs.iter().filter(|(k, _)| **k == *param.key);
+                let key = chosen(param, |key| pairs.iter().any(|(k, _)| k == key));
+                let mut values = pairs.iter().filter(|(k, _)| **k == *key);
                 if param.list {
-                    many(param, loc, values.map(|(_, v)| v.as_str()), &mut out.errors)
+                    many(
+                        param,
+                        key,
+                        loc,
+                        values.map(|(_, v)| v.as_str()),
+                        &mut out.errors,
+                    )
                 } else {
                     // The last occurrence wins, as in Starlette's query_params.
                     let value = values.next_back().map(|(_, v)| v.as_str());
-                    one(param, loc, value, &mut out.errors)
+                    one(param, key, loc, value, &mut out.errors)
                 }
             }
         };
@@ -250,19 +270,31 @@ fn last_cookie<'a>(
     found
 }
 
+/// The name `param` is read by in this request: the first of its names the request has
+/// (`present` tells), else its first, which a missing value's error names.
+fn chosen(param: &Param, present: impl Fn(&str) -> bool) -> &str {
+    if param.alternates.is_empty() {
+        return &param.key;
+    }
+    std::iter::once(&param.key)
+        .chain(param.alternates.iter())
+        .find(|key| present(key))
+        .unwrap_or(&param.key)
+}
+
 fn missing(loc: &str, key: &str) -> Value {
     json!({"type": "missing", "loc": [loc, key], "msg": "Field required", "input": null})
 }
 
-fn one(param: &Param, loc: &str, value: Option<&str>, errors: &mut Vec<Value>) -> Arg {
+fn one(param: &Param, key: &str, loc: &str, value: Option<&str>, errors: &mut Vec<Value>) -> Arg {
     let Some(value) = value else {
         if param.default.is_none() {
-            errors.push(missing(loc, &param.key));
+            errors.push(missing(loc, key));
         }
         return Arg::Default;
     };
     let arg = scalar(param.kind, value).unwrap_or_else(|(ty, msg)| {
-        errors.push(json!({"type": ty, "loc": [loc, &*param.key], "msg": msg, "input": value}));
+        errors.push(json!({"type": ty, "loc": [loc, key], "msg": msg, "input": value}));
         Arg::Default
     });
     if matches!(arg, Arg::Default) {
@@ -272,7 +304,7 @@ fn one(param: &Param, loc: &str, value: Option<&str>, errors: &mut Vec<Value>) -
         Some((ty, msg, check)) => {
             let ctx = ctx_of(check);
             errors.push(
-                json!({"type": ty, "loc": [loc, &*param.key], "msg": msg, "input": value, "ctx": ctx}),
+                json!({"type": ty, "loc": [loc, key], "msg": msg, "input": value, "ctx": ctx}),
             );
             Arg::Default
         }
@@ -386,6 +418,7 @@ fn multiple_of(arg: &Arg, m: f64) -> bool {
 
 fn many<'v>(
     param: &Param,
+    key: &str,
     loc: &str,
     values: impl Iterator<Item = &'v str>,
     errors: &mut Vec<Value>,
@@ -398,16 +431,16 @@ fn many<'v>(
         }
         match scalar(param.kind, value) {
             Ok(arg) => items.push(arg),
-            Err((ty, msg)) => errors.push(
-                json!({"type": ty, "loc": [loc, &*param.key, i], "msg": msg, "input": value}),
-            ),
+            Err((ty, msg)) => {
+                errors.push(json!({"type": ty, "loc": [loc, key, i], "msg": msg, "input": value}))
+            }
         }
     }
     if items.is_empty() && param.default.is_some() {
         return Arg::Default;
     }
     if items.is_empty() {
-        errors.push(missing(loc, &param.key));
+        errors.push(missing(loc, key));
         return Arg::List(items);
     }
     // Its length is checked once every item converted, as pydantic reports it.
@@ -427,7 +460,7 @@ fn many<'v>(
             plural(limit)
         );
         errors.push(json!({
-            "type": ty, "loc": [loc, &*param.key], "msg": msg, "input": input,
+            "type": ty, "loc": [loc, key], "msg": msg, "input": input,
             "ctx": {"field_type": "List", name: limit, "actual_length": actual},
         }));
         return Arg::Default;

@@ -38,6 +38,8 @@ pub(crate) enum Kind {
 pub(crate) struct Param {
     /// The name the value is looked up by (the alias, if one was given).
     pub key: Box<str>,
+    /// Other names it may come by, tried in order after `key` (pydantic's `AliasChoices`).
+    pub alternates: Box<[Box<str>]>,
     pub source: Source,
     pub kind: Kind,
     /// A `list[...]` of values (query only): every occurrence.
@@ -207,11 +209,21 @@ pub(crate) fn deep_copy<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, P
 
 impl Param {
     /// From the Python plan's tuple: `(name, source, key, kind, is_list, required, default,
-    /// validator, keyword_only, constraints)`.
+    /// validator, keyword_only, constraints)`, `key` being a name or a list of names.
     pub(crate) fn from_tuple(t: &Bound<'_, PyTuple>, path_names: &[Box<str>]) -> PyResult<Self> {
         let name: Bound<'_, PyString> = t.get_item(0)?.cast_into()?;
         let source: String = t.get_item(1)?.extract()?;
-        let key: String = t.get_item(2)?.extract()?;
+        // A name, or the names to try in order (the first being the one errors name).
+        let keys: Vec<String> = match t.get_item(2)?.extract::<String>() {
+            Ok(key) => vec![key],
+            Err(_) => t.get_item(2)?.extract()?,
+        };
+        let Some((key, alternates)) = keys.split_first() else {
+            return Err(PyValueError::new_err(
+                "a parameter needs a name to be read by",
+            ));
+        };
+        let key = key.clone();
         let kind: String = t.get_item(3)?.extract()?;
         let list: bool = t.get_item(4)?.extract()?;
         let required: bool = t.get_item(5)?.extract()?;
@@ -249,6 +261,7 @@ impl Param {
         let copies_default = !required && !deep_copy(&default)?.is(&default);
         Ok(Param {
             key: key.into(),
+            alternates: alternates.iter().map(|k| k.as_str().into()).collect(),
             source,
             kind: kind_of(&kind)?,
             list,

@@ -209,3 +209,23 @@ def test_an_input_left_empty_is_no_value_as_fastapi_reads_an_html_form() -> None
     assert client.post("/many", data={"tags": ["", "a"]}).json() == {"tags": ["", "a"]}
     assert client.post("/model", data={"min_age": "", "name": ""}).json() == {
         "min_age": None, "name": "any"}
+
+
+class Profile(pydantic.BaseModel):
+    name: str
+    age: int
+
+
+def test_an_optional_form_model_given_only_empty_inputs_is_still_given() -> None:
+    app = App()
+
+    @app.post("/profiles")
+    def create(token: Annotated[str, Form()],
+               profile: Annotated[Optional[Profile], Form()] = None) -> dict:
+        return {"profile": profile.model_dump() if profile else None}
+
+    client = TestClient(app)
+    assert client.post("/profiles", data={"token": "t"}).json() == {"profile": None}
+    res = client.post("/profiles", data={"token": "t", "name": ""})
+    assert res.status_code == 422
+    assert res.json()["detail"][-1]["loc"] == ["body", "age"]

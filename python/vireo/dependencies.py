@@ -250,7 +250,8 @@ class DependencyPlan:
             leaf = list(self.leaves[i])
             leaf[7] = embedded_body_validator(
                 key, tp, required, default, reports_body=n == 0,
-                constraints=pydantic_constraints(self.leaf_info[i].marker), where=key)
+                constraints=pydantic_constraints(self.leaf_info[i].marker), where=key,
+                choices=self.leaf_info[i].alias_choices)
             self.leaves[i] = tuple(leaf)
             self.leaf_info[i].embedded = True
 

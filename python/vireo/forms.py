@@ -60,6 +60,18 @@ class UploadFile:
     def content_type(self) -> str | None:
         return self.headers.get("content-type")
 
+    # A field of a pydantic model (a form model's, say) may be an UploadFile: it takes one
+    # as it is, and the schema describes a file, as FastAPI's does.
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.is_instance_schema(cls)
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> dict[str, Any]:
+        return {"type": "string", "format": "binary"}
+
     async def read(self, size: int = -1) -> bytes:
         return self.file.read(size)
 
@@ -121,7 +133,7 @@ class FormField:
 
     __slots__ = ("key", "annotation", "item", "many", "required", "default", "model",
                  "constraints", "check", "description", "schema_extra", "union", "media_type",
-                 "whole")
+                 "whole", "alternates")
 
     def __init__(self, key: str, annotation: Any, required: bool, default: Any,
                  model: Any = None, constraints: dict[str, Any] | None = None,
@@ -154,6 +166,8 @@ class FormField:
         self.union: Any = None
         # The body's media type this field's marker names, for the schema.
         self.media_type = Form.default_media_type
+        # Other names it may come by, tried in order after `key` (pydantic's `AliasChoices`).
+        self.alternates: tuple[str, ...] = ()
 
 
 def _constrained_check(field: FormField, constraints: dict[str, Any],
@@ -325,14 +339,16 @@ def form_validator(fields: list[FormField], limits: Mapping[str, int]
                 continue
             # A file input left empty (a part with an empty filename and no bytes, as a
             # browser sends it) is no value, as in FastAPI.
-            given = [value for value in found.get(field.key, ())
+            key = field.key if not field.alternates else next(
+                (k for k in (field.key, *field.alternates) if k in found), field.key)
+            given = [value for value in found.get(key, ())
                      if not (isinstance(value, UploadFile) and not value.filename
                              and not value.size)]
             if given and not field.many and given[-1] == "":
                 # An input left empty is no value (the default, or a missing required one),
                 # as FastAPI reads an HTML form.
                 given = []
-            loc = ["body", field.key]
+            loc = ["body", key]
             if not given:
                 if field.required:
                     errors.append(

@@ -96,12 +96,14 @@ def parameter_model(model: type, marker: Any, where: str,
     (an optional model's default). A `required_group` (`Model | None` with no default) that
     the request gives no field of is one missing value, located at its source, as FastAPI
     reports it."""
-    from .params import _NO_DEFAULT
+    from .params import _NO_DEFAULT, alias_choices
 
     optional = absent is not _NO_DEFAULT
     source = type(marker)
     parameters = []
     keys: dict[str, str] = {}
+    # The other names of fields read by `AliasChoices`.
+    also: set[str] = set()
     for name, field in model.model_fields.items():  # type: ignore[attr-defined]
         if not name.isidentifier():
             raise TypeError(f"{where}: field {name!r} of {model.__name__} is not a Python name")
@@ -113,6 +115,10 @@ def parameter_model(model: type, marker: Any, where: str,
         # The name the field is sent by: its `validation_alias` over its `alias`, as pydantic
         # validates the model by it.
         wire = field.validation_alias if isinstance(field.validation_alias, str) else field.alias
+        choices = alias_choices(field.validation_alias, where)
+        if choices is not None:  # read by each name in turn; the first names it
+            wire = choices[0]
+            also.update(choices[1:])
         if wire is None and "title" not in options:
             # Titled by the field's name, as pydantic titles it (a header's name has hyphens).
             options["title"] = name.replace("_", " ").title()
@@ -121,7 +127,10 @@ def parameter_model(model: type, marker: Any, where: str,
             options["convert_underscores"] = getattr(marker, "convert_underscores", True)
         if source.source in ("form", "file"):
             options["media_type"] = marker.media_type
-        param = source(_UNSET, alias=wire, **options)
+        if choices is not None:
+            param = source(_UNSET, validation_alias=field.validation_alias, **options)
+        else:
+            param = source(_UNSET, alias=wire, **options)
         param.form_model = model
         # What the schema shows: the field's own default and whether it is required (none
         # is when the model itself may be absent).
@@ -150,7 +159,8 @@ def parameter_model(model: type, marker: Any, where: str,
 
     # The names the fields are read by (a header field's with hyphens, as it is sent).
     converted = source.source == "header" and getattr(marker, "convert_underscores", True)
-    known = {key.lower() if source.source == "header" else key for key in keys.values()}
+    known = {key.lower() if source.source == "header" else key
+             for key in (*keys.values(), *also)}
     if converted:
         known |= {key.replace("_", "-") for key in known}
     # A refused header is located by the name it is sent as, as FastAPI reports it.
@@ -172,6 +182,9 @@ def parameter_model(model: type, marker: Any, where: str,
 
         given = {keys[name]: value for name, value in values.items() if value is not _UNSET}
         own = bool(given)
+        if not own and optional and source.source == "form":
+            # An input left empty is no value, but the form has the model, as in FastAPI.
+            own = any(key in known for key in extra())
         if takes_extras:
             given.update((k, v) for k, v in extra().items() if k not in known)
         if optional and not own and not (takes_extras and given):

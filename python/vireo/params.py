@@ -34,8 +34,10 @@ class Param:
     `json_schema_extra`, `deprecated`, `include_in_schema`) is for the OpenAPI schema.
     `discriminator` (a field's name, or pydantic's `Discriminator(fn)`) tells which model of
     a union a body or form is.
-    `validation_alias` is another spelling of `alias`. `default_factory` makes a fresh
-    default for each request that lacks the parameter."""
+    `validation_alias` is another spelling of `alias`, or pydantic's `AliasChoices` of names
+    tried in order (the first the request has is read; the schema, and errors when none is
+    there, name the first choice). An `AliasPath` is not followed, as in FastAPI.
+    `default_factory` makes a fresh default for each request that lacks the parameter."""
 
     source = ""
 
@@ -59,7 +61,7 @@ class Param:
         example: Any = None,
         openapi_examples: dict[str, Any] | None = None,
         json_schema_extra: dict[str, Any] | None = None,
-        validation_alias: str | None = None,
+        validation_alias: Any = None,
         serialization_alias: str | None = None,
         deprecated: bool | None = None,
         include_in_schema: bool = True,
@@ -94,7 +96,14 @@ class Param:
         self.default_factory = default_factory
         self.default = default
         # The name it is read by: pydantic's `validation_alias` when given (over `alias`), as
-        # in FastAPI.
+        # in FastAPI; with `AliasChoices`, each name in turn.
+        self.validation_alias = validation_alias
+        self.alias_choices = alias_choices(validation_alias, repr(self))
+        # The `alias` given, which a path parameter none of whose choices is in the path
+        # is read by.
+        self.given_alias = alias
+        if not isinstance(validation_alias, str):
+            validation_alias = self.alias_choices[0] if self.alias_choices else None
         self.alias = validation_alias or alias
         # A value's name when written out; a parameter is only read, so it changes nothing.
         self.serialization_alias = serialization_alias
@@ -245,13 +254,37 @@ def _unwrap_optional(tp: Any) -> tuple[Any, bool]:
     return tp, False
 
 
+def alias_choices(alias: Any, where: str) -> tuple[str, ...] | None:
+    """The names pydantic's `AliasChoices` of `alias` tries in order; `None` for a plain name,
+    no alias, or an `AliasPath` (alone or among the choices), which FastAPI does not follow
+    into a request's values: the parameter is then read by its `alias` or name."""
+    if alias is None or isinstance(alias, str):
+        return None
+    kind = type(alias).__name__
+    if kind == "AliasPath":
+        return None
+    if kind == "AliasChoices" and alias.choices:
+        if all(isinstance(choice, str) for choice in alias.choices):
+            return tuple(alias.choices)
+        return None
+    raise TypeError(f"{where}: validation_alias is a name, AliasChoices or AliasPath, not "
+                    f"{alias!r}")
+
+
+def _field_alias_choices(extras: tuple[Any, ...], where: str) -> tuple[str, ...] | None:
+    """`alias_choices` of a pydantic `Field(validation_alias=...)` in `Annotated` metadata."""
+    info = _field_info(extras)
+    return None if info is None else alias_choices(info.validation_alias, where)
+
+
 def _field_alias(extras: tuple[Any, ...]) -> str | None:
     """The name a pydantic `Field(alias=...)` (or `validation_alias=`) in a parameter's
     `Annotated` metadata reads it by, as FastAPI reads it."""
     for extra in extras:
         if type(extra).__name__ == "FieldInfo":
+            choices = alias_choices(extra.validation_alias, "Field()")
             name = extra.validation_alias if isinstance(extra.validation_alias, str) \
-                else extra.alias
+                else choices[0] if choices else extra.alias
             if name:
                 return name  # type: ignore[no-any-return]
     return None
@@ -327,6 +360,7 @@ class Planned:
         "field",
         "body",
         "embedded",
+        "alias_choices",
     )
 
     def __init__(
@@ -352,6 +386,8 @@ class Planned:
         # of an object body (`embedded`) rather than the whole body.
         self.body: tuple[str, Any, bool, Any] | None = None
         self.embedded = False
+        # The names an object body's member is read by, in turn (`AliasChoices`).
+        self.alias_choices: tuple[str, ...] | None = None
 
 
 def parameter_hints(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -507,7 +543,10 @@ def analyse(
             default = None
         keyword_only = param.kind == param.KEYWORD_ONLY
         inner, optional = _unwrap_optional(tp)
-        alias = marker.alias if marker is not None and marker.alias else _field_alias(extras)
+        if marker is not None and marker.alias:
+            alias, choices = marker.alias, getattr(marker, "alias_choices", None)
+        else:
+            alias, choices = _field_alias(extras), _field_alias_choices(extras, where)
         if websocket and (isinstance(marker, Form) or is_upload_type(tp)):
             raise TypeError(f"WebSocket route {path}: {where}: a handshake has no form to read")
         if isinstance(marker, Form) or (marker is None and is_upload_type(tp)):
@@ -522,6 +561,8 @@ def analyse(
                                    where, getattr(marker, "description", None),
                                    getattr(marker, "json_schema_extra", None))
             form.field.union = union
+            if choices is not None:
+                form.field.alternates = choices[1:]
             if isinstance(marker, Form):
                 form.field.media_type = marker.media_type
             planned.append(form)
@@ -546,6 +587,11 @@ def analyse(
                 source = "body"
             else:
                 source = "query"
+        if source == "path" and choices is not None:
+            # The choice the route's path has, as FastAPI reads it.
+            alias = next((n for n in choices if n in in_path), getattr(marker, "given_alias",
+                                                                        None))
+            choices = None
         if source == "path" and (alias or name) not in in_path:
             raise TypeError(f"{where}: {alias or name} is not a parameter of the path {path}")
         if websocket and source in ("body", "form"):
@@ -570,11 +616,14 @@ def analyse(
             # As a member of an object body, `null` is a value when the type allows it.
             body.body = (alias or name, typing.Optional[checked] if optional else checked,
                          required, default)
+            body.alias_choices = choices
             planned.append(body)
             continue
         key = alias or name
         if source == "header" and alias is None and getattr(marker, "convert_underscores", True):
             key = name.replace("_", "-")
+        # Each name tried in order (the engine takes a tuple of them), the first named in errors.
+        keys: Any = choices if choices is not None and len(choices) > 1 else key
         nested: tuple[Any, ...] = ()
         if typing.get_origin(inner) is typing.Annotated and _list_item(inner.__origin__) \
                 is not None and not any(is_json_marker(m) for m in inner.__metadata__):
@@ -613,7 +662,7 @@ def analyse(
             checks = pydantic_constraints(marker) or {}
             converter = param_converter(whole, checks, source, key, where)
         plan_tuple = (
-            name, source, key, kind, is_list, required, default, converter, keyword_only,
+            name, source, keys, kind, is_list, required, default, converter, keyword_only,
             constraints,
         )
         if json_markers:  # described as JSON text, as pydantic describes `Json[T]`
@@ -644,7 +693,7 @@ def _embed_bodies(planned: list[Planned]) -> None:
         key, tp, required, default = body.body  # type: ignore[misc]
         validator = embedded_body_validator(key, tp, required, default, reports_body=index == 0,
                                             constraints=pydantic_constraints(body.marker),
-                                            where=key)
+                                            where=key, choices=body.alias_choices)
         fields = list(body.tuple)  # type: ignore[arg-type]
         fields[7] = validator
         body.tuple = tuple(fields)

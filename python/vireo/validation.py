@@ -133,14 +133,19 @@ def body_validator(
 def embedded_body_validator(
     key: str, tp: Any, required: bool, default: Any, reports_body: bool,
     constraints: dict[str, Any] | None = None, where: str = "",
+    choices: tuple[str, ...] | None = None,
 ) -> Callable[[bytes], Any]:
     """For one of several body parameters of a handler (or one marked `Body(embed=True)`),
-    as FastAPI reads them: the body is a JSON object and this parameter is its member `key`.
+    as FastAPI reads them: the body is a JSON object and this parameter is its member `key`,
+    or the first of `choices` (pydantic's `AliasChoices`) it has.
     `validate(body_bytes, is_json) -> value`, raising `RequestValidationError`. What is wrong with the
     body as a whole (JSON that does not parse) is reported once, by the parameter with
     `reports_body`; the others then raise with no error of their own."""
     check = _value_check(tp, ["body", key], constraints, where)
     missing = {"type": "missing", "loc": ["body", key], "msg": "Field required", "input": None}
+    # Each choice's check, locating errors at the name the value came by.
+    checks = {name: _value_check(tp, ["body", name], constraints, where)
+              for name in choices or ()}
 
     def validate(body: bytes, is_json: bool = True) -> Any:
         if not body or not is_json:  # a body that is not JSON has none of the members
@@ -161,11 +166,12 @@ def embedded_body_validator(
         # A body that is not an object has none of the members (optional ones included).
         if not isinstance(data, dict):
             raise RequestValidationError([dict(missing)])
-        if key not in data:
+        name = key if not checks else next((n for n in checks if n in data), None)
+        if name is None or name not in data:
             if required:
                 raise RequestValidationError([dict(missing)])
             return fresh_default(default)
-        return check(data[key])
+        return checks[name](data[name]) if checks else check(data[name])
 
     return validate
 

@@ -234,6 +234,8 @@ _SCHEMA_KEYWORDS = {
 def _parameter(planned: Planned, components: dict[str, Any]) -> dict[str, Any] | None:
     """A path, query, header or cookie parameter's object; `None` if left out of the schema."""
     _, source, key, kind, is_list, required, default, converter, _, _ = planned.tuple
+    if isinstance(key, tuple):  # read by any of several names: the schema names the first
+        key = key[0]
     marker = planned.marker
     if hasattr(marker, "schema_required"):  # a field of a parameter model
         required, default = marker.schema_required, marker.schema_default
