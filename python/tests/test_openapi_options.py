@@ -1,5 +1,5 @@
 """The app's schema and docs options, as FastAPI's: `summary`, `terms_of_service`, `contact`,
-`license_info`, `servers`, `openapi_tags`, `redoc_url`, `swagger_ui_parameters` (and `debug`,
+`license_info`, `servers`, `openapi_tags`, `openapi_external_docs`, `redoc_url`, `swagger_ui_parameters` (and `debug`,
 accepted): the same app under FastAPI and Vireo serves the same `/openapi.json`, and docs
 pages that read it."""
 
@@ -23,6 +23,7 @@ OPTIONS = {
     "license_info": {"name": "MIT", "identifier": "MIT"},
     "servers": [{"url": "https://api.example.test", "description": "production"}],
     "openapi_tags": [{"name": "items", "description": "What is for sale"}],
+    "openapi_external_docs": {"description": "The guide", "url": "https://example.test/guide"},
     "swagger_ui_parameters": {"deepLinking": False, "defaultModelsExpandDepth": -1},
     "debug": False,
 }

@@ -689,6 +689,7 @@ class App(_Routes):
         license_info: dict[str, Any] | None = None,
         servers: list[dict[str, Any]] | None = None,
         openapi_tags: list[dict[str, Any]] | None = None,
+        openapi_external_docs: dict[str, Any] | None = None,
         swagger_ui_parameters: dict[str, Any] | None = None,
         swagger_ui_oauth2_redirect_url: str | None = "/docs/oauth2-redirect",
         swagger_ui_init_oauth: dict[str, Any] | None = None,
@@ -754,6 +755,8 @@ class App(_Routes):
         self.terms_of_service = terms_of_service
         self.contact = contact
         self.license_info = license_info
+        # The schema's top-level `externalDocs` (`{"description": ..., "url": ...}`).
+        self.openapi_external_docs = openapi_external_docs
         self.servers = list(servers or ())
         self.openapi_tags = openapi_tags
         self.swagger_ui_parameters = swagger_ui_parameters

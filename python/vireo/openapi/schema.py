@@ -720,6 +720,7 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
                 item[method.lower()] = operation
     merged, document = sides.merged(components, outputs, {"paths": paths, "webhooks": hooks})
     paths, hooks = document["paths"], document["webhooks"]
+    info_given = info  # `get_openapi` gives its own, and its own `externalDocs`
     if info is None:
         info = schema_info(app.title, app.version, app.summary, app.description,
                            app.terms_of_service, app.contact, app.license_info)
@@ -743,6 +744,9 @@ def build_schema(app: Any, routes: list[Any] | None = None, *,
     tags = app.openapi_tags if tags is None else tags
     if tags:
         schema["tags"] = tags
+    external_docs = getattr(app, "openapi_external_docs", None)
+    if external_docs and info_given is None:
+        schema["externalDocs"] = external_docs
     _drop_null_defaults(schema)
     return schema
 
