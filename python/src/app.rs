@@ -130,9 +130,19 @@ fn route_of(t: &Bound<'_, PyTuple>) -> PyResult<(Vec<Method>, String, Route)> {
             .flatten(),
         None => None,
     };
+    let strict_content_type = match &listed {
+        Some(listed) => listed
+            .bind(t.py())
+            .getattr_opt(intern!(t.py(), "strict_content_type"))?
+            .map(|strict| strict.extract::<Option<bool>>())
+            .transpose()?
+            .flatten(),
+        None => None,
+    };
     let route = Route {
         when_invalid,
         max_body_size,
+        strict_content_type,
         handler,
         has_keywords: planned.iter().any(|p| p.keyword.is_some()),
         params: planned,

@@ -135,7 +135,8 @@ pub(crate) fn invoke<'py>(
         let errors_before = body_errors.len();
         let value = match (&arg, &param.source) {
             (Arg::Body(content_type), Source::Body(validator)) => {
-                let json = is_json(content_type.as_deref(), app.strict_content_type);
+                let strict = route.strict_content_type.unwrap_or(app.strict_content_type);
+                let json = is_json(content_type.as_deref(), strict);
                 let json = PyBool::new(py, json).to_owned().into_any();
                 body_value(py, app, validator, body, json, &mut body_errors)?
             }

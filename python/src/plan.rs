@@ -165,6 +165,9 @@ pub(crate) struct Route {
     pub when_invalid: Option<Py<PyAny>>,
     /// The most bytes of body the route takes (413 beyond), when it sets its own limit.
     pub max_body_size: Option<u64>,
+    /// Whether a body with no `content-type` is not read as JSON, when the route (or its
+    /// router) says; else the app's setting.
+    pub strict_content_type: Option<bool>,
 }
 
 /// The names of a matchit template's parameters, in order.

@@ -83,3 +83,48 @@ def test_a_body_without_an_annotation_takes_any_json_as_in_fastapi():
             assert (mine.status_code, mine.json()) == (other.status_code, other.json())
         assert ours.get("/openapi.json").json()["paths"] == theirs.get(
             "/openapi.json").json()["paths"]
+
+
+def nested(framework, app_strict):
+    """An app, an outer router, inner routers that set `strict_content_type` or not, and a
+    route that sets its own."""
+    app = framework.FastAPI(strict_content_type=app_strict) if framework is fastapi \
+        else vireo.App(strict_content_type=app_strict)
+    outer = framework.APIRouter(prefix="/outer")
+    strict = framework.APIRouter(prefix="/strict", strict_content_type=True)
+    lax = framework.APIRouter(prefix="/lax", strict_content_type=False)
+    default = framework.APIRouter(prefix="/default")
+
+    for router in (strict, lax, default):
+        @router.post("/items")
+        def items(data: dict):
+            return data
+
+    def own(data: dict):
+        return data
+
+    default.add_api_route("/own", own, methods=["POST"], strict_content_type=not app_strict)
+
+    for router in (strict, lax, default):
+        outer.include_router(router)
+    app.include_router(outer)
+    return app
+
+
+@pytest.mark.parametrize("app_strict", [True, False])
+def test_a_router_or_route_sets_strict_content_type_for_its_routes_as_in_fastapi(app_strict):
+    theirs = FastAPIClient(nested(fastapi, app_strict))
+    ours = TestClient(nested(vireo, app_strict))
+    answers = []
+    for path in ("/outer/strict/items", "/outer/lax/items", "/outer/default/items",
+                 "/outer/default/own"):
+        mine = ours.post(path, content=b'{"key": 1}')
+        other = theirs.post(path, content=b'{"key": 1}')
+        assert (mine.status_code, mine.json()) == (other.status_code, other.json()), path
+        answers.append(mine.status_code)
+    assert answers == ([422, 200, 422, 200] if app_strict else [422, 200, 200, 422])
+
+
+def test_strict_content_type_is_a_bool_or_none():
+    with pytest.raises(TypeError, match="strict_content_type is True, False or None"):
+        vireo.APIRouter(strict_content_type="yes")

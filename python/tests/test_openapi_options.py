@@ -1,5 +1,6 @@
 """The app's schema and docs options, as FastAPI's: `summary`, `terms_of_service`, `contact`,
-`license_info`, `servers`, `openapi_tags`, `openapi_external_docs`, `redoc_url`, `swagger_ui_parameters` (and `debug`,
+`license_info`, `servers`, `openapi_tags`, `openapi_external_docs`, `include_in_schema`,
+`deprecated`, `redoc_url`, `swagger_ui_parameters` (and `debug`,
 accepted): the same app under FastAPI and Vireo serves the same `/openapi.json`, and docs
 pages that read it."""
 
@@ -43,9 +44,31 @@ def test_the_schema_is_fastapis():
     with FastAPIClient(build(fastapi)) as theirs, TestClient(build(vireo)) as ours:
         expected = theirs.get("/openapi.json").json()
         got = ours.get("/openapi.json").json()
-    for key in ("info", "servers", "tags"):
+    for key in ("info", "servers", "tags", "externalDocs"):
         assert got[key] == expected[key], key
     assert got["paths"] == expected["paths"]
+
+
+@pytest.mark.parametrize("setting", [{"deprecated": True}, {"include_in_schema": False}])
+def test_app_wide_route_settings_are_fastapis(setting):
+    def with_router(mod):
+        app = build(mod, **setting)
+        router = mod.APIRouter()
+
+        @router.get("/included")
+        def included():
+            return 1
+
+        app.include_router(router)
+        return app
+
+    with FastAPIClient(with_router(fastapi)) as theirs, \
+            TestClient(with_router(vireo)) as ours:
+        expected = theirs.get("/openapi.json").json()["paths"]
+        got = ours.get("/openapi.json").json()["paths"]
+        assert ours.get("/included").json() == 1
+    assert got == expected
+    assert got == {} if "include_in_schema" in setting else len(got) == 2
 
 
 def test_the_docs_pages_read_the_schema_with_their_settings():

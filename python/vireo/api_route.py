@@ -64,6 +64,7 @@ class APIRoute:
         "openapi_extra",
         "max_body_size",
         "form_limits",
+        "strict_content_type",
         "generate_unique_id_function",
         "callbacks",
         "response_model_options",
@@ -92,6 +93,7 @@ class APIRoute:
         openapi_extra: dict[str, Any] | None = None,
         max_body_size: int | None = None,
         form_limits: dict[str, int] | None = None,
+        strict_content_type: bool | None = None,
         generate_unique_id_function: Callable[[APIRoute], str] | None = None,
         callbacks: Sequence[APIRoute] | None = None,
         response_model_include: Any = None,
@@ -128,6 +130,9 @@ class APIRoute:
         # routers and app around it.
         self.max_body_size = body_limits.check_max_body_size(max_body_size)
         self.form_limits = body_limits.check_form_limits(form_limits)
+        # Whether a body with no `content-type` is not read as JSON; `None` takes the
+        # router's, then the app's (`App(strict_content_type=...)`).
+        self.strict_content_type = _check_strict(strict_content_type)
         # `fn(route) -> str`, the route's operation id in the schema when it names none;
         # `None` takes the router's or app's.
         self.generate_unique_id_function = generate_unique_id_function
@@ -166,3 +171,10 @@ class APIRoute:
 
     def __repr__(self) -> str:
         return f"APIRoute(path={self.path!r}, name={self.name!r}, methods={self.methods!r})"
+
+
+def _check_strict(value: Any) -> bool | None:
+    """A `strict_content_type` setting: `True`, `False`, or `None` for the enclosing one."""
+    if value is not None and not isinstance(value, bool):
+        raise TypeError(f"strict_content_type is True, False or None, not {value!r}")
+    return value

@@ -20,7 +20,7 @@ from . import response_class as response_classes
 from . import response_model as response_models
 from .background import Runner
 from .datastructures import Address
-from .api_route import APIRoute, check_callbacks, check_dependencies
+from .api_route import APIRoute, _check_strict, check_callbacks, check_dependencies
 from .dependencies import Depends, solver
 from .encoders import jsonable
 from .mounts import answering_http_errors
@@ -268,6 +268,7 @@ class _Routes:
         openapi_extra: dict[str, Any] | None = None,
         max_body_size: int | None = None,
         form_limits: dict[str, int] | None = None,
+        strict_content_type: bool | None = None,
         generate_unique_id_function: Callable[[APIRoute], str] | None = None,
         callbacks: Sequence[APIRoute] | None = None,
         route_class_override: type[APIRoute] | None = None,
@@ -286,13 +287,17 @@ class _Routes:
         operation id when it names none (by default the router's or app's). `max_body_size`
         (bytes) and `form_limits` (`max_fields`, `max_files`, `max_part_size`) limit its
         requests, over what the router and app set (see the README's "Request size
-        limits"). The route is a `route_class_override`, by default the router's
-        `route_class` (`APIRoute`)."""
+        limits"). `strict_content_type=False` reads a body with no `content-type` as JSON
+        (by default the router's setting, then the app's). The route is a
+        `route_class_override`, by default the router's `route_class` (`APIRoute`)."""
         # A router's route may have another path (the empty one, for its prefix itself, or an
         # OpenAPI callback's `{$callback_url}/...`); an app's full paths start with '/'.
         if not path.startswith("/") and not isinstance(self, APIRouter):
             raise ValueError(f"a route path starts with '/': {path!r}")
         route_class = _route_class(route_class_override or self.route_class)
+        if not isinstance(self, APIRouter):  # `App(include_in_schema=..., deprecated=...)`
+            include_in_schema = include_in_schema and self.include_in_schema
+            deprecated = deprecated or self.deprecated
         route = route_class(
             path, endpoint, methods=methods, status_code=status_code, blocking=blocking,
             dependencies=dependencies, tags=tags, summary=summary, description=description,
@@ -301,6 +306,7 @@ class _Routes:
             response_class=response_class, responses=responses,
             response_description=response_description, openapi_extra=openapi_extra,
             max_body_size=max_body_size, form_limits=form_limits,
+            strict_content_type=strict_content_type,
             generate_unique_id_function=generate_unique_id_function,
             callbacks=callbacks,
             response_model_include=response_model_include,
@@ -521,6 +527,7 @@ class APIRouter(_Routes):
         routes: Iterable[APIRoute] | None = None,
         callbacks: Sequence[APIRoute] | None = None,
         route_class: type[APIRoute] = APIRoute,
+        strict_content_type: bool | None = None,
     ) -> None:
         self.prefix = prefix.rstrip("/")
         # The class of the routes added to the router (see `vireo.route_handlers`).
@@ -532,6 +539,9 @@ class APIRouter(_Routes):
         # Request size limits for the router's routes that set none of their own.
         self.max_body_size = body_limits.check_max_body_size(max_body_size)
         self.form_limits = body_limits.check_form_limits(form_limits)
+        # Whether its routes that say nothing read a body with no `content-type` as JSON
+        # (`None`: as the router or app around it says).
+        self.strict_content_type = _check_strict(strict_content_type)
         # Run by the app that includes the router (or the router that includes this one),
         # as FastAPI runs a router's: its hooks after the app's, its lifespan inside the app's.
         self._on_startup = list(on_startup or ())
@@ -626,6 +636,8 @@ def _include_route(target: APIRoutes, router: APIRouter, inclusion: _Inclusion,
         route.max_body_size, router.max_body_size, inclusion.max_body_size)
     options["form_limits"] = {**inclusion.form_limits, **router.form_limits,
                               **route.form_limits}
+    options["strict_content_type"] = router.strict_content_type \
+        if route.strict_content_type is None else route.strict_content_type
     options["generate_unique_id_function"] = (
         route.generate_unique_id_function or router.generate_unique_id_function
         or inclusion.generate_unique_id_function)
@@ -690,6 +702,8 @@ class App(_Routes):
         servers: list[dict[str, Any]] | None = None,
         openapi_tags: list[dict[str, Any]] | None = None,
         openapi_external_docs: dict[str, Any] | None = None,
+        include_in_schema: bool = True,
+        deprecated: bool | None = None,
         swagger_ui_parameters: dict[str, Any] | None = None,
         swagger_ui_oauth2_redirect_url: str | None = "/docs/oauth2-redirect",
         swagger_ui_init_oauth: dict[str, Any] | None = None,
@@ -757,6 +771,9 @@ class App(_Routes):
         self.license_info = license_info
         # The schema's top-level `externalDocs` (`{"description": ..., "url": ...}`).
         self.openapi_external_docs = openapi_external_docs
+        # Every route's, as FastAPI's app-wide settings: out of the schema, or deprecated.
+        self.include_in_schema = include_in_schema
+        self.deprecated = deprecated
         self.servers = list(servers or ())
         self.openapi_tags = openapi_tags
         self.swagger_ui_parameters = swagger_ui_parameters
