@@ -138,3 +138,33 @@ def test_a_compiled_pattern_keeps_its_flags():
         "string_pattern_mismatch", ["query", "code"])
     [param] = extra.openapi()["paths"]["/compiled"]["get"]["parameters"]
     assert param["schema"]["pattern"] == "^abc$"
+
+
+def test_a_field_default_factory_with_no_marker_is_the_query_default_as_in_fastapi():
+    inferred = App()
+
+    @inferred.get("/inferred")
+    @inferred.get("/inferred/{item_id}")
+    def read(item_id: Annotated[int, pydantic.Field(default_factory=lambda: 5)]):
+        return {"item_id": item_id}
+
+    client = TestClient(inferred)
+    assert client.get("/inferred/1").json() == {"item_id": 1}
+    assert client.get("/inferred?item_id=2").json() == {"item_id": 2}
+    assert client.get("/inferred").json() == {"item_id": 5}
+
+
+def test_a_field_that_names_the_value_validates_it_without_a_pydantic_warning():
+    import warnings
+
+    named = App()
+
+    @named.get("/count")
+    def count(n: Annotated[int, pydantic.Field(alias="count", gt=0, deprecated=True)] = 1):
+        return {"n": n}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # pydantic's warnings of unused fields
+        client = TestClient(named)
+        assert client.get("/count?count=3").json() == {"n": 3}
+    assert client.get("/count?count=0").json()["detail"][0]["type"] == "greater_than"

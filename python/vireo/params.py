@@ -4,6 +4,7 @@ conversions per request in native code."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import json
@@ -290,6 +291,38 @@ def _field_alias(extras: tuple[Any, ...]) -> str | None:
     return None
 
 
+# What a pydantic `Field` beside a parameter's type names it by or marks it as, which
+# pydantic warns of when it validates the value alone (the parameter reads them itself).
+_NAMING = ("alias", "validation_alias", "serialization_alias", "alias_priority", "deprecated",
+           "exclude")
+
+
+def _checks_only(extra: Any) -> Any:
+    """`extra`, or for a pydantic `FieldInfo` a copy without what names the value (see
+    `_NAMING`), to validate the value by."""
+    if type(extra).__name__ != "FieldInfo" or not any(
+            getattr(extra, name, None) is not None for name in _NAMING):
+        return extra
+    checks = copy.copy(extra)
+    for name in _NAMING:
+        setattr(checks, name, None)
+    attributes = getattr(extra, "_attributes_set", None)
+    if isinstance(attributes, dict):
+        checks._attributes_set = {k: v for k, v in attributes.items() if k not in _NAMING}
+    return checks
+
+
+def _inferred_default_marker(info: Any, tp: Any) -> Param | None:
+    """The marker of a parameter with no marker whose pydantic `Field` beside its type has a
+    `default_factory`: a `Query` (a `Body` for a model) with that factory and the field's
+    schema text; `None` without one."""
+    factory = getattr(info, "default_factory", None)
+    if factory is None:
+        return None
+    kind = Body if is_body_type(_unwrap_optional(tp)[0]) else Query
+    return kind(default_factory=factory, title=info.title, description=info.description)
+
+
 def _field_info(extras: tuple[Any, ...]) -> Any:
     """The pydantic `FieldInfo` in a parameter's `Annotated` metadata, if any."""
     return next((extra for extra in extras if type(extra).__name__ == "FieldInfo"), None)
@@ -469,7 +502,8 @@ def analyse(
                 marker = extra
         # Other metadata (pydantic's `AfterValidator`, `Field`, annotated-types' `Gt`): the
         # value is validated by pydantic with it, as FastAPI does.
-        validators = tuple(e for e in extras if not isinstance(e, (Param, Depends, str))
+        validators = tuple(_checks_only(e) for e in extras
+                           if not isinstance(e, (Param, Depends, str))
                            and type(e).__name__ != "Doc")
         # `Json[T]`: the value is one text, parsed as JSON into T.
         json_markers = tuple(v for v in validators if is_json_marker(v))
@@ -478,6 +512,10 @@ def analyse(
             marker, default = default, getattr(default, "default", ...)
         elif isinstance(marker, Param) and default is inspect.Parameter.empty:
             default = marker.default
+        elif marker is None and default is inspect.Parameter.empty and name not in in_path:
+            # `Annotated[int, Field(default_factory=...)]` with no marker: a query value
+            # (or body) whose default that factory makes, as FastAPI infers it.
+            marker = _inferred_default_marker(_field_info(extras), tp)
         positional_only = param.kind == param.POSITIONAL_ONLY
         if isinstance(marker, Depends):
             dependency = marker.dependency
