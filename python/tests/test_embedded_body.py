@@ -91,6 +91,14 @@ def test_a_body_that_is_no_object_misses_every_member():
     ]
 
 
+def test_a_null_body_is_no_object_either_and_misses_every_member():
+    res = client.put("/items/7", content=b"null", headers={"content-type": "application/json"})
+    assert res.status_code == 422
+    assert res.json()["detail"] == [
+        missing("item"), missing("user"), missing("importance"), missing("note")
+    ]
+
+
 def test_json_that_does_not_parse_is_reported_once():
     res = client.put("/items/7", content=b"{bad", headers={"content-type": "application/json"})
     [error] = res.json()["detail"]

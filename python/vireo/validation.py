@@ -149,8 +149,10 @@ def embedded_body_validator(
 
     def validate(body: bytes, is_json: bool = True) -> Any:
         if not body or not is_json:  # a body that is not JSON has none of the members
-            data = None
-        elif reports_body:
+            if required:
+                raise RequestValidationError([dict(missing)])
+            return fresh_default(default)
+        if reports_body:
             data = _parse(body)
         else:
             try:
@@ -159,11 +161,8 @@ def embedded_body_validator(
                 raise RequestValidationError([]) from None
             except Exception:
                 raise _unparsable() from None
-        if data is None:
-            if required:
-                raise RequestValidationError([dict(missing)])
-            return fresh_default(default)
-        # A body that is not an object has none of the members (optional ones included).
+        # A body that is not an object (`null` included) has none of the members: each is
+        # missing, optional ones too, as FastAPI reports it.
         if not isinstance(data, dict):
             raise RequestValidationError([dict(missing)])
         name = key if not checks else next((n for n in checks if n in data), None)
