@@ -640,20 +640,26 @@ def analyse(
         if source == "body":
             if inner is inspect.Parameter.empty:  # `payload=Body()`: any JSON value
                 inner = Any
+            # The type's own validators (`BeforeValidator`...) see an explicit `null` too, as
+            # in FastAPI: they validate the type with its `None`.
+            validates_null = optional and bool(validators)
             if getattr(marker, "discriminator", None) is not None:
                 import pydantic
 
                 validators = (*validators, pydantic.Field(discriminator=marker.discriminator))
-            checked = typing.Annotated[(inner, *validators)] if validators else inner
-            validator = body_validator(checked, required, default, optional,
+            whole = tp if validates_null else inner
+            checked = typing.Annotated[(whole, *validators)] if validators else inner
+            validator = body_validator(checked, required, default,
+                                       optional and not validates_null,
                                        pydantic_constraints(marker), where)
             plan_tuple = (
                 name, "body", name, "str", False, required, default, validator, keyword_only, None
             )
             body = Planned(name, "leaf", plan_tuple, tp, None, positional_only, marker)
             # As a member of an object body, `null` is a value when the type allows it.
-            body.body = (alias or name, typing.Optional[checked] if optional else checked,
-                         required, default)
+            body.body = (alias or name,
+                         typing.Optional[checked] if optional and not validates_null
+                         else checked, required, default)
             body.alias_choices = choices
             planned.append(body)
             continue
