@@ -8,6 +8,7 @@ import dataclasses
 from typing import Annotated, Optional
 
 import pytest
+from typing_extensions import TypeAliasType
 
 from vireo import (
     APIRouter,
@@ -17,6 +18,7 @@ from vireo import (
     Header,
     HTTPException,
     PlainTextResponse,
+    Query,
     Request,
     WebSocket,
 )
@@ -482,3 +484,25 @@ def test_a_generator_dependency_that_does_not_yield_is_a_clear_error(caplog) -> 
     with TestClient(app, raise_server_exceptions=False) as client:
         assert client.get("/").status_code == 500
     assert any("did not yield" in str(r.exc_info[1]) for r in caplog.records if r.exc_info)
+
+
+
+def alias_token() -> str:
+    return "t"
+
+
+# Module-level: this file's annotations are strings, resolved in its globals.
+Token = TypeAliasType("Token", Annotated[str, Depends(alias_token)])
+Limit = TypeAliasType("Limit", Annotated[int, Query(le=10)])
+
+
+def test_a_type_alias_names_a_dependency_or_a_parameter():
+    aliased = App()
+
+    @aliased.get("/")
+    def read(t: Token, limit: Limit = 5):
+        return {"t": t, "limit": limit}
+
+    client = TestClient(aliased)
+    assert client.get("/").json() == {"t": "t", "limit": 5}
+    assert client.get("/?limit=11").json()["detail"][0]["type"] == "less_than_equal"

@@ -330,7 +330,10 @@ def _field_info(extras: tuple[Any, ...]) -> Any:
 
 def _annotated_parts(tp: Any) -> tuple[Any, tuple[Any, ...]]:
     """A parameter's type and its `Annotated` metadata, also when the `Annotated` is inside
-    `Optional` (as Python 3.10's `get_type_hints` puts a parameter that defaults to None)."""
+    `Optional` (as Python 3.10's `get_type_hints` puts a parameter that defaults to None),
+    and through a type alias (`type UserDep = Annotated[User, Depends(get_user)]`)."""
+    while type(tp).__name__ == "TypeAliasType":  # typing's (3.12+) or typing_extensions'
+        tp = tp.__value__
     if typing.get_origin(tp) is typing.Annotated:
         return typing.get_args(tp)[0], tp.__metadata__
     inner, optional = _unwrap_optional(tp)
