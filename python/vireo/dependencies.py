@@ -302,8 +302,9 @@ class DependencyPlan:
         scopes = _with_scopes(self._scopes[-1], depends)
         if _is_scheme(fn):
             self._note_scheme(fn, scopes)
-        # A dependency below which something takes `SecurityScopes` is one per set of scopes.
-        key = (fn, tuple(sorted(set(scopes)))) if self._uses_scopes(fn) else fn
+        # A dependency that asks for scopes, is a security scheme, or below which something
+        # does or takes `SecurityScopes`, is one per set of scopes, as FastAPI caches it.
+        key = (fn, tuple(sorted(set(scopes)))) if self._scoped(depends, fn) else fn
         if depends.use_cache and key in self._cached:
             return self._cached[key]
         if any(fn is active for active in self._active):
@@ -330,8 +331,13 @@ class DependencyPlan:
                 return
         self.security.append((scheme, list(scopes)))
 
+    def _scoped(self, depends: Depends, fn: Callable[..., Any]) -> bool:
+        """Whether `depends` (calling `fn`) asks for scopes, is a security scheme, or has a
+        dependency below that is scoped or takes `SecurityScopes`."""
+        return bool(getattr(depends, "scopes", ())) or _is_scheme(fn) or self._uses_scopes(fn)
+
     def _uses_scopes(self, fn: Callable[..., Any]) -> bool:
-        """Whether `fn`, or a dependency of it, takes `SecurityScopes`."""
+        """Whether `fn` takes `SecurityScopes`, or a dependency of it is scoped."""
         if any(fn is active for active in self._active):
             return False  # a cycle, refused when it is planned
         self._active.append(fn)
@@ -341,7 +347,7 @@ class DependencyPlan:
                     return True
                 if planned.tag == "depends":
                     sub = planned.depends.dependency
-                    if self._uses_scopes(self.overrides.get(sub, sub)):
+                    if self._scoped(planned.depends, self.overrides.get(sub, sub)):
                         return True
             return False
         finally:
