@@ -99,7 +99,7 @@ class Param:
         # The name it is read by: pydantic's `validation_alias` when given (over `alias`), as
         # in FastAPI; with `AliasChoices`, each name in turn.
         self.validation_alias = validation_alias
-        self.alias_choices = alias_choices(validation_alias, repr(self))
+        self.alias_choices = alias_choices(validation_alias, f"{type(self).__name__}()")
         # The `alias` given, which a path parameter none of whose choices is in the path
         # is read by.
         self.given_alias = alias
