@@ -11,7 +11,7 @@ use http::{Method, StatusCode};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 use std::sync::Arc;
 
 /// Shared by every request of the process; immutable once built.
@@ -94,6 +94,21 @@ fn route_from(t: &Bound<'_, PyTuple>, router: &mut Router) -> PyResult<bool> {
     Ok(limited)
 }
 
+/// A setting the Python route has, unless it is `None` (left to the app) or there is no
+/// route.
+fn route_setting<'py>(
+    listed: Option<&Py<PyAny>>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Some(listed) = listed else {
+        return Ok(None);
+    };
+    Ok(listed
+        .bind(name.py())
+        .getattr_opt(name)?
+        .filter(|value| !value.is_none()))
+}
+
 /// A route's methods, path and plan from its Python tuple (see [`route_from`]).
 fn route_of(t: &Bound<'_, PyTuple>) -> PyResult<(Vec<Method>, String, Route)> {
     let methods: Vec<String> = t.get_item(0)?.extract()?;
@@ -121,24 +136,13 @@ fn route_of(t: &Bound<'_, PyTuple>) -> PyResult<(Vec<Method>, String, Route)> {
         true => Some(t.get_item(6)?.unbind()).filter(|r| !r.is_none(t.py())),
         false => None,
     };
-    let max_body_size = match &listed {
-        Some(listed) => listed
-            .bind(t.py())
-            .getattr_opt(intern!(t.py(), "max_body_size"))?
-            .map(|limit| limit.extract::<Option<u64>>())
-            .transpose()?
-            .flatten(),
-        None => None,
-    };
-    let strict_content_type = match &listed {
-        Some(listed) => listed
-            .bind(t.py())
-            .getattr_opt(intern!(t.py(), "strict_content_type"))?
-            .map(|strict| strict.extract::<Option<bool>>())
-            .transpose()?
-            .flatten(),
-        None => None,
-    };
+    let max_body_size = route_setting(listed.as_ref(), intern!(t.py(), "max_body_size"))?
+        .map(|limit| limit.extract::<u64>())
+        .transpose()?;
+    let strict_content_type =
+        route_setting(listed.as_ref(), intern!(t.py(), "strict_content_type"))?
+            .map(|strict| strict.extract::<bool>())
+            .transpose()?;
     let route = Route {
         when_invalid,
         max_body_size,
