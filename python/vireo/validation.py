@@ -141,11 +141,11 @@ def embedded_body_validator(
     `validate(body_bytes, is_json) -> value`, raising `RequestValidationError`. What is wrong with the
     body as a whole (JSON that does not parse) is reported once, by the parameter with
     `reports_body`; the others then raise with no error of their own."""
-    check = _value_check(tp, ["body", key], constraints, where)
     missing = {"type": "missing", "loc": ["body", key], "msg": "Field required", "input": None}
-    # Each choice's check, locating errors at the name the value came by.
+    # Each name's check (`key` alone, or each choice, `key` first), locating errors at the
+    # name the value came by.
     checks = {name: _value_check(tp, ["body", name], constraints, where)
-              for name in choices or ()}
+              for name in choices or (key,)}
 
     def validate(body: bytes, is_json: bool = True) -> Any:
         if not body or not is_json:  # a body that is not JSON has none of the members
@@ -165,12 +165,12 @@ def embedded_body_validator(
         # missing, optional ones too, as FastAPI reports it.
         if not isinstance(data, dict):
             raise RequestValidationError([dict(missing)])
-        name = key if not checks else next((n for n in checks if n in data), None)
-        if name is None or name not in data:
+        name = next((n for n in checks if n in data), None)
+        if name is None:
             if required:
                 raise RequestValidationError([dict(missing)])
             return fresh_default(default)
-        return checks[name](data[name]) if checks else check(data[name])
+        return checks[name](data[name])
 
     return validate
 
