@@ -228,6 +228,8 @@ def defaulting(name: str, annotation: Any, marker: Any, default: Any = _UNSET,
     reading = copy.copy(marker)
     reading.default, reading.default_factory, reading.validate_default = _UNSET, None, False
     reading.schema_required, reading.schema_default = False, None
+    # The `Field` beside the marker, already taken in, gives the reading no default again.
+    reading.given = marker.given | {"default_factory", "validate_default"}
     checked = typing.Annotated[(annotation, *validators)] if validators else annotation
     check = _default_check(name, checked, marker, where) if marker.validate_default else None
 

@@ -26,6 +26,10 @@ _SCALARS = {str: "str", int: "int", float: "float", bool: "bool"}
 PATH_PARAM = re.compile(r"\{(\*?)([A-Za-z_][A-Za-z0-9_]*)(:path)?\}")
 
 
+# A marker's argument not given (which a pydantic `Field` beside it may give).
+_UNSET: Any = type("Unset", (), {"__repr__": lambda self: "unset"})()
+
+
 class Param:
     """A marker for a parameter's source and default: `q: int = Query(10, alias="n")`, or in
     `Annotated[int, Query(alias="n")]`. The constraints (`gt`, `ge`, `lt`, `le`,
@@ -46,9 +50,9 @@ class Param:
         self,
         default: Any = ...,
         *,
-        alias: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
+        alias: str | None = _UNSET,
+        title: str | None = _UNSET,
+        description: str | None = _UNSET,
         gt: float | None = None,
         ge: float | None = None,
         lt: float | None = None,
@@ -58,13 +62,13 @@ class Param:
         max_length: int | None = None,
         pattern: str | None = None,
         regex: str | None = None,
-        examples: list[Any] | None = None,
+        examples: list[Any] | None = _UNSET,
         example: Any = None,
         openapi_examples: dict[str, Any] | None = None,
-        json_schema_extra: dict[str, Any] | None = None,
-        validation_alias: Any = None,
+        json_schema_extra: dict[str, Any] | None = _UNSET,
+        validation_alias: Any = _UNSET,
         serialization_alias: str | None = None,
-        deprecated: bool | None = None,
+        deprecated: bool | None = _UNSET,
         include_in_schema: bool = True,
         default_factory: Callable[[], Any] | None = None,
         discriminator: str | None = None,
@@ -79,6 +83,17 @@ class Param:
         annotation: Any = None,
     ) -> None:
         del annotation  # FastAPI's own use: the type is the parameter's annotation
+        # What was given, even as None: a pydantic `Field` beside the marker fills in the rest.
+        described = {"alias": alias, "validation_alias": validation_alias, "title": title,
+                     "description": description, "examples": examples,
+                     "deprecated": deprecated, "json_schema_extra": json_schema_extra}
+        self.given = frozenset(
+            [name for name, value in described.items() if value is not _UNSET]
+            + [name for name, value in (("default_factory", default_factory),
+                                        ("validate_default", validate_default))
+               if value is not None])
+        alias, validation_alias, title, description, examples, deprecated, json_schema_extra = (
+            None if value is _UNSET else value for value in described.values())
         if default_factory is not None:
             if default is not ...:
                 raise TypeError(f"{type(self).__name__}(): give a default or a default_factory, "
@@ -96,16 +111,7 @@ class Param:
         # Called for each request the parameter is missing from, for a fresh default.
         self.default_factory = default_factory
         self.default = default
-        # The name it is read by: pydantic's `validation_alias` when given (over `alias`), as
-        # in FastAPI; with `AliasChoices`, each name in turn.
-        self.validation_alias = validation_alias
-        self.alias_choices = alias_choices(validation_alias, f"{type(self).__name__}()")
-        # The `alias` given, which a path parameter none of whose choices is in the path
-        # is read by.
-        self.given_alias = alias
-        if not isinstance(validation_alias, str):
-            validation_alias = self.alias_choices[0] if self.alias_choices else None
-        self.alias = validation_alias or alias
+        self._name_by(alias, validation_alias)
         # A value's name when written out; a parameter is only read, so it changes nothing.
         self.serialization_alias = serialization_alias
         # `example` (OpenAPI's older single example) and `openapi_examples` (named examples)
@@ -162,9 +168,53 @@ class Param:
         self.validate_default = bool(validate_default)
         self.alias_priority = alias_priority
 
+    def _name_by(self, alias: str | None, validation_alias: Any) -> None:
+        # The name it is read by: pydantic's `validation_alias` when given (over `alias`), as
+        # in FastAPI; with `AliasChoices`, each name in turn.
+        self.validation_alias = validation_alias
+        self.alias_choices = alias_choices(validation_alias, f"{type(self).__name__}()")
+        # The `alias` given, which a path parameter none of whose choices is in the path
+        # is read by.
+        self.given_alias = alias
+        if not isinstance(validation_alias, str):
+            validation_alias = self.alias_choices[0] if self.alias_choices else None
+        self.alias = validation_alias or alias
+
+    def with_field(self, info: Any) -> Param:
+        """This marker with what it was not given taken from the pydantic `Field` beside it
+        (`Annotated[int, Field(alias="n"), Query()]`), as pydantic merges the two for FastAPI:
+        what the marker gives wins, even None, and two `json_schema_extra` dicts merge. The
+        `Field`'s `default_factory` and `validate_default` count too."""
+        taken = {name: getattr(info, name, None) for name in _FIELD_DESCRIBED
+                 if name not in self.given and getattr(info, name, None) is not None}
+        if "alias" in self.given and "validation_alias" not in self.given:
+            taken.pop("validation_alias", None)  # the marker's own alias names it
+        extra, own = info.json_schema_extra, self.json_schema_extra
+        if isinstance(extra, dict) and isinstance(own, dict):
+            taken["json_schema_extra"] = {**extra, **own}
+        factory = getattr(info, "default_factory", None)
+        if factory is not None and self.default is ... and "default_factory" not in self.given:
+            taken.update(default_factory=factory, default=None)
+        if getattr(info, "validate_default", None) and "validate_default" not in self.given:
+            taken["validate_default"] = True
+        if not taken:
+            return self
+        merged = copy.copy(self)
+        for name, value in taken.items():
+            setattr(merged, name, value)
+        if "alias" in taken or "validation_alias" in taken:
+            merged._name_by(merged.given_alias if "alias" not in taken else taken["alias"],
+                            merged.validation_alias)
+        return merged
+
     def __repr__(self) -> str:
         default = "..." if self.default is ... else repr(self.default)
         return f"{type(self).__name__}({default})"
+
+
+# What a pydantic `Field` beside a marker may name or describe the value by for it.
+_FIELD_DESCRIBED = ("alias", "validation_alias", "title", "description", "examples",
+                    "deprecated", "json_schema_extra")
 
 
 def pydantic_constraints(marker: Any) -> dict[str, Any] | None:
@@ -291,10 +341,11 @@ def _field_alias(extras: tuple[Any, ...]) -> str | None:
     return None
 
 
-# What a pydantic `Field` beside a parameter's type names it by or marks it as, which
-# pydantic warns of when it validates the value alone (the parameter reads them itself).
+# What a pydantic `Field` beside a parameter's type names it by, marks it as or defaults it
+# with, which pydantic warns of when it validates the value alone (the parameter reads them
+# itself).
 _NAMING = ("alias", "validation_alias", "serialization_alias", "alias_priority", "deprecated",
-           "exclude")
+           "exclude", "validate_default", "default_factory")
 
 
 def _checks_only(extra: Any) -> Any:
@@ -519,6 +570,11 @@ def analyse(
             # `Annotated[int, Field(default_factory=...)]` with no marker: a query value
             # (or body) whose default that factory makes, as FastAPI infers it.
             marker = _inferred_default_marker(_field_info(extras), tp)
+        if isinstance(marker, Param) and (info := _field_info(extras)) is not None:
+            merged = marker.with_field(info)
+            if default is ... and merged.default is not ...:  # the `Field`'s default_factory
+                default = merged.default
+            marker = merged
         positional_only = param.kind == param.POSITIONAL_ONLY
         if isinstance(marker, Depends):
             dependency = marker.dependency
@@ -584,8 +640,8 @@ def analyse(
             default = None
         keyword_only = param.kind == param.KEYWORD_ONLY
         inner, optional = _unwrap_optional(tp)
-        if marker is not None and marker.alias:
-            alias, choices = marker.alias, getattr(marker, "alias_choices", None)
+        if marker is not None:
+            alias, choices = marker.alias, marker.alias_choices
         else:
             alias, choices = _field_alias(extras), _field_alias_choices(extras, where)
         if websocket and (isinstance(marker, Form) or is_upload_type(tp)):
