@@ -1,9 +1,9 @@
 """The schema of an app with the shapes FastAPI's tutorials use, compared whole with FastAPI's
 for the same app: `None` defaults left out, a required `Optional` query value, a non-model
 response's title, `Enum` tags, a docstring cut at a form feed, a hidden parameter's 422, a
-`{p:path}` route's operationId, body examples, a file's description, `time` and `timedelta`
-fields and `bytes`, unannotated parameters and a bare `list`, and a raw stream's media type
-as FastAPI writes them."""
+`{p:path}` route's operationId, body examples, described body members, a `Field` beside a
+marker, a file's description, `time` and `timedelta` fields and `bytes`, unannotated
+parameters and a bare `list`, and a raw stream's media type as FastAPI writes them."""
 
 import datetime
 import enum
@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Annotated, Optional
 
 import pytest
-from pydantic import BaseModel, ConfigDict, computed_field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 fastapi = pytest.importorskip("fastapi")
 
@@ -35,6 +35,11 @@ class Event(BaseModel):
 class Blob(BaseModel):
     model_config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
     data: bytes
+
+
+# A pydantic `Field` beside a marker gives what the marker does not.
+Count = Annotated[int, Field(alias="original", description="From Field", examples=[1],
+                             json_schema_extra={"x-source": "field", "x-retained": True})]
 
 
 class Tags(enum.Enum):
@@ -86,6 +91,15 @@ def build(mod):
         :param key: for the code's readers.
         """
         return {"key": key}
+
+    @app.post("/described")
+    def described(
+        a: Annotated[int, mod.Body(description="d", examples=[1], deprecated=True,
+                                   json_schema_extra={"x-k": 1})],
+        n: Annotated[Count, mod.Query(alias="m", json_schema_extra={"x-source": "query"})],
+        b: Annotated[str, mod.Body(title="Bee")] = "z",
+    ):
+        return a
 
     class PNGStream(mod.responses.StreamingResponse):
         media_type = "image/png"

@@ -431,6 +431,20 @@ def _form_body(fields: list[Any], name: str, components: dict[str, Any]) -> dict
     return out
 
 
+def _describe_member(schema: dict[str, Any], marker: Any) -> None:
+    """A body member's description, `deprecated`, examples and `json_schema_extra` from its
+    marker, as pydantic writes them on a model's field."""
+    if getattr(marker, "description", None):
+        schema["description"] = marker.description
+    if getattr(marker, "deprecated", None):
+        schema["deprecated"] = True
+    if getattr(marker, "examples", None) is not None:
+        schema["examples"] = marker.examples
+    extra = getattr(marker, "json_schema_extra", None)
+    if isinstance(extra, dict):
+        schema.update(extra)
+
+
 def _object_body(members: list[Planned], name: str, components: dict[str, Any]) -> dict[str, Any]:
     """The request body of several JSON body values: an object with one member each, as a
     component named as FastAPI names it (`Body_` and the operation id)."""
@@ -442,6 +456,7 @@ def _object_body(members: list[Planned], name: str, components: dict[str, Any]) 
                               pydantic_constraints(member.marker))
         if "$ref" not in schema:
             schema["title"] = getattr(member.marker, "title", None) or _title(key)
+            _describe_member(schema, member.marker)
         if not is_required and default is not None and _json_ready(default):
             schema["default"] = default
         properties[key] = schema
