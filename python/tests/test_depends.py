@@ -20,6 +20,7 @@ from vireo import (
     PlainTextResponse,
     Query,
     Request,
+    Security,
     WebSocket,
 )
 from vireo.testclient import TestClient
@@ -506,3 +507,22 @@ def test_a_type_alias_names_a_dependency_or_a_parameter():
     client = TestClient(aliased)
     assert client.get("/").json() == {"t": "t", "limit": 5}
     assert client.get("/?limit=11").json()["detail"][0]["type"] == "less_than_equal"
+
+
+def test_markers_made_alike_are_equal_and_hash_alike_and_a_concurrency_limit_stays_its_own():
+    def dep():
+        return 1
+
+    assert Depends(dep) == Depends(dep)
+    assert hash(Depends(dep)) == hash(Depends(dep))
+    assert Depends(dep) != Depends(dep, scope="function")
+    assert Depends(dep, scope="function") == Depends(dep, scope="function")
+    assert Depends(dep) != Depends(dep, use_cache=False)
+    assert Security(dep, scopes=["a"]) == Security(dep, scopes=["a"])
+    assert Security(dep, scopes=["a"]) != Security(dep, scopes=["b"])
+    assert Security(dep) != Depends(dep)
+    assert {Depends(dep): 1}[Depends(dep)] == 1
+    # Each `max_concurrency` is a limit of its own, so two such markers are not one.
+    limited = Depends(dep, max_concurrency=1)
+    assert limited != Depends(dep, max_concurrency=1)
+    assert limited == limited.with_dependency(dep)

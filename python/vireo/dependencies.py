@@ -55,6 +55,19 @@ class Depends:
         copy.max_concurrency, copy.limit = self.max_concurrency, self.limit
         return copy
 
+    def _settings(self) -> tuple[Any, ...]:
+        return (type(self), self.dependency, self.use_cache, self.scope, self.limit)
+
+    # Equal, and hashed alike, when made with the same settings, as FastAPI's are (tools key
+    # dicts by them); one with its own `max_concurrency` limit is equal only to its copies.
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Depends):
+            return NotImplemented
+        return self._settings() == other._settings()
+
+    def __hash__(self) -> int:
+        return hash(self._settings())
+
     def __repr__(self) -> str:
         name = getattr(self.dependency, "__qualname__", repr(self.dependency))
         cache = "" if self.use_cache else ", use_cache=False"
@@ -83,6 +96,9 @@ class Security(Depends):
         copy = Security(dependency, scopes=self.scopes, use_cache=self.use_cache)
         copy.max_concurrency, copy.limit = self.max_concurrency, self.limit
         return copy
+
+    def _settings(self) -> tuple[Any, ...]:
+        return (*super()._settings(), tuple(self.scopes))
 
     def __repr__(self) -> str:
         name = getattr(self.dependency, "__qualname__", repr(self.dependency))
